@@ -1,0 +1,125 @@
+/**
+ * The event-store port: the one interface every event-store adapter implements
+ * (PostgreSQL by default, EventStoreDB when configured). Both adapters pass the
+ * same contract suite in test/eventstore/contract.ts.
+ *
+ * Conventions shared by every adapter (they follow EventStoreDB's):
+ * - stream revisions start at 0; a stream that does not exist has no revision;
+ * - a global position is the pair {commit, prepare}; positions are totally ordered
+ *   by (commit, prepare) and a reader never sees a later position before an earlier one;
+ * - revisions and positions are bigint.
+ */
+import type { EventMetadata } from '../../domain/events/envelope.js';
+
+export type StreamRevision = bigint;
+
+/** What the writer believes about the stream before appending. */
+export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | StreamRevision;
+
+export interface Position {
+  readonly commit: bigint;
+  readonly prepare: bigint;
+}
+
+/** Before the first event of the log. Reading from START returns the first event. */
+export const START: Position = Object.freeze({ commit: 0n, prepare: 0n });
+
+export function comparePositions(a: Position, b: Position): number {
+  if (a.commit !== b.commit) return a.commit < b.commit ? -1 : 1;
+  if (a.prepare !== b.prepare) return a.prepare < b.prepare ? -1 : 1;
+  return 0;
+}
+
+export function positionToString(p: Position): string {
+  return `${p.commit}/${p.prepare}`;
+}
+
+export function positionFromString(s: string): Position {
+  const m = /^(\d+)\/(\d+)$/.exec(s);
+  if (!m) throw new Error(`not a position: ${s}`);
+  return { commit: BigInt(m[1]!), prepare: BigInt(m[2]!) };
+}
+
+/** An event as a writer hands it to the store. `data` must be JSON-serialisable. */
+export interface NewEvent {
+  /** Unique event id (UUID). Re-appending the same ids to the same stream is a no-op. */
+  readonly id: string;
+  readonly type: string;
+  readonly schemaVersion: number;
+  readonly data: unknown;
+  readonly metadata: EventMetadata;
+}
+
+export interface RecordedEvent extends NewEvent {
+  readonly streamId: string;
+  readonly revision: StreamRevision;
+  readonly position: Position;
+  /** When the store committed it (store clock), as opposed to metadata.occurredAt (domain clock). */
+  readonly recordedAt: Date;
+}
+
+export interface AppendResult {
+  /** The stream's revision after the append: pass it as the next expected revision. */
+  readonly nextExpectedRevision: StreamRevision;
+  /** Global position of the last appended event. */
+  readonly position: Position;
+  /** True when every event id was already in the stream and nothing new was written. */
+  readonly replayed: boolean;
+}
+
+export interface ReadStreamOptions {
+  readonly fromRevision?: StreamRevision;
+  readonly maxCount?: number;
+}
+
+export interface EventSubscription extends AsyncIterable<RecordedEvent> {
+  /** Ends the iteration; pending reads finish, the iterator returns. */
+  close(): Promise<void>;
+}
+
+export interface EventStore {
+  /** A short name for logs and readiness reports ("postgres", "eventstoredb"). */
+  readonly engine: string;
+  /** Appends atomically, checking the expected revision. Throws WrongExpectedVersionError or DuplicateEventError. */
+  append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  /** A stream's events in revision order; empty when the stream does not exist. */
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /** Up to `limit` events of the global log strictly after `after`, in position order, never skipping one. */
+  readAll(after: Position, limit: number): Promise<RecordedEvent[]>;
+  /** Catch-up from `after`, then live delivery, in position order. */
+  subscribe(after: Position, options?: { batchSize?: number }): EventSubscription;
+  /** Resolves when events may have been appended since the call, or after `timeoutMs`. */
+  waitForAppends(timeoutMs: number, signal?: AbortSignal): Promise<void>;
+  /** Position of the newest event a reader can see now (START when the log is empty). */
+  headPosition(): Promise<Position>;
+  /** Number of events in the log, or null where the engine cannot count cheaply. */
+  countEvents(): Promise<number | null>;
+  /** Throws when the engine cannot be reached. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The stream was not at the expected revision. Map it to HTTP 409/412 at the edge. */
+export class WrongExpectedVersionError extends Error {
+  override readonly name = 'WrongExpectedVersionError';
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    /** The stream's actual revision, or 'no_stream'. */
+    readonly actual: StreamRevision | 'no_stream',
+  ) {
+    super(`stream ${streamId}: expected revision ${String(expected)}, actual ${String(actual)}`);
+  }
+}
+
+/** Some (not all) of the event ids were already written, or written to another stream. */
+export class DuplicateEventError extends Error {
+  override readonly name = 'DuplicateEventError';
+  constructor(readonly streamId: string, readonly eventIds: readonly string[]) {
+    super(`stream ${streamId}: event ids already written elsewhere: ${eventIds.join(', ')}`);
+  }
+}
+
+export function isWrongExpectedVersion(e: unknown): e is WrongExpectedVersionError {
+  return e instanceof WrongExpectedVersionError;
+}

@@ -1,0 +1,133 @@
+/**
+ * Schema of the PostgreSQL event store, as a knex migration.
+ *
+ * - es_events is append-only (triggers refuse UPDATE, DELETE and TRUNCATE).
+ * - unique (stream_id, stream_revision) gives optimistic concurrency; unique event_id makes
+ *   re-appends idempotent.
+ * - every row records the writing transaction's id (xid8). Readers order by
+ *   (transaction_id, global_position) and read only below the oldest transaction still in
+ *   flight, so an event committed late by a concurrent transaction is never skipped.
+ * - es_append() does the whole append in one round trip: idempotency check, stream row lock,
+ *   expected-revision check, insert, notify.
+ */
+import type { Knex } from 'knex';
+
+export const WRONG_EXPECTED_VERSION_SQLSTATE = 'ES409';
+export const DUPLICATE_EVENT_SQLSTATE = 'ES410';
+export const APPEND_ONLY_SQLSTATE = 'ES403';
+export const APPEND_CHANNEL = 'es_appended';
+
+export const eventStoreMigration = {
+  name: '0001_event_store',
+  async up(knex: Knex) {
+    await knex.raw(`
+      create table es_events (
+        global_position bigint generated always as identity primary key,
+        transaction_id xid8 not null default pg_current_xact_id(),
+        event_id uuid not null,
+        stream_id text not null,
+        stream_revision bigint not null,
+        event_type text not null,
+        schema_version integer not null,
+        data jsonb not null,
+        metadata jsonb not null,
+        recorded_at timestamptz not null default clock_timestamp(),
+        constraint es_events_event_id_key unique (event_id),
+        constraint es_events_stream_revision_key unique (stream_id, stream_revision)
+      );
+      create index es_events_tx_position on es_events (transaction_id, global_position);
+
+      create table es_streams (
+        stream_id text primary key,
+        revision bigint not null
+      );
+
+      create function es_refuse_change() returns trigger language plpgsql as $$
+      begin
+        raise exception 'the event log is append-only: % refused on %', tg_op, tg_table_name
+          using errcode = '${APPEND_ONLY_SQLSTATE}';
+      end $$;
+      create trigger es_events_append_only before update or delete on es_events
+        for each row execute function es_refuse_change();
+      create trigger es_events_no_truncate before truncate on es_events
+        for each statement execute function es_refuse_change();
+
+      -- p_expected: 'any' | 'no_stream' | 'stream_exists' | a revision as decimal text.
+      -- p_events: jsonb array of {id, type, version, data, metadata}.
+      -- p_serialize: take one global lock for the append (the alternative to reading below
+      --   the oldest in-flight transaction; kept so the benchmark can compare the two).
+      create function es_append(p_stream text, p_expected text, p_events jsonb, p_serialize boolean default false)
+      returns table (last_revision bigint, transaction_id xid8, last_position bigint, replayed boolean)
+      language plpgsql as $$
+      #variable_conflict use_column
+      declare
+        v_count integer := jsonb_array_length(p_events);
+        v_current bigint;
+        v_existing integer;
+        v_last_position bigint;
+      begin
+        select count(*) into v_existing
+          from es_events e
+          where e.event_id in (select (x->>'id')::uuid from jsonb_array_elements(p_events) x);
+        if v_existing > 0 then
+          -- the same events, in the same order, at consecutive revisions of this stream: a replay
+          if v_existing = v_count and not exists (
+            select 1
+              from jsonb_array_elements(p_events) with ordinality as x(ev, ord)
+              left join es_events e on e.event_id = (x.ev->>'id')::uuid
+              where e.stream_id is distinct from p_stream
+                 or e.stream_revision <> (
+                      select min(f.stream_revision) from es_events f
+                       where f.event_id in (select (y->>'id')::uuid from jsonb_array_elements(p_events) y)
+                    ) + x.ord - 1
+          ) then
+            return query
+              select e.stream_revision, e.transaction_id, e.global_position, true
+                from es_events e
+               where e.event_id = (p_events->(v_count - 1)->>'id')::uuid;
+            return;
+          end if;
+          raise exception 'duplicate event ids for stream %', p_stream
+            using errcode = '${DUPLICATE_EVENT_SQLSTATE}';
+        end if;
+
+        if p_serialize then
+          perform pg_advisory_xact_lock(7239001);
+        end if;
+
+        insert into es_streams as s (stream_id, revision) values (p_stream, -1)
+          on conflict (stream_id) do nothing;
+        select s.revision into v_current from es_streams s where s.stream_id = p_stream for update;
+
+        if (p_expected = 'no_stream' and v_current <> -1)
+           or (p_expected = 'stream_exists' and v_current = -1)
+           or (p_expected not in ('any', 'no_stream', 'stream_exists') and v_current <> p_expected::bigint) then
+          raise exception 'wrong expected version for stream %', p_stream
+            using errcode = '${WRONG_EXPECTED_VERSION_SQLSTATE}', detail = v_current::text;
+        end if;
+
+        with inserted as (
+          insert into es_events (event_id, stream_id, stream_revision, event_type, schema_version, data, metadata)
+          select (x.ev->>'id')::uuid, p_stream, v_current + x.ord, x.ev->>'type', (x.ev->>'version')::integer,
+                 x.ev->'data', x.ev->'metadata'
+            from jsonb_array_elements(p_events) with ordinality as x(ev, ord)
+           order by x.ord
+          returning global_position
+        )
+        select max(global_position) into v_last_position from inserted;
+
+        update es_streams s set revision = v_current + v_count where s.stream_id = p_stream;
+        perform pg_notify('${APPEND_CHANNEL}', '');
+        return query select v_current + v_count, pg_current_xact_id(), v_last_position, false;
+      end $$;
+    `);
+  },
+  async down(knex: Knex) {
+    await knex.raw(`
+      drop function if exists es_append(text, text, jsonb, boolean);
+      drop table if exists es_streams;
+      drop table if exists es_events;
+      drop function if exists es_refuse_change();
+    `);
+  },
+};

@@ -1,0 +1,57 @@
+/**
+ * Configuration from environment variables. Every variable, its default and its meaning
+ * is listed in the README; this is the only place that reads process.env for settings.
+ */
+import path from 'node:path';
+
+export interface Config {
+  /** postgres://… of an external server; when unset an embedded PostgreSQL is started. */
+  databaseUrl: string | null;
+  embeddedPg: { dataDir: string; port: number; database: string };
+  /** esdb://… or kurrentdb://… selects EventStoreDB for the event log; unset uses PostgreSQL. */
+  eventStoreUrl: string | null;
+  http: { host: string; port: number; bodyLimitBytes: number };
+  logLevel: string;
+  /** Pool size of the pg connection pool used by read models and the PostgreSQL event store. */
+  dbPoolSize: number;
+  projections: { batchSize: number; waitTimeoutMs: number };
+}
+
+function intFrom(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
+  return n;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const eventStoreUrl = env.EVENTSTORE_URL || null;
+  if (eventStoreUrl && !/^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover):\/\//.test(eventStoreUrl)) {
+    throw new ConfigError(`EVENTSTORE_URL must start with esdb:// or kurrentdb://, got "${eventStoreUrl}"`);
+  }
+  return {
+    databaseUrl: env.DATABASE_URL || null,
+    embeddedPg: {
+      dataDir: path.resolve(env.EMBEDDED_PG_DIR || 'var/pg'),
+      port: intFrom('EMBEDDED_PG_PORT', 54329, env),
+      database: env.EMBEDDED_PG_DATABASE || 'einvoicing',
+    },
+    eventStoreUrl,
+    http: {
+      host: env.HOST || '127.0.0.1',
+      port: intFrom('PORT', 3000, env),
+      bodyLimitBytes: intFrom('BODY_LIMIT_BYTES', 5 * 1024 * 1024, env),
+    },
+    logLevel: env.LOG_LEVEL || 'info',
+    dbPoolSize: intFrom('DB_POOL_SIZE', 20, env),
+    projections: {
+      batchSize: intFrom('PROJECTION_BATCH_SIZE', 500, env),
+      waitTimeoutMs: intFrom('PROJECTION_WAIT_TIMEOUT_MS', 5000, env),
+    },
+  };
+}

@@ -1,0 +1,27 @@
+/**
+ * Every schema migration of the service, in order. A code-defined migration source keeps
+ * migrations working identically under tsx, compiled output and tests.
+ */
+import type { Knex } from 'knex';
+import { eventStoreMigration } from '../../commands/eventstore/postgres-schema.js';
+import { projectionCheckpointsMigration } from './0002_projection_checkpoints.js';
+
+interface Migration {
+  name: string;
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+export const migrations: readonly Migration[] = [eventStoreMigration, projectionCheckpointsMigration];
+
+const source: Knex.MigrationSource<Migration> = {
+  getMigrations: async () => [...migrations],
+  getMigrationName: (m) => m.name,
+  getMigration: async (m) => m,
+};
+
+/** Brings the schema to the latest version; safe to run from several processes at once (knex locks). */
+export async function migrateToLatest(knex: Knex): Promise<string[]> {
+  const [, applied] = (await knex.migrate.latest({ migrationSource: source })) as [number, string[]];
+  return applied;
+}

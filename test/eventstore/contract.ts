@@ -1,0 +1,266 @@
+/**
+ * The contract every EventStore adapter must pass. Each adapter's test file calls
+ * `eventStoreContract` with a factory; when the factory answers null (no server
+ * configured) the suite reports itself as skipped with the reason.
+ */
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import {
+  comparePositions,
+  DuplicateEventError,
+  START,
+  WrongExpectedVersionError,
+  type EventStore,
+  type NewEvent,
+  type Position,
+  type RecordedEvent,
+} from '../../commands/eventstore/port.js';
+
+export function newEvent(type: string, data: unknown, extra: Partial<NewEvent> = {}): NewEvent {
+  return {
+    id: randomUUID(),
+    type,
+    schemaVersion: 1,
+    data,
+    metadata: {
+      correlationId: randomUUID(),
+      causationId: null,
+      occurredAt: new Date().toISOString(),
+      workspaceId: 'ws-contract',
+      environment: 'sandbox',
+      requestId: 'req-1',
+      keyId: 'key-1',
+      idempotencyKey: null,
+    },
+    ...extra,
+  };
+}
+
+/** Reads can lag behind a write while an older transaction is still in flight: poll until the condition holds. */
+async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 10000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (ok(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function collect(store: EventStore, after: Position, predicate: (e: RecordedEvent) => boolean, count: number, timeoutMs = 20000) {
+  const got: RecordedEvent[] = [];
+  const sub = store.subscribe(after);
+  const timer = setTimeout(() => void sub.close(), timeoutMs);
+  try {
+    for await (const e of sub) {
+      if (predicate(e)) got.push(e);
+      if (got.length >= count) break;
+    }
+  } finally {
+    clearTimeout(timer);
+    await sub.close();
+  }
+  return got;
+}
+
+export function eventStoreContract(
+  adapterName: string,
+  factory: () => Promise<EventStore | null>,
+  skipReason: string,
+) {
+  describe(`event store contract: ${adapterName}`, function () {
+    let store: EventStore;
+    const stream = (label: string) => `contract_${label}-${randomUUID()}`;
+
+    before(async function () {
+      const made = await factory();
+      if (!made) {
+        console.log(`      skipped: ${skipReason}`);
+        this.skip();
+      }
+      store = made!;
+    });
+    after(async () => {
+      await store?.close();
+    });
+
+    it('appends to a new stream and reads it back with metadata intact', async () => {
+      const s = stream('basic');
+      const events = [newEvent('Thing.Created', { n: 1, text: 'héllo ✓' }), newEvent('Thing.Renamed', { n: 2, nested: { a: [1, 2] } })];
+      const result = await store.append(s, events, 'no_stream');
+      expect(result.nextExpectedRevision).to.equal(1n);
+      expect(result.replayed).to.equal(false);
+      const read = await store.readStream(s);
+      expect(read.map((e) => e.revision)).to.deep.equal([0n, 1n]);
+      expect(read.map((e) => e.id)).to.deep.equal(events.map((e) => e.id));
+      expect(read[0]!.data).to.deep.equal({ n: 1, text: 'héllo ✓' });
+      expect(read[1]!.metadata).to.deep.equal(events[1]!.metadata);
+      expect(read[0]!.type).to.equal('Thing.Created');
+      expect(read[0]!.schemaVersion).to.equal(1);
+      expect(read[0]!.streamId).to.equal(s);
+      expect(read[0]!.recordedAt).to.be.instanceOf(Date);
+      expect(comparePositions(read[0]!.position, read[1]!.position)).to.equal(-1);
+      expect(comparePositions(result.position, read[1]!.position)).to.equal(0);
+    });
+
+    it('reads a missing stream as empty, and honours fromRevision and maxCount', async () => {
+      expect(await store.readStream(stream('missing'))).to.deep.equal([]);
+      const s = stream('slice');
+      await store.append(s, [1, 2, 3, 4, 5].map((n) => newEvent('N', { n })), 'no_stream');
+      const slice = await store.readStream(s, { fromRevision: 1n, maxCount: 3 });
+      expect(slice.map((e) => (e.data as { n: number }).n)).to.deep.equal([2, 3, 4]);
+    });
+
+    it('checks all four kinds of expected revision with a typed error', async () => {
+      const s = stream('expect');
+      let err = await store.append(s, [newEvent('A', {})], 'stream_exists').catch((e) => e);
+      expect(err).to.be.instanceOf(WrongExpectedVersionError);
+      expect(err.actual).to.equal('no_stream');
+      err = await store.append(s, [newEvent('A', {})], 0n).catch((e) => e);
+      expect(err).to.be.instanceOf(WrongExpectedVersionError);
+
+      await store.append(s, [newEvent('A', {})], 'no_stream');
+      err = await store.append(s, [newEvent('A', {})], 'no_stream').catch((e) => e);
+      expect(err).to.be.instanceOf(WrongExpectedVersionError);
+      expect(err.actual).to.equal(0n);
+      err = await store.append(s, [newEvent('A', {})], 5n).catch((e) => e);
+      expect(err).to.be.instanceOf(WrongExpectedVersionError);
+      expect(err.expected).to.equal(5n);
+
+      expect((await store.append(s, [newEvent('B', {})], 'stream_exists')).nextExpectedRevision).to.equal(1n);
+      expect((await store.append(s, [newEvent('C', {})], 1n)).nextExpectedRevision).to.equal(2n);
+      expect((await store.append(s, [newEvent('D', {})], 'any')).nextExpectedRevision).to.equal(3n);
+      expect((await store.append(stream('any-new'), [newEvent('D', {})], 'any')).nextExpectedRevision).to.equal(0n);
+      expect((await store.readStream(s)).map((e) => e.type)).to.deep.equal(['A', 'B', 'C', 'D']);
+    });
+
+    it('lets exactly one of many parallel appends at the same expected revision win', async () => {
+      const s = stream('race');
+      await store.append(s, [newEvent('Start', {})], 'no_stream');
+      const results = await Promise.allSettled(
+        Array.from({ length: 25 }, (_, i) => store.append(s, [newEvent('Racer', { i })], 0n)),
+      );
+      const won = results.filter((r) => r.status === 'fulfilled');
+      const lost = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+      expect(won).to.have.length(1);
+      expect(lost).to.have.length(24);
+      for (const l of lost) expect(l.reason).to.be.instanceOf(WrongExpectedVersionError);
+      expect(await store.readStream(s)).to.have.length(2);
+    });
+
+    it('lets racing creators of one stream with no_stream produce exactly one stream', async () => {
+      const s = stream('create-race');
+      const results = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, i) => store.append(s, [newEvent('Created', { i })], 'no_stream')),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).to.have.length(1);
+      expect(await store.readStream(s)).to.have.length(1);
+    });
+
+    it('treats a re-append of the same event ids as a no-op, and a partial overlap as a duplicate', async () => {
+      const s = stream('idem');
+      const batch = [newEvent('A', { a: 1 }), newEvent('B', { b: 2 })];
+      const first = await store.append(s, batch, 'no_stream');
+      const again = await store.append(s, batch, 'no_stream');
+      expect(again.replayed).to.equal(true);
+      expect(again.nextExpectedRevision).to.equal(first.nextExpectedRevision);
+      expect(comparePositions(again.position, first.position)).to.equal(0);
+      expect(await store.readStream(s)).to.have.length(2);
+
+      const overlap = [batch[1]!, newEvent('C', {})];
+      const err = await store.append(s, overlap, 'any').catch((e) => e);
+      expect(err).to.be.instanceOf(DuplicateEventError);
+      expect(await store.readStream(s)).to.have.length(2);
+    });
+
+    it('loses and reorders nothing across 24 concurrent writers, and a subscriber sees every event once', async function () {
+      this.timeout(60000);
+      const run = randomUUID().slice(0, 8);
+      const writers = 24;
+      const perWriter = 40;
+      const head = await store.headPosition();
+      const mine = (e: RecordedEvent) => e.streamId.startsWith(`contract_writers${run}-`);
+      const subscriber = collect(store, head, mine, writers * perWriter, 45000);
+      await Promise.all(
+        Array.from({ length: writers }, async (_, w) => {
+          const s = `contract_writers${run}-${w}`;
+          let expected: bigint | 'no_stream' = 'no_stream';
+          for (let i = 0; i < perWriter; i++) {
+            const r = await store.append(s, [newEvent('Written', { w, i })], expected);
+            expected = r.nextExpectedRevision;
+          }
+        }),
+      );
+      const seen = await subscriber;
+      expect(seen).to.have.length(writers * perWriter);
+      expect(new Set(seen.map((e) => e.id)).size).to.equal(writers * perWriter);
+      for (let i = 1; i < seen.length; i++) {
+        expect(comparePositions(seen[i - 1]!.position, seen[i]!.position)).to.equal(-1);
+      }
+      const byStream = new Map<string, number[]>();
+      for (const e of seen) {
+        const list = byStream.get(e.streamId) ?? [];
+        list.push((e.data as { i: number }).i);
+        byStream.set(e.streamId, list);
+      }
+      expect(byStream.size).to.equal(writers);
+      for (const list of byStream.values()) expect(list).to.deep.equal(Array.from({ length: perWriter }, (_, i) => i));
+
+      // readAll from the same position returns the same sequence
+      const all: RecordedEvent[] = [];
+      let from = head;
+      for (;;) {
+        const page = await store.readAll(from, 137);
+        if (page.length === 0) break;
+        all.push(...page.filter(mine));
+        from = page[page.length - 1]!.position;
+      }
+      expect(all.map((e) => e.id)).to.deep.equal(seen.map((e) => e.id));
+    });
+
+    it('reads the global log strictly after a position', async () => {
+      const s = stream('readall');
+      const r1 = await store.append(s, [newEvent('One', {})], 'no_stream');
+      await store.append(s, [newEvent('Two', {}), newEvent('Three', {})], 0n);
+      const after = await eventually(
+        async () => (await store.readAll(r1.position, 1000)).filter((e) => e.streamId === s),
+        (events) => events.length >= 2,
+      );
+      expect(after.map((e) => e.type)).to.deep.equal(['Two', 'Three']);
+      const fromStart = await store.readAll(START, 1);
+      expect(fromStart).to.have.length(1);
+      expect(comparePositions(fromStart[0]!.position, START)).to.equal(1);
+      const head = await eventually(() => store.headPosition(), (h) => comparePositions(h, r1.position) > 0);
+      expect(comparePositions(head, r1.position)).to.be.greaterThan(0);
+    });
+
+    it('delivers to a subscriber first the past, then live events', async () => {
+      const s = stream('sub');
+      const before = await store.headPosition();
+      await store.append(s, [newEvent('Past', { k: 1 }), newEvent('Past', { k: 2 })], 'no_stream');
+      const got = collect(store, before, (e) => e.streamId === s, 4);
+      await new Promise((r) => setTimeout(r, 200));
+      await store.append(s, [newEvent('Live', { k: 3 })], 1n);
+      await new Promise((r) => setTimeout(r, 50));
+      await store.append(s, [newEvent('Live', { k: 4 })], 2n);
+      const events = await got;
+      expect(events.map((e) => (e.data as { k: number }).k)).to.deep.equal([1, 2, 3, 4]);
+    });
+
+    it('stores and returns large events intact', async () => {
+      const s = stream('large');
+      const big = { blob: 'x'.repeat(1_500_000), lines: Array.from({ length: 2000 }, (_, i) => ({ i, name: `line ${i}` })) };
+      await store.append(s, [newEvent('Big', big)], 'no_stream');
+      const [read] = await store.readStream(s);
+      expect(read!.data).to.deep.equal(big);
+    });
+
+    it('wakes a waiter when an event is appended', async () => {
+      const started = Date.now();
+      const waiting = store.waitForAppends(10000);
+      await new Promise((r) => setTimeout(r, 50));
+      await store.append(stream('wake'), [newEvent('Wake', {})], 'no_stream');
+      await waiting;
+      expect(Date.now() - started).to.be.lessThan(5000);
+    });
+  });
+}

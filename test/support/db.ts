@@ -1,0 +1,75 @@
+/**
+ * The test database: a real PostgreSQL. With DATABASE_URL unset, an embedded server in
+ * var/pg-test (port EMBEDDED_PG_PORT, default 54339) and one fresh database per test
+ * process, dropped at the end; databases left by killed runs are dropped at the next start.
+ */
+import pg from 'pg';
+import { loadConfig, type Config } from '../../platform/config.js';
+import { openDatabase, type Database } from '../../platform/database.js';
+import { migrateToLatest } from '../../readmodels/migrations/index.js';
+
+let database: Database | null = null;
+let serverUrl: string | null = null;
+let config: Config | null = null;
+
+export function testConfig(): Config {
+  config ??= loadConfig({
+    ...process.env,
+    EMBEDDED_PG_DIR: process.env.EMBEDDED_PG_DIR || 'var/pg-test',
+    EMBEDDED_PG_PORT: process.env.TEST_EMBEDDED_PG_PORT || '54339',
+    EMBEDDED_PG_DATABASE: `einvoicing_test_${process.pid}`,
+    LOG_LEVEL: process.env.LOG_LEVEL || 'silent',
+  });
+  return config;
+}
+
+async function dropStaleTestDatabases(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: `${url}/postgres` });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ datname: string }>("select datname from pg_database where datname like 'einvoicing_test_%'");
+    for (const { datname } of rows) {
+      const pid = Number(datname.slice('einvoicing_test_'.length));
+      let alive = true;
+      try {
+        process.kill(pid, 0);
+      } catch {
+        alive = false;
+      }
+      if (!alive) await client.query(`drop database if exists "${datname}" with (force)`);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+export async function openTestDatabase(): Promise<Database> {
+  if (database) return database;
+  const cfg = testConfig();
+  database = await openDatabase(cfg, { poolSize: 40 });
+  if (!cfg.databaseUrl) {
+    serverUrl = database.url.slice(0, database.url.lastIndexOf('/'));
+    await dropStaleTestDatabases(serverUrl);
+  }
+  await migrateToLatest(database.knex);
+  return database;
+}
+
+export function testDb(): Database {
+  if (!database) throw new Error('test database not opened: test/support/hooks.ts opens it before all tests');
+  return database;
+}
+
+export async function closeTestDatabase(): Promise<void> {
+  if (!database) return;
+  const db = database;
+  database = null;
+  await db.knex.destroy();
+  if (serverUrl) {
+    const client = new pg.Client({ connectionString: `${serverUrl}/postgres` });
+    await client.connect();
+    await client.query(`drop database if exists "einvoicing_test_${process.pid}" with (force)`).catch(() => {});
+    await client.end();
+  }
+  await db.close();
+}
