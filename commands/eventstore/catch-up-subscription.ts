@@ -5,6 +5,23 @@
  */
 import type { EventStore, EventSubscription, Position, RecordedEvent } from './port.js';
 
+/**
+ * At most one pending wait for appends at a time: take it before a read, await it only when
+ * the read came back short. A full read leaves it pending for the next round, so busy loops
+ * do not pile up timers and listeners, and an append during a read is never missed.
+ */
+export function wakeSource(
+  store: Pick<EventStore, 'waitForAppends'>,
+  pollIntervalMs: number,
+  signal: AbortSignal,
+): () => Promise<void> {
+  let pending: Promise<void> | null = null;
+  return () =>
+    (pending ??= store.waitForAppends(pollIntervalMs, signal).finally(() => {
+      pending = null;
+    }));
+}
+
 export function catchUpSubscription(
   store: Pick<EventStore, 'readAll' | 'waitForAppends'>,
   after: Position,
@@ -16,9 +33,9 @@ export function catchUpSubscription(
 
   async function* events(): AsyncGenerator<RecordedEvent> {
     let position = after;
+    const nextWake = wakeSource(store, pollIntervalMs, abort.signal);
     while (!abort.signal.aborted) {
-      // Registered before the read, so an append committed during the read still wakes us.
-      const wake = store.waitForAppends(pollIntervalMs, abort.signal);
+      const wake = nextWake();
       const batch = await store.readAll(position, batchSize);
       for (const event of batch) {
         if (abort.signal.aborted) return;

@@ -1,0 +1,25 @@
+/**
+ * A projection turns the global event log into read-model rows. Its `apply` runs inside the
+ * PostgreSQL transaction that also advances its checkpoint, so an event is applied exactly
+ * once, and only unqualified table names may be used: during a rebuild the search_path
+ * points them at fresh tables in a rebuild schema.
+ */
+import type { Knex } from 'knex';
+import type { RecordedEvent } from '../commands/eventstore/port.js';
+
+export interface Projection {
+  /** Checkpoint key and lock name; never reuse a name for different tables. */
+  readonly name: string;
+  /** Bump when the projection's output changes; the tables then need a rebuild. */
+  readonly version: number;
+  /** The tables this projection alone writes (created by a migration; identity columns, no serial). */
+  readonly tables: readonly string[];
+  /** Event types the projection reads; the others only move its checkpoint. */
+  readonly eventTypes: ReadonlySet<string>;
+  apply(trx: Knex.Transaction, event: RecordedEvent): Promise<void>;
+}
+
+export function defineProjection(p: Projection): Projection {
+  if (!/^[a-z][a-z0-9_]*$/.test(p.name)) throw new Error(`projection name must be snake_case: ${p.name}`);
+  return p;
+}

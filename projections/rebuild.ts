@@ -1,0 +1,101 @@
+/**
+ * Rebuilds a projection from the event log into fresh tables beside the live ones, then swaps
+ * them in. The live tables keep answering (and the live runner keeps applying) until the swap,
+ * which is one short transaction: it takes the projection's lock, applies the last events,
+ * moves the live tables out and the rebuilt ones in, and hands the rebuilt checkpoint over.
+ *
+ * Fresh tables are created with CREATE TABLE … (LIKE live INCLUDING ALL): columns, defaults,
+ * identity, constraints and indexes, but not foreign keys or triggers, which read models avoid.
+ */
+import type { Knex } from 'knex';
+import type { EventStore } from '../commands/eventstore/port.js';
+import type { Projection } from './projection.js';
+import { applyBatch, ensureCheckpoint, lockKey, readCheckpoint } from './runner.js';
+
+export interface RebuildProgress {
+  projection: string;
+  eventsRead: number;
+  phase: 'copying' | 'swapping' | 'done';
+}
+
+const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+export async function rebuildProjection(
+  knex: Knex,
+  store: EventStore,
+  projection: Projection,
+  options: { batchSize?: number; onProgress?: (p: RebuildProgress) => void } = {},
+): Promise<{ eventsRead: number }> {
+  const batchSize = options.batchSize ?? 1000;
+  const report = options.onProgress ?? (() => {});
+  const schema = `rebuild_${projection.name}`;
+  const retired = `retired_${projection.name}`;
+  const checkpoint = `${projection.name}#rebuild`;
+
+  await ensureCheckpoint(knex, projection.name, projection.version);
+  await knex.transaction(async (trx) => {
+    await trx.raw(`drop schema if exists ${quote(schema)} cascade`);
+    await trx.raw(`create schema ${quote(schema)}`);
+    for (const table of projection.tables) {
+      await trx.raw(`create table ${quote(schema)}.${quote(table)} (like public.${quote(table)} including all)`);
+    }
+    await trx('projection_checkpoints').where({ projection: checkpoint }).delete();
+    await trx('projection_checkpoints').insert({ projection: checkpoint, version: projection.version });
+  });
+
+  let eventsRead = 0;
+  for (;;) {
+    const result = await applyBatch(knex, store, projection, batchSize, { checkpoint, schema });
+    if (result === 'locked') throw new Error(`another rebuild of ${projection.name} is running`);
+    eventsRead += result.read;
+    report({ projection: projection.name, eventsRead, phase: 'copying' });
+    if (result.read < batchSize) break;
+  }
+
+  report({ projection: projection.name, eventsRead, phase: 'swapping' });
+  await knex.transaction(async (trx) => {
+    // Blocks the live runner (it skips a batch when the lock is taken) for the swap.
+    await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [lockKey(projection.name)]);
+    await trx.raw(`set local search_path to ${quote(schema)}, public`);
+    for (;;) {
+      const from = (await readCheckpoint(trx, checkpoint))!;
+      const events = await store.readAll(from, batchSize);
+      if (events.length === 0) break;
+      let applied = 0;
+      for (const event of events) {
+        if (!projection.eventTypes.has(event.type)) continue;
+        await projection.apply(trx, event);
+        applied++;
+      }
+      const last = events[events.length - 1]!.position;
+      await trx('projection_checkpoints')
+        .where({ projection: checkpoint })
+        .update({
+          commit_position: last.commit.toString(),
+          prepare_position: last.prepare.toString(),
+          events_applied: trx.raw('events_applied + ?', [applied]),
+        });
+      eventsRead += events.length;
+    }
+    await trx.raw('set local search_path to public');
+    await trx.raw(`drop schema if exists ${quote(retired)} cascade`);
+    await trx.raw(`create schema ${quote(retired)}`);
+    for (const table of projection.tables) {
+      await trx.raw(`alter table public.${quote(table)} set schema ${quote(retired)}`);
+      await trx.raw(`alter table ${quote(schema)}.${quote(table)} set schema public`);
+    }
+    const rebuilt = await trx('projection_checkpoints').where({ projection: checkpoint }).first();
+    await trx('projection_checkpoints').where({ projection: projection.name }).update({
+      commit_position: rebuilt.commit_position,
+      prepare_position: rebuilt.prepare_position,
+      events_applied: rebuilt.events_applied,
+      version: projection.version,
+      updated_at: trx.fn.now(),
+    });
+    await trx('projection_checkpoints').where({ projection: checkpoint }).delete();
+    await trx.raw(`drop schema ${quote(retired)} cascade`);
+    await trx.raw(`drop schema ${quote(schema)} cascade`);
+  });
+  report({ projection: projection.name, eventsRead, phase: 'done' });
+  return { eventsRead };
+}
