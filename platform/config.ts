@@ -14,7 +14,9 @@ export interface Config {
   logLevel: string;
   /** Pool size of the pg connection pool used by read models and the PostgreSQL event store. */
   dbPoolSize: number;
-  projections: { batchSize: number; waitTimeoutMs: number };
+  projections: { batchSize: number; waitTimeoutMs: number; stalledAfterMs: number };
+  /** Connect requests per second per workspace (token bucket; 0 disables) and burst size. */
+  connectRateLimit: { perSecond: number; burst: number };
 }
 
 function intFrom(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -52,6 +54,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     projections: {
       batchSize: intFrom('PROJECTION_BATCH_SIZE', 500, env),
       waitTimeoutMs: intFrom('PROJECTION_WAIT_TIMEOUT_MS', 5000, env),
+      stalledAfterMs: intFrom('PROJECTION_STALLED_AFTER_MS', 30000, env),
+    },
+    connectRateLimit: {
+      perSecond: intFrom('CONNECT_RATE_LIMIT_PER_SECOND', 100, env),
+      burst: intFrom('CONNECT_RATE_LIMIT_BURST', 200, env),
     },
   };
 }

@@ -51,7 +51,11 @@ export async function applyBatch(
     const lock = await trx.raw('select pg_try_advisory_xact_lock(hashtext(?)) as ok', [lockKey(checkpoint)]);
     if (!lock.rows[0].ok) return 'locked' as const;
     if (target.schema) await trx.raw(`set local search_path to "${target.schema}", public`);
-    const from = (await readCheckpoint(trx, checkpoint)) ?? START;
+    let from = await readCheckpoint(trx, checkpoint);
+    if (!from) {
+      await ensureCheckpoint(trx, checkpoint, projection.version);
+      from = START;
+    }
     const events = await store.readAll(from, batchSize);
     if (events.length === 0) return { read: 0, position: from };
     let applied = 0;

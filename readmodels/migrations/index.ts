@@ -5,6 +5,7 @@
 import type { Knex } from 'knex';
 import { eventStoreMigration } from '../../commands/eventstore/postgres-schema.js';
 import { projectionCheckpointsMigration } from './0002_projection_checkpoints.js';
+import { workspacesKeysMigration } from './0003_workspaces_keys.js';
 
 interface Migration {
   name: string;
@@ -12,7 +13,11 @@ interface Migration {
   down(knex: Knex): Promise<void>;
 }
 
-export const migrations: readonly Migration[] = [eventStoreMigration, projectionCheckpointsMigration];
+export const migrations: readonly Migration[] = [
+  eventStoreMigration,
+  projectionCheckpointsMigration,
+  workspacesKeysMigration,
+];
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => [...migrations],

@@ -1,0 +1,99 @@
+/**
+ * Runs a command against an aggregate: load its stream, upcast and decode the events, fold
+ * them, decide, and append the new events with the expected revision. A concurrency conflict
+ * re-runs the whole decision on the fresher state (safe: decide is pure and re-checks every
+ * rule, including client-supplied versions), up to a bounded number of attempts.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Decider, DomainEvent } from '../domain/decider.js';
+import { decodeEventData, type EventMetadata } from '../domain/events/envelope.js';
+import { WrongExpectedVersionError, type AppendResult, type EventStore, type NewEvent } from './eventstore/port.js';
+
+/** Who asked, and why: becomes the metadata of every event the command writes. */
+export interface CommandContext {
+  readonly now: Date;
+  readonly workspaceId?: string | null;
+  readonly environment?: string | null;
+  readonly correlationId?: string | null;
+  readonly causationId?: string | null;
+  readonly requestId?: string | null;
+  readonly keyId?: string | null;
+  readonly idempotencyKey?: string | null;
+  readonly actor?: string | null;
+}
+
+export function eventMetadata(ctx: CommandContext): EventMetadata {
+  return {
+    correlationId: ctx.correlationId ?? ctx.requestId ?? randomUUID(),
+    causationId: ctx.causationId ?? null,
+    occurredAt: ctx.now.toISOString(),
+    workspaceId: ctx.workspaceId ?? null,
+    environment: ctx.environment ?? null,
+    requestId: ctx.requestId ?? null,
+    keyId: ctx.keyId ?? null,
+    idempotencyKey: ctx.idempotencyKey ?? null,
+    actor: ctx.actor ?? null,
+  };
+}
+
+export interface Loaded<S> {
+  state: S;
+  /** The stream's revision, or 'no_stream'. */
+  revision: bigint | 'no_stream';
+}
+
+export async function loadAggregate<C, S, E extends DomainEvent>(
+  store: EventStore,
+  decider: Decider<C, S, E>,
+  streamId: string,
+): Promise<Loaded<S>> {
+  const recorded = await store.readStream(streamId);
+  let state = decider.initialState;
+  for (const event of recorded) {
+    const definition = (decider.events as Record<string, Parameters<typeof decodeEventData>[0]>)[event.type];
+    if (!definition) throw new Error(`stream ${streamId} holds an event type ${event.type} unknown to ${decider.category}`);
+    state = decider.evolve(state, { type: event.type, data: decodeEventData(definition, event.schemaVersion, event.data) } as E);
+  }
+  const last = recorded[recorded.length - 1];
+  return { state, revision: last ? last.revision : 'no_stream' };
+}
+
+export interface Executed<S, E> {
+  /** State after the new events. */
+  state: S;
+  events: E[];
+  /** Null when the decision produced no events. */
+  appended: AppendResult | null;
+}
+
+export async function execute<C, S, E extends DomainEvent>(
+  store: EventStore,
+  decider: Decider<C, S, E>,
+  streamId: string,
+  command: C,
+  ctx: CommandContext,
+  options: { maxAttempts?: number } = {},
+): Promise<Executed<S, E>> {
+  const maxAttempts = options.maxAttempts ?? 5;
+  for (let attempt = 1; ; attempt++) {
+    const { state, revision } = await loadAggregate(store, decider, streamId);
+    const events = decider.decide(command, state);
+    const after = events.reduce((s, e) => decider.evolve(s, e), state);
+    if (events.length === 0) return { state: after, events, appended: null };
+    const metadata = eventMetadata(ctx);
+    const toAppend: NewEvent[] = events.map((e) => ({
+      id: randomUUID(),
+      type: e.type,
+      schemaVersion: (decider.events as Record<string, { version: number }>)[e.type]!.version,
+      data: e.data,
+      metadata,
+    }));
+    try {
+      const appended = await store.append(streamId, toAppend, revision);
+      return { state: after, events, appended };
+    } catch (err) {
+      if (err instanceof WrongExpectedVersionError && attempt < maxAttempts) continue;
+      throw err;
+    }
+  }
+}

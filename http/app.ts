@@ -1,0 +1,82 @@
+/**
+ * The Koa application: request context, the one error middleware, the system routes, and one
+ * router per API family behind that family's authentication.
+ */
+import Router from '@koa/router';
+import Koa from 'koa';
+import compose from 'koa-compose';
+import type { Knex } from 'knex';
+import type { EventStore } from '../commands/eventstore/port.js';
+import type { Clock } from '../platform/clock.js';
+import type { Config } from '../platform/config.js';
+import type { Logger } from '../platform/logger.js';
+import type { ProjectionRunner } from '../projections/runner.js';
+import type { ApiKeyCache } from '../readmodels/keys.js';
+import { createAuthenticator, refuseWorkspaceHeaders, type Authenticator } from './auth.js';
+import { jsonBody } from './body.js';
+import { errorMiddleware } from './error-middleware.js';
+import { HttpProblem, type Family } from './errors.js';
+import type { ReadinessProbe } from './health.js';
+import { workspaceRateLimit } from './rate-limit.js';
+import { requestContext } from './request-context.js';
+
+export interface HttpDeps {
+  config: Config;
+  knex: Knex;
+  store: EventStore;
+  runner: ProjectionRunner;
+  clock: Clock;
+  logger: Logger;
+  keys: ApiKeyCache;
+  readiness: ReadinessProbe;
+}
+
+/** What a family contributes: its routes, mounted under its prefix behind its authentication. */
+export interface FamilyRoutes {
+  family: Family;
+  prefix: string;
+  routes(deps: HttpDeps, auth: Authenticator): Router;
+}
+
+const methodNotAllowed = () => new HttpProblem(405, 'method not allowed on this route');
+
+export function mountFamily(app: Koa, deps: HttpDeps, auth: Authenticator, family: FamilyRoutes): void {
+  const router = family.routes(deps, auth);
+  const familyMiddleware: Koa.Middleware[] = [auth.middleware(family.family)];
+  if (family.family === 'connect') familyMiddleware.push(workspaceRateLimit(deps.config.connectRateLimit));
+  familyMiddleware.push(jsonBody(deps.config.http.bodyLimitBytes));
+  const under = (path: string) => path === family.prefix || path.startsWith(`${family.prefix}/`);
+  const chain = compose([
+    ...familyMiddleware,
+    router.routes() as Koa.Middleware,
+    router.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }) as Koa.Middleware,
+  ]);
+  app.use(async (ctx, next) => (under(ctx.path) ? chain(ctx) : next()));
+}
+
+export function createHttpApp(deps: HttpDeps, families: readonly FamilyRoutes[]): Koa {
+  const app = new Koa({ proxy: false });
+  const auth = createAuthenticator(deps.keys, deps.clock);
+  app.use(requestContext(deps.logger));
+  app.use(errorMiddleware(deps.logger));
+  app.use(async (ctx, next) => {
+    refuseWorkspaceHeaders(ctx);
+    await next();
+  });
+
+  const system = new Router();
+  system.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  // Optionally authenticated: with a key, the answer also names the key's workspace.
+  system.get('/readyz', auth.middleware('system', { optional: true }), (ctx) => {
+    const state = deps.readiness.state;
+    ctx.status = state.ready ? 200 : 503;
+    ctx.body = { status: state.ready ? 'ready' : 'not_ready', ...state, workspaceId: ctx.state.auth?.workspaceId };
+  });
+  app.use(system.routes());
+  app.use(system.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }));
+
+  for (const family of families) mountFamily(app, deps, auth, family);
+  return app;
+}

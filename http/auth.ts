@@ -1,0 +1,129 @@
+/**
+ * Authentication per API family, exactly as SPEC.md section 5 describes: which header each
+ * family reads, and the precise failure body and content type of each case.
+ */
+import type { Context, Next } from 'koa';
+import type { ApiKeyCache, ApiKeyRecord } from '../readmodels/keys.js';
+import type { Clock } from '../platform/clock.js';
+import { FixedResponse, HttpProblem, type Family } from './errors.js';
+
+export interface AuthContext {
+  keyId: string;
+  workspaceId: string;
+  environment: 'sandbox' | 'production';
+  permission: 'read' | 'read_write';
+  role: 'owner' | 'admin' | 'partner' | 'member';
+}
+
+type Credentials = { kind: 'missing' } | { kind: 'malformed'; reason: string } | { kind: 'key'; apiKey: string };
+
+const WORKSPACE_HEADER = /^(x-)?(workspace|client)([-_]?id)?$/i;
+
+function bearer(ctx: Context): Credentials {
+  const header = ctx.get('authorization');
+  if (!header) return { kind: 'missing' };
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return match ? { kind: 'key', apiKey: match[1]! } : { kind: 'malformed', reason: 'the Authorization header must be "Bearer <API_KEY>"' };
+}
+
+function bearerOrApiKey(ctx: Context): Credentials {
+  const apiKey = ctx.get('x-api-key');
+  const authorization = ctx.get('authorization');
+  if (apiKey && authorization) return { kind: 'malformed', reason: 'send the key in X-API-Key or in Authorization: Bearer, not both' };
+  if (apiKey) return { kind: 'key', apiKey: apiKey.trim() };
+  return bearer(ctx);
+}
+
+type Failure = 'missing' | 'invalid_api_key' | 'key_revoked' | 'key_expired' | 'no_workspace';
+
+const MESSAGES: Record<Exclude<Failure, 'missing'>, string> = {
+  invalid_api_key: 'The API key is not valid.',
+  key_revoked: 'The API key has been revoked.',
+  key_expired: 'The API key has expired.',
+  no_workspace: 'No workspace was found for this API key.',
+};
+
+/** The exact response of an authentication failure, per family and path. */
+function failure(family: Family, ctx: Context, kind: Failure, reason?: string): FixedResponse {
+  const plainRequired = new FixedResponse(401, 'Authentication required', 'text');
+  const jsonRequired = new FixedResponse(401, { code: 'authentication_required', message: 'Authentication required.' }, 'json');
+  const wrong = (code: string) => new FixedResponse(401, { code, message: reason ?? MESSAGES[kind as Exclude<Failure, 'missing'>] }, 'json');
+  switch (family) {
+    case 'unify':
+    case 'unify_legacy':
+      return new FixedResponse(401, { error: 'Unauthorized' }, 'json');
+    case 'connect':
+      if (kind === 'missing') return plainRequired;
+      if (kind === 'no_workspace') throw new HttpProblem(401, MESSAGES.no_workspace, { code: 'CONNECT_AUTH_CONTEXT_MISSING' });
+      return wrong(kind);
+    case 'documents': {
+      const isStatus = /^\/api\/v3\/documents\/[^/]+\/status\/?$/.test(ctx.path);
+      const isList = /^\/api\/v3\/documents\/?$/.test(ctx.path);
+      if (kind === 'missing') return isStatus ? plainRequired : jsonRequired;
+      if (isList) return wrong('AUTHORIZATION_ERROR');
+      return wrong(kind === 'no_workspace' ? 'invalid_api_key' : kind);
+    }
+    case 'invoice_query':
+    case 'system':
+      if (kind === 'missing') return jsonRequired;
+      return wrong(kind === 'no_workspace' ? 'invalid_api_key' : kind);
+  }
+}
+
+export function refuseWorkspaceHeaders(ctx: Context): void {
+  for (const name of Object.keys(ctx.headers)) {
+    if (WORKSPACE_HEADER.test(name)) {
+      throw new HttpProblem(400, `the ${name} header is not accepted: the API key determines the workspace`, {
+        path: ['headers', name],
+      });
+    }
+  }
+}
+
+export interface Authenticator {
+  /** Koa middleware authenticating the request for `family`; sets ctx.state.auth. */
+  middleware(family: Family, options?: { optional?: boolean }): (ctx: Context, next: Next) => Promise<void>;
+}
+
+export function createAuthenticator(keys: ApiKeyCache, clock: Clock): Authenticator {
+  async function resolve(family: Family, ctx: Context, credentials: Credentials): Promise<AuthContext> {
+    if (credentials.kind === 'missing') throw failure(family, ctx, 'missing');
+    if (credentials.kind === 'malformed') throw failure(family, ctx, 'invalid_api_key', credentials.reason);
+    const record: ApiKeyRecord | null = credentials.apiKey.length > 200 ? null : await keys.lookup(credentials.apiKey);
+    if (!record) throw failure(family, ctx, 'invalid_api_key');
+    if (record.revokedAt) throw failure(family, ctx, 'key_revoked');
+    if (record.expiresAt && record.expiresAt.getTime() <= clock.now().getTime()) throw failure(family, ctx, 'key_expired');
+    if (!record.workspaceActive) throw failure(family, ctx, 'no_workspace');
+    return {
+      keyId: record.keyId,
+      workspaceId: record.workspaceId,
+      environment: record.environment,
+      permission: record.permission,
+      role: record.role,
+    };
+  }
+
+  return {
+    middleware(family, options = {}) {
+      const extract = family === 'connect' || family === 'invoice_query' || family === 'system' ? bearerOrApiKey : bearer;
+      return async (ctx, next) => {
+        const credentials = extract(ctx);
+        if (!(options.optional && credentials.kind === 'missing')) {
+          ctx.state.auth = await resolve(family, ctx, credentials);
+        }
+        await next();
+      };
+    },
+  };
+}
+
+/** Write operations need a read-and-write key (SPEC.md 5.3). */
+export function requireWritePermission(ctx: Context): AuthContext {
+  const auth = ctx.state.auth as AuthContext;
+  if (auth.permission !== 'read_write') {
+    throw new HttpProblem(403, 'This API key is read-only; writing needs a read-and-write key.', {
+      code: ctx.state.family === 'connect' ? 'CONNECT_INSUFFICIENT_PERMISSION' : 'insufficient_permission',
+    });
+  }
+  return auth;
+}

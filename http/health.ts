@@ -1,0 +1,70 @@
+/**
+ * Liveness and readiness. /healthz answers while the process is up. /readyz reports the
+ * database, the event store and the projections (none failing for longer than the stall
+ * threshold), from a probe that runs in the background so the endpoint itself is cheap.
+ */
+import type { Knex } from 'knex';
+import type { EventStore } from '../commands/eventstore/port.js';
+import type { ProjectionRunner } from '../projections/runner.js';
+
+export interface Readiness {
+  ready: boolean;
+  checkedAt: string;
+  checks: {
+    database: 'ok' | string;
+    eventStore: 'ok' | string;
+    projections: { name: string; status: 'ok' | 'failing' | 'stalled'; error: string | null }[];
+  };
+}
+
+export class ReadinessProbe {
+  private current: Readiness = {
+    ready: false,
+    checkedAt: new Date(0).toISOString(),
+    checks: { database: 'not checked yet', eventStore: 'not checked yet', projections: [] },
+  };
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly knex: Knex,
+    private readonly store: EventStore,
+    private readonly runner: ProjectionRunner,
+    private readonly stalledAfterMs: number,
+  ) {}
+
+  get state(): Readiness {
+    return this.current;
+  }
+
+  async check(): Promise<Readiness> {
+    const failed = (err: unknown) => (err instanceof Error ? err.message : String(err)) || 'unreachable';
+    const database = await this.knex.raw('select 1').then(() => 'ok', failed);
+    const eventStore = await this.store.ping().then(() => 'ok', failed);
+    const now = Date.now();
+    const projections = this.runner.statuses().map((s) => ({
+      name: s.name,
+      status: !s.failingSince ? ('ok' as const) : now - s.failingSince.getTime() > this.stalledAfterMs ? ('stalled' as const) : ('failing' as const),
+      error: s.lastError,
+    }));
+    this.current = {
+      ready: database === 'ok' && eventStore === 'ok' && projections.every((p) => p.status !== 'stalled'),
+      checkedAt: new Date().toISOString(),
+      checks: { database, eventStore, projections },
+    };
+    return this.current;
+  }
+
+  start(intervalMs = 1000): void {
+    const tick = () => {
+      void this.check().finally(() => {
+        if (this.timer) this.timer = setTimeout(tick, intervalMs);
+      });
+    };
+    this.timer = setTimeout(tick, intervalMs);
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The whole service in one process: runtime (database, event store), projections, readiness
+ * probe and the HTTP server. Used by `npm start` and by the HTTP test harness.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { systemClock, type Clock } from '../platform/clock.js';
+import { loadConfig, type Config } from '../platform/config.js';
+import { createLogger, type Logger } from '../platform/logger.js';
+import { openRuntime, type Runtime } from '../platform/runtime.js';
+import { allProjections } from '../projections/index.js';
+import { ProjectionRunner } from '../projections/runner.js';
+import { ApiKeyCache } from '../readmodels/keys.js';
+import { createHttpApp, type FamilyRoutes, type HttpDeps } from './app.js';
+import { apiFamilies } from './families.js';
+import { ReadinessProbe } from './health.js';
+
+export interface Service {
+  readonly url: string;
+  readonly runtime: Runtime;
+  readonly runner: ProjectionRunner;
+  readonly deps: HttpDeps;
+  /** Stops accepting connections, finishes in-flight requests, stops workers, closes pools. */
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  config?: Config;
+  clock?: Clock;
+  logger?: Logger;
+  /** Reuse an open runtime (tests); it is then not closed with the service. */
+  runtime?: Runtime;
+  /** Extra families (tests mount test routes this way). */
+  extraFamilies?: FamilyRoutes[];
+  /** Port to listen on (0 = ephemeral); defaults to config.http.port. */
+  port?: number;
+}
+
+export async function startService(options: ServiceOptions = {}): Promise<Service> {
+  const config = options.config ?? loadConfig();
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const clock = options.clock ?? systemClock;
+  const ownsRuntime = !options.runtime;
+  const runtime = options.runtime ?? (await openRuntime(config, { log: (msg) => logger.info(msg) }));
+  const { knex } = runtime.db;
+  const runner = new ProjectionRunner(knex, runtime.store, allProjections(), {
+    batchSize: config.projections.batchSize,
+    log: (msg, fields) => logger.warn(fields ?? {}, msg),
+  });
+  await runner.init();
+  runner.start();
+  const readiness = new ReadinessProbe(knex, runtime.store, runner, config.projections.stalledAfterMs);
+  await readiness.check();
+  readiness.start();
+
+  const deps: HttpDeps = { config, knex, store: runtime.store, runner, clock, logger, keys: new ApiKeyCache(knex), readiness };
+  const app = createHttpApp(deps, [...(options.extraFamilies ?? []), ...apiFamilies()]);
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? config.http.port, config.http.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const url = `http://${config.http.host}:${address.port}`;
+  logger.info({ url, eventStore: runtime.store.engine }, 'service listening');
+
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    runtime,
+    runner,
+    deps,
+    close() {
+      closing ??= (async () => {
+        readiness.stop();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await runner.stop();
+        if (ownsRuntime) await runtime.close();
+      })();
+      return closing;
+    },
+  };
+}

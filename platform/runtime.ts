@@ -1,0 +1,39 @@
+/**
+ * The shared resources of a process (server, admin CLI, tools): configuration, the database
+ * (migrated to the latest schema) and the event store. Closing releases them in reverse order.
+ */
+import { openEventStore } from '../commands/eventstore/index.js';
+import type { EventStore } from '../commands/eventstore/port.js';
+import { migrateToLatest } from '../readmodels/migrations/index.js';
+import { loadConfig, type Config } from './config.js';
+import { openDatabase, type Database } from './database.js';
+
+export interface Runtime {
+  readonly config: Config;
+  readonly db: Database;
+  readonly store: EventStore;
+  close(): Promise<void>;
+}
+
+export async function openRuntime(
+  config: Config = loadConfig(),
+  options: { log?: (msg: string) => void; poolSize?: number } = {},
+): Promise<Runtime> {
+  const db = await openDatabase(config, options);
+  try {
+    await migrateToLatest(db.knex);
+    const store = await openEventStore(config, db.url);
+    return {
+      config,
+      db,
+      store,
+      async close() {
+        await store.close();
+        await db.close();
+      },
+    };
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * Queries of the workspaces/keys read model, and the API-key lookup used by authentication.
+ * Lookups are cached for at most `ttlMs` (default 1 s), so a revocation takes effect within a second.
+ */
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+
+export interface ApiKeyRecord {
+  keyId: string;
+  keyPrefix: string;
+  workspaceId: string;
+  environment: 'sandbox' | 'production';
+  permission: 'read' | 'read_write';
+  role: 'owner' | 'admin' | 'partner' | 'member';
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  createdAt: Date;
+  /** False when the workspace was deleted (or never projected). */
+  workspaceActive: boolean;
+}
+
+export function hashApiKey(apiKey: string): string {
+  return createHash('sha256').update(apiKey).digest('hex');
+}
+
+function toRecord(row: any): ApiKeyRecord {
+  return {
+    keyId: row.key_id,
+    keyPrefix: row.key_prefix,
+    workspaceId: row.workspace_id,
+    environment: row.environment,
+    permission: row.permission,
+    role: row.role,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+    createdAt: row.created_at,
+    workspaceActive: row.workspace_name !== null && row.deleted_at === null,
+  };
+}
+
+const keyQuery = (knex: Knex) =>
+  knex('api_keys as k')
+    .leftJoin('workspaces as w', 'w.workspace_id', 'k.workspace_id')
+    .select('k.*', 'w.name as workspace_name', 'w.deleted_at');
+
+export async function findKeyByHash(knex: Knex, keyHash: string): Promise<ApiKeyRecord | null> {
+  const row = await keyQuery(knex).where('k.key_hash', keyHash).first();
+  return row ? toRecord(row) : null;
+}
+
+export async function findKeyById(knex: Knex, keyId: string): Promise<ApiKeyRecord | null> {
+  const row = await keyQuery(knex).where('k.key_id', keyId).first();
+  return row ? toRecord(row) : null;
+}
+
+export async function listKeys(knex: Knex, workspaceId: string): Promise<ApiKeyRecord[]> {
+  const rows = await keyQuery(knex).where('k.workspace_id', workspaceId).orderBy('k.created_at');
+  return rows.map(toRecord);
+}
+
+export async function findWorkspace(knex: Knex, workspaceId: string) {
+  return knex('workspaces').where({ workspace_id: workspaceId }).first();
+}
+
+export class ApiKeyCache {
+  private readonly entries = new Map<string, { record: ApiKeyRecord | null; at: number }>();
+  constructor(
+    private readonly knex: Knex,
+    private readonly ttlMs = 1000,
+    private readonly maxEntries = 10_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async lookup(apiKey: string): Promise<ApiKeyRecord | null> {
+    const hash = hashApiKey(apiKey);
+    const hit = this.entries.get(hash);
+    if (hit && this.now() - hit.at < this.ttlMs) return hit.record;
+    const record = await findKeyByHash(this.knex, hash);
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(hash, { record, at: this.now() });
+    return record;
+  }
+}
