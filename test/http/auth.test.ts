@@ -36,7 +36,7 @@ describe('HTTP authentication per API family (SPEC.md section 5)', function () {
       expect(s.text).to.equal('Authentication required');
     });
     it('Unify answers {"error":"Unauthorized"} in both request formats', async () => {
-      for (const headers of [{ 'new-api': 'true' }, {}]) {
+      for (const headers of [{ 'new-api': 'true' }, {}] as Record<string, string>[]) {
         const r = await call(`${t.url}/api/v3/unify`, { headers, body: {} });
         expect(r.status).to.equal(401);
         expect(r.json).to.deep.equal({ error: 'Unauthorized' });
