@@ -1,0 +1,172 @@
+/**
+ * The sales document aggregate (stream `document-<documentId>`) and its state machine
+ * (SPEC.md section 3.1). The transition table below is the whole machine: an event that is
+ * not listed for the current state is refused.
+ *
+ *   (none) ──DocumentSubmitted──▶ submitted ──DeliveryStarted──▶ processing
+ *   (none) ──DocumentRejected───▶ rejected (terminal; the number may be used again)
+ *   processing ──Delivered──▶ delivery_success ──Finalized──▶ final_valid | final_invalid
+ *   processing ──DeliveryFailed──▶ delivery_failed ──DeliveryStarted──▶ processing (retry)
+ *                                                  └─Finalized(invalid)──▶ final_invalid
+ */
+import * as t from 'io-ts';
+import { registerDecider } from '../aggregates.js';
+import type { Decider, DomainEvent } from '../decider.js';
+import { DomainError } from '../errors.js';
+import { defineEvent } from '../events/envelope.js';
+
+export const DOCUMENT_STATES = ['submitted', 'rejected', 'processing', 'delivery_success', 'delivery_failed', 'final_valid', 'final_invalid'] as const;
+export type DocumentState = (typeof DOCUMENT_STATES)[number];
+export const TERMINAL_STATES: ReadonlySet<DocumentState> = new Set(['rejected', 'final_valid', 'final_invalid']);
+export const isTerminal = (state: DocumentState) => TERMINAL_STATES.has(state);
+
+const DocumentType = t.intersection([t.type({ base: t.string, modifiers: t.array(t.string) }), t.partial({ variant: t.union([t.string, t.null]) })]);
+const ErrorItem = t.intersection([
+  t.type({ code: t.string, message: t.string, path: t.array(t.union([t.string, t.number])), source: t.keyof({ validation: null, delivery: null, government: null }) }),
+  t.partial({ payloadPath: t.union([t.array(t.union([t.string, t.number])), t.null]) }),
+]);
+export type DocumentErrorItem = t.TypeOf<typeof ErrorItem>;
+
+const Received = t.type({
+  documentId: t.string,
+  /** The e-invoice UUID. */
+  uuid: t.string,
+  documentNumber: t.union([t.string, t.null]),
+  country: t.string,
+  environment: t.string,
+  documentType: DocumentType,
+  source: t.type({ name: t.string, version: t.string, companyId: t.union([t.string, t.null]) }),
+  format: t.keyof({ new: null, earlier: null }),
+  externalId: t.union([t.string, t.null]),
+  destinations: t.array(t.string),
+  /** The document in the core schema (after the source's mapping template). */
+  coreDocument: t.unknown,
+  /** The stored validation report (meta.coreValidation). */
+  validation: t.unknown,
+});
+
+export const DocumentSubmitted = defineEvent({
+  type: 'DocumentSubmitted',
+  version: 1,
+  codec: t.intersection([Received, t.type({ xmlBase64: t.union([t.string, t.null]) })]),
+});
+export const DocumentRejected = defineEvent({
+  type: 'DocumentRejected',
+  version: 1,
+  codec: t.intersection([Received, t.type({ errors: t.array(ErrorItem) })]),
+});
+export const DeliveryStarted = defineEvent({
+  type: 'DocumentDeliveryStarted',
+  version: 1,
+  codec: t.type({ attempt: t.number, destination: t.string }),
+});
+export const Delivered = defineEvent({
+  type: 'DocumentDelivered',
+  version: 1,
+  codec: t.type({ attempt: t.number, government: t.unknown }),
+});
+export const DeliveryFailed = defineEvent({
+  type: 'DocumentDeliveryFailed',
+  version: 1,
+  codec: t.type({ attempt: t.number, error: ErrorItem, retryable: t.boolean, government: t.unknown }),
+});
+export const Finalized = defineEvent({
+  type: 'DocumentFinalized',
+  version: 1,
+  codec: t.type({ outcome: t.keyof({ valid: null, invalid: null }), government: t.unknown, errors: t.array(ErrorItem) }),
+});
+
+export type DocumentEvent =
+  | DomainEvent<'DocumentSubmitted', t.TypeOf<typeof DocumentSubmitted.codec>>
+  | DomainEvent<'DocumentRejected', t.TypeOf<typeof DocumentRejected.codec>>
+  | DomainEvent<'DocumentDeliveryStarted', t.TypeOf<typeof DeliveryStarted.codec>>
+  | DomainEvent<'DocumentDelivered', t.TypeOf<typeof Delivered.codec>>
+  | DomainEvent<'DocumentDeliveryFailed', t.TypeOf<typeof DeliveryFailed.codec>>
+  | DomainEvent<'DocumentFinalized', t.TypeOf<typeof Finalized.codec>>;
+
+/** state -> event type -> next state. Nothing else is a transition. */
+export const TRANSITIONS: Readonly<Record<DocumentState | 'none', Partial<Record<DocumentEvent['type'], (e: any) => DocumentState>>>> = {
+  none: { DocumentSubmitted: () => 'submitted', DocumentRejected: () => 'rejected' },
+  submitted: { DocumentDeliveryStarted: () => 'processing' },
+  processing: { DocumentDelivered: () => 'delivery_success', DocumentDeliveryFailed: () => 'delivery_failed' },
+  delivery_failed: {
+    DocumentDeliveryStarted: () => 'processing',
+    // Only an invalid outcome is accepted here (decide refuses a valid one).
+    DocumentFinalized: () => 'final_invalid',
+  },
+  delivery_success: { DocumentFinalized: (e: DocumentEvent & { type: 'DocumentFinalized' }) => (e.data.outcome === 'valid' ? 'final_valid' : 'final_invalid') },
+  rejected: {},
+  final_valid: {},
+  final_invalid: {},
+};
+
+export type DocumentCommand =
+  | { type: 'Receive'; event: DocumentEvent & { type: 'DocumentSubmitted' | 'DocumentRejected' } }
+  | { type: 'StartDelivery'; destination: string }
+  | { type: 'RecordDelivered'; government: unknown }
+  | { type: 'RecordDeliveryFailed'; error: DocumentErrorItem; retryable: boolean; government: unknown }
+  | { type: 'Finalize'; outcome: 'valid' | 'invalid'; government: unknown; errors: DocumentErrorItem[] };
+
+export interface DocumentStateView {
+  state: DocumentState | 'none';
+  documentNumber: string | null;
+  attempts: number;
+}
+
+export const documentDecider: Decider<DocumentCommand, DocumentStateView, DocumentEvent> = {
+  category: 'document',
+  initialState: { state: 'none', documentNumber: null, attempts: 0 },
+  events: {
+    DocumentSubmitted,
+    DocumentRejected,
+    DocumentDeliveryStarted: DeliveryStarted,
+    DocumentDelivered: Delivered,
+    DocumentDeliveryFailed: DeliveryFailed,
+    DocumentFinalized: Finalized,
+  },
+  decide(command, s) {
+    let event: DocumentEvent;
+    switch (command.type) {
+      case 'Receive':
+        event = command.event;
+        break;
+      case 'StartDelivery':
+        event = { type: 'DocumentDeliveryStarted', data: { attempt: s.attempts + 1, destination: command.destination } };
+        break;
+      case 'RecordDelivered':
+        event = { type: 'DocumentDelivered', data: { attempt: s.attempts, government: command.government } };
+        break;
+      case 'RecordDeliveryFailed':
+        event = { type: 'DocumentDeliveryFailed', data: { attempt: s.attempts, error: command.error, retryable: command.retryable, government: command.government } };
+        break;
+      case 'Finalize':
+        event = { type: 'DocumentFinalized', data: { outcome: command.outcome, government: command.government, errors: command.errors } };
+        break;
+    }
+    if (!TRANSITIONS[s.state][event.type]) {
+      throw new DomainError('conflict', 'INVALID_TRANSITION', `a ${s.state} document cannot take ${event.type}`);
+    }
+    if (event.type === 'DocumentFinalized' && s.state === 'delivery_failed' && event.data.outcome === 'valid') {
+      throw new DomainError('conflict', 'INVALID_TRANSITION', 'a document whose delivery failed can only end final_invalid');
+    }
+    return [event];
+  },
+  evolve(s, event) {
+    const next = TRANSITIONS[s.state][event.type];
+    if (!next) return s; // never written by decide; tolerated on read so an old log still folds
+    const state = next(event);
+    switch (event.type) {
+      case 'DocumentSubmitted':
+      case 'DocumentRejected':
+        return { ...s, state, documentNumber: event.data.documentNumber };
+      case 'DocumentDeliveryStarted':
+        return { ...s, state, attempts: event.data.attempt };
+      default:
+        return { ...s, state };
+    }
+  },
+};
+
+registerDecider(documentDecider);
+
+export const documentStream = (documentId: string) => `document-${documentId}`;

@@ -1,0 +1,66 @@
+/**
+ * Document number reuse (rule CORE-HEAD-010), enforced through the event store: one stream per
+ * (workspace, environment, company, document number) records which document holds the number.
+ * A number is free when never claimed, or when its holder was rejected (needs correction). It
+ * stays taken while its holder is live and after final_invalid ("fix and send as a new document
+ * with a new number"). Appends with an expected revision make concurrent claims race-free.
+ */
+import * as t from 'io-ts';
+import { registerDecider } from '../aggregates.js';
+import type { Decider, DomainEvent } from '../decider.js';
+import { DomainError } from '../errors.js';
+import { defineEvent } from '../events/envelope.js';
+
+export const DOCUMENT_NUMBER_REUSED = 'CORE-HEAD-010';
+
+export const DocumentNumberClaimed = defineEvent({
+  type: 'DocumentNumberClaimed',
+  version: 1,
+  codec: t.type({ documentNumber: t.string, documentId: t.string, claimedAt: t.string }),
+});
+
+export type NumberClaimEvent = DomainEvent<'DocumentNumberClaimed', t.TypeOf<typeof DocumentNumberClaimed.codec>>;
+
+export type NumberClaimCommand = {
+  type: 'Claim';
+  documentNumber: string;
+  documentId: string;
+  /** What the holder's own stream says now (gathered by the command layer). */
+  holderStatus: 'none' | 'rejected' | 'never_submitted' | 'live';
+  now: string;
+};
+
+/** A claim whose document never appeared within this long is considered abandoned. */
+export const ABANDONED_CLAIM_MS = 60_000;
+
+export interface NumberClaimState {
+  holder: string | null;
+  claimedAt: string | null;
+}
+
+export const numberClaimDecider: Decider<NumberClaimCommand, NumberClaimState, NumberClaimEvent> = {
+  category: 'docnumber',
+  initialState: { holder: null, claimedAt: null },
+  events: { DocumentNumberClaimed },
+  decide(command, state) {
+    if (state.holder === command.documentId) return [];
+    // A number held by a rejected document is free again; so is one whose document was never
+    // written (the request died between claim and submission) once the claim is old enough.
+    const abandoned =
+      command.holderStatus === 'never_submitted' && Date.parse(state.claimedAt ?? command.now) + ABANDONED_CLAIM_MS <= Date.parse(command.now);
+    if (state.holder && command.holderStatus !== 'rejected' && command.holderStatus !== 'none' && !abandoned) {
+      throw new DomainError(
+        'conflict',
+        DOCUMENT_NUMBER_REUSED,
+        `document number ${command.documentNumber} is already used by a document that is in progress or final; send a new number`,
+        ['header', 'documentNumber'],
+      );
+    }
+    return [{ type: 'DocumentNumberClaimed', data: { documentNumber: command.documentNumber, documentId: command.documentId, claimedAt: command.now } }];
+  },
+  evolve(_state, event) {
+    return { holder: event.data.documentId, claimedAt: event.data.claimedAt };
+  },
+};
+
+registerDecider(numberClaimDecider);
