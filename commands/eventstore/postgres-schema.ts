@@ -17,46 +17,18 @@ export const DUPLICATE_EVENT_SQLSTATE = 'ES410';
 export const APPEND_ONLY_SQLSTATE = 'ES403';
 export const APPEND_CHANNEL = 'es_appended';
 
-export const eventStoreMigration = {
-  name: '0001_event_store',
-  async up(knex: Knex) {
-    await knex.raw(`
-      create table es_events (
-        global_position bigint generated always as identity primary key,
-        transaction_id xid8 not null default pg_current_xact_id(),
-        event_id uuid not null,
-        stream_id text not null,
-        stream_revision bigint not null,
-        event_type text not null,
-        schema_version integer not null,
-        data jsonb not null,
-        metadata jsonb not null,
-        recorded_at timestamptz not null default clock_timestamp(),
-        constraint es_events_event_id_key unique (event_id),
-        constraint es_events_stream_revision_key unique (stream_id, stream_revision)
-      );
-      create index es_events_tx_position on es_events (transaction_id, global_position);
-
-      create table es_streams (
-        stream_id text primary key,
-        revision bigint not null
-      );
-
-      create function es_refuse_change() returns trigger language plpgsql as $$
-      begin
-        raise exception 'the event log is append-only: % refused on %', tg_op, tg_table_name
-          using errcode = '${APPEND_ONLY_SQLSTATE}';
-      end $$;
-      create trigger es_events_append_only before update or delete on es_events
-        for each row execute function es_refuse_change();
-      create trigger es_events_no_truncate before truncate on es_events
-        for each statement execute function es_refuse_change();
-
+/**
+ * Version 1 of the append function, as first released. It notified listeners from inside the
+ * append, which takes PostgreSQL's notify lock until the commit is flushed and so serialised all
+ * appends; version 2 (below) leaves notification to the adapter, once per burst after the commit.
+ */
+function appendFunction(options: { notify: boolean }): string {
+  return `
       -- p_expected: 'any' | 'no_stream' | 'stream_exists' | a revision as decimal text.
       -- p_events: jsonb array of {id, type, version, data, metadata}.
       -- p_serialize: take one global lock for the append (the alternative to reading below
       --   the oldest in-flight transaction; kept so the benchmark can compare the two).
-      create function es_append(p_stream text, p_expected text, p_events jsonb, p_serialize boolean default false)
+      create or replace function es_append(p_stream text, p_expected text, p_events jsonb, p_serialize boolean default false)
       returns table (last_revision bigint, transaction_id xid8, last_position bigint, replayed boolean)
       language plpgsql as $$
       #variable_conflict use_column
@@ -117,9 +89,47 @@ export const eventStoreMigration = {
         select max(global_position) into v_last_position from inserted;
 
         update es_streams s set revision = v_current + v_count where s.stream_id = p_stream;
-        perform pg_notify('${APPEND_CHANNEL}', '');
-        return query select v_current + v_count, pg_current_xact_id(), v_last_position, false;
+${options.notify ? `        perform pg_notify('${APPEND_CHANNEL}', '');\n` : ''}        return query select v_current + v_count, pg_current_xact_id(), v_last_position, false;
       end $$;
+`;
+}
+
+export const eventStoreMigration = {
+  name: '0001_event_store',
+  async up(knex: Knex) {
+    await knex.raw(`
+      create table es_events (
+        global_position bigint generated always as identity primary key,
+        transaction_id xid8 not null default pg_current_xact_id(),
+        event_id uuid not null,
+        stream_id text not null,
+        stream_revision bigint not null,
+        event_type text not null,
+        schema_version integer not null,
+        data jsonb not null,
+        metadata jsonb not null,
+        recorded_at timestamptz not null default clock_timestamp(),
+        constraint es_events_event_id_key unique (event_id),
+        constraint es_events_stream_revision_key unique (stream_id, stream_revision)
+      );
+      create index es_events_tx_position on es_events (transaction_id, global_position);
+
+      create table es_streams (
+        stream_id text primary key,
+        revision bigint not null
+      );
+
+      create function es_refuse_change() returns trigger language plpgsql as $$
+      begin
+        raise exception 'the event log is append-only: % refused on %', tg_op, tg_table_name
+          using errcode = '${APPEND_ONLY_SQLSTATE}';
+      end $$;
+      create trigger es_events_append_only before update or delete on es_events
+        for each row execute function es_refuse_change();
+      create trigger es_events_no_truncate before truncate on es_events
+        for each statement execute function es_refuse_change();
+
+      ${appendFunction({ notify: true })}
     `);
   },
   async down(knex: Knex) {
@@ -129,5 +139,93 @@ export const eventStoreMigration = {
       drop table if exists es_events;
       drop function if exists es_refuse_change();
     `);
+  },
+};
+
+
+
+/**
+ * Version 2 of the append function: no NOTIFY inside (see appendFunction), no duplicate-id
+ * pre-check on the common path (a re-append hits the unique event_id index and the adapter then
+ * asks es_replay() whether it was a replay), and one statement to lock an existing stream.
+ */
+const appendV2 = `
+  create or replace function es_append(p_stream text, p_expected text, p_events jsonb, p_serialize boolean default false)
+  returns table (last_revision bigint, transaction_id xid8, last_position bigint, replayed boolean)
+  language plpgsql as $$
+  #variable_conflict use_column
+  declare
+    v_count integer := jsonb_array_length(p_events);
+    v_current bigint;
+    v_last_position bigint;
+  begin
+    if p_serialize then
+      perform pg_advisory_xact_lock(7239001);
+    end if;
+    select s.revision into v_current from es_streams s where s.stream_id = p_stream for update;
+    if not found then
+      insert into es_streams as s (stream_id, revision) values (p_stream, -1) on conflict (stream_id) do nothing;
+      select s.revision into v_current from es_streams s where s.stream_id = p_stream for update;
+    end if;
+
+    if (p_expected = 'no_stream' and v_current <> -1)
+       or (p_expected = 'stream_exists' and v_current = -1)
+       or (p_expected not in ('any', 'no_stream', 'stream_exists') and v_current <> p_expected::bigint) then
+      raise exception 'wrong expected version for stream %', p_stream
+        using errcode = '${WRONG_EXPECTED_VERSION_SQLSTATE}', detail = v_current::text;
+    end if;
+
+    with inserted as (
+      insert into es_events (event_id, stream_id, stream_revision, event_type, schema_version, data, metadata)
+      select (x.ev->>'id')::uuid, p_stream, v_current + x.ord, x.ev->>'type', (x.ev->>'version')::integer,
+             x.ev->'data', x.ev->'metadata'
+        from jsonb_array_elements(p_events) with ordinality as x(ev, ord)
+       order by x.ord
+      returning global_position
+    )
+    select max(global_position) into v_last_position from inserted;
+
+    update es_streams s set revision = v_current + v_count where s.stream_id = p_stream;
+    return query select v_current + v_count, pg_current_xact_id(), v_last_position, false;
+  end $$;
+
+  -- After a failed append: the same events, in the same order, at consecutive revisions of this
+  -- stream are a replay (returns the last one); none of them stored returns no row; any other
+  -- overlap is a duplicate.
+  create or replace function es_replay(p_stream text, p_events jsonb)
+  returns table (last_revision bigint, transaction_id xid8, last_position bigint, replayed boolean)
+  language plpgsql as $$
+  #variable_conflict use_column
+  declare
+    v_count integer := jsonb_array_length(p_events);
+    v_first bigint;
+  begin
+    if not exists (select 1 from es_events e where e.event_id in (select (y->>'id')::uuid from jsonb_array_elements(p_events) y)) then
+      return;
+    end if;
+    select min(e.stream_revision) into v_first from es_events e
+     where e.event_id in (select (y->>'id')::uuid from jsonb_array_elements(p_events) y) and e.stream_id = p_stream;
+    if v_first is not null
+       and (select count(*) from es_events e where e.event_id in (select (y->>'id')::uuid from jsonb_array_elements(p_events) y)) = v_count
+       and not exists (
+         select 1 from jsonb_array_elements(p_events) with ordinality as x(ev, ord)
+           left join es_events e on e.event_id = (x.ev->>'id')::uuid
+          where e.stream_id is distinct from p_stream or e.stream_revision <> v_first + x.ord - 1) then
+      return query
+        select e.stream_revision, e.transaction_id, e.global_position, true
+          from es_events e where e.event_id = (p_events->(v_count - 1)->>'id')::uuid;
+      return;
+    end if;
+    raise exception 'duplicate event ids for stream %', p_stream using errcode = '${DUPLICATE_EVENT_SQLSTATE}';
+  end $$;
+`;
+
+export const appendV2Migration = {
+  name: '0005_event_store_append_v2',
+  async up(knex: Knex) {
+    await knex.raw(appendV2);
+  },
+  async down(knex: Knex) {
+    await knex.raw(`drop function if exists es_replay(text, jsonb); ${appendFunction({ notify: true })}`);
   },
 };

@@ -21,12 +21,25 @@ import {
 } from './port.js';
 import { APPEND_CHANNEL, DUPLICATE_EVENT_SQLSTATE, WRONG_EXPECTED_VERSION_SQLSTATE } from './postgres-schema.js';
 
-const EVENT_COLUMNS = `global_position, transaction_id::text as transaction_id, event_id, stream_id, stream_revision,
+// The transaction id is selected as text under another name: an ORDER BY on an output column
+// of the same name would sort the text (so '10000' < '9999') instead of the xid8.
+const EVENT_COLUMNS = `global_position, transaction_id::text as tx, event_id, stream_id, stream_revision,
   event_type, schema_version, data, metadata, recorded_at`;
+
+/** Reads of the global log; exported so a test can check they walk the (transaction_id, global_position) index. */
+export const READ_ALL_SQL = `select ${EVENT_COLUMNS} from es_events
+  where (es_events.transaction_id, es_events.global_position) > ($1::xid8, $2::bigint)
+    and es_events.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+  order by es_events.transaction_id, es_events.global_position
+  limit $3`;
+
+export const HEAD_POSITION_SQL = `select es_events.transaction_id::text as tx, es_events.global_position from es_events
+  where es_events.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+  order by es_events.transaction_id desc, es_events.global_position desc limit 1`;
 
 interface EventRow {
   global_position: string;
-  transaction_id: string;
+  tx: string;
   event_id: string;
   stream_id: string;
   stream_revision: string;
@@ -46,7 +59,7 @@ function toRecorded(row: EventRow): RecordedEvent {
     metadata: decodeMetadata(row.metadata),
     streamId: row.stream_id,
     revision: BigInt(row.stream_revision),
-    position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.global_position) },
+    position: { commit: BigInt(row.tx), prepare: BigInt(row.global_position) },
     recordedAt: row.recorded_at,
   };
 }
@@ -58,6 +71,8 @@ function expectedToText(expected: ExpectedRevision): string {
   }
   return expected;
 }
+
+const NOTIFY_COALESCE_MS = 5;
 
 export interface PostgresEventStoreOptions {
   poolSize?: number;
@@ -71,6 +86,7 @@ export class PostgresEventStore implements EventStore {
   private listener: pg.Client | null = null;
   private listenerStarting: Promise<void> | null = null;
   private closed = false;
+  private notifyTimer: NodeJS.Timeout | null = null;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -95,31 +111,43 @@ export class PostgresEventStore implements EventStore {
     const payload = JSON.stringify(
       events.map((e) => ({ id: e.id, type: e.type, version: e.schemaVersion, data: e.data, metadata: e.metadata })),
     );
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const { rows } = await this.pool.query<{ last_revision: string; transaction_id: string; last_position: string; replayed: boolean }>(
-          'select last_revision, transaction_id::text as transaction_id, last_position, replayed from es_append($1, $2, $3::jsonb, $4)',
-          [streamId, expectedToText(expected), payload, this.serializeAppends],
-        );
-        const row = rows[0]!;
-        if (!row.replayed) this.appended.emit('append');
-        return {
-          nextExpectedRevision: BigInt(row.last_revision),
-          position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.last_position) },
-          replayed: row.replayed,
-        };
-      } catch (err) {
-        const e = err as { code?: string; detail?: string; constraint?: string };
-        if (e.code === WRONG_EXPECTED_VERSION_SQLSTATE) {
-          const actual = BigInt(e.detail ?? '-1');
-          throw new WrongExpectedVersionError(streamId, expected, actual < 0n ? 'no_stream' : actual);
-        }
-        if (e.code === DUPLICATE_EVENT_SQLSTATE) throw new DuplicateEventError(streamId, events.map((x) => x.id));
-        // The same event ids appended concurrently: the loser retries once and sees a replay.
-        if (e.code === '23505' && e.constraint === 'es_events_event_id_key' && attempt === 0) continue;
+    const args = [streamId, expectedToText(expected), payload, this.serializeAppends];
+    let failure: Error;
+    try {
+      const [row] = await this.appendRows('select last_revision, transaction_id::text as tx, last_position, replayed from es_append($1, $2, $3::jsonb, $4)', args);
+      this.appended.emit('append');
+      this.notifyOtherProcesses();
+      return row!;
+    } catch (err) {
+      const e = err as { code?: string; detail?: string; constraint?: string };
+      if (e.code === WRONG_EXPECTED_VERSION_SQLSTATE) {
+        const actual = BigInt(e.detail ?? '-1');
+        failure = new WrongExpectedVersionError(streamId, expected, actual < 0n ? 'no_stream' : actual);
+      } else if (e.code === '23505' && e.constraint === 'es_events_event_id_key') {
+        failure = err as Error;
+      } else {
         throw err;
       }
     }
+    // The append failed on the revision or on a stored event id: it may be a replay of an
+    // append that already succeeded (same ids, same stream, same order), or a duplicate.
+    try {
+      const [replay] = await this.appendRows('select last_revision, transaction_id::text as tx, last_position, replayed from es_replay($1, $2::jsonb)', [streamId, payload]);
+      if (replay) return replay;
+    } catch (err) {
+      if ((err as { code?: string }).code === DUPLICATE_EVENT_SQLSTATE) throw new DuplicateEventError(streamId, events.map((x) => x.id));
+      throw err;
+    }
+    throw failure;
+  }
+
+  private async appendRows(sql: string, args: unknown[]): Promise<AppendResult[]> {
+    const { rows } = await this.pool.query<{ last_revision: string; tx: string; last_position: string; replayed: boolean }>(sql, args);
+    return rows.map((row) => ({
+      nextExpectedRevision: BigInt(row.last_revision),
+      position: { commit: BigInt(row.tx), prepare: BigInt(row.last_position) },
+      replayed: row.replayed,
+    }));
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -133,14 +161,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readAll(after: Position, limit: number): Promise<RecordedEvent[]> {
-    const { rows } = await this.pool.query<EventRow>(
-      `select ${EVENT_COLUMNS} from es_events
-        where (transaction_id, global_position) > ($1::xid8, $2::bigint)
-          and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-        order by transaction_id, global_position
-        limit $3`,
-      [after.commit.toString(), after.prepare.toString(), limit],
-    );
+    const { rows } = await this.pool.query<EventRow>(READ_ALL_SQL, [after.commit.toString(), after.prepare.toString(), limit]);
     return rows.map(toRecorded);
   }
 
@@ -149,13 +170,9 @@ export class PostgresEventStore implements EventStore {
   }
 
   async headPosition(): Promise<Position> {
-    const { rows } = await this.pool.query<{ transaction_id: string; global_position: string }>(
-      `select transaction_id::text as transaction_id, global_position from es_events
-        where transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-        order by transaction_id desc, global_position desc limit 1`,
-    );
+    const { rows } = await this.pool.query<{ tx: string; global_position: string }>(HEAD_POSITION_SQL);
     const row = rows[0];
-    return row ? { commit: BigInt(row.transaction_id), prepare: BigInt(row.global_position) } : START;
+    return row ? { commit: BigInt(row.tx), prepare: BigInt(row.global_position) } : START;
   }
 
   async countEvents(): Promise<number> {
@@ -177,6 +194,19 @@ export class PostgresEventStore implements EventStore {
       this.appended.once('append', done);
       signal?.addEventListener('abort', done, { once: true });
     });
+  }
+
+  /**
+   * Wakes subscribers in other processes: one NOTIFY per burst of appends, sent after the
+   * commit (NOTIFY inside the append would serialise every commit on PostgreSQL's notify lock).
+   */
+  private notifyOtherProcesses(): void {
+    if (this.notifyTimer || this.closed) return;
+    this.notifyTimer = setTimeout(() => {
+      this.notifyTimer = null;
+      if (this.closed) return;
+      this.pool.query(`select pg_notify('${APPEND_CHANNEL}', '')`).catch(() => {});
+    }, NOTIFY_COALESCE_MS);
   }
 
   /** One LISTEN connection per store; appends by other processes wake local waiters. */
@@ -206,6 +236,7 @@ export class PostgresEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.notifyTimer) clearTimeout(this.notifyTimer);
     this.appended.emit('append');
     await this.listenerStarting;
     await this.listener?.end().catch(() => {});

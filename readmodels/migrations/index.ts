@@ -3,9 +3,10 @@
  * migrations working identically under tsx, compiled output and tests.
  */
 import type { Knex } from 'knex';
-import { eventStoreMigration } from '../../commands/eventstore/postgres-schema.js';
+import { appendV2Migration, eventStoreMigration } from '../../commands/eventstore/postgres-schema.js';
 import { projectionCheckpointsMigration } from './0002_projection_checkpoints.js';
 import { workspacesKeysMigration } from './0003_workspaces_keys.js';
+import { companiesMigration } from './0004_companies.js';
 
 interface Migration {
   name: string;
@@ -17,6 +18,8 @@ export const migrations: readonly Migration[] = [
   eventStoreMigration,
   projectionCheckpointsMigration,
   workspacesKeysMigration,
+  companiesMigration,
+  appendV2Migration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

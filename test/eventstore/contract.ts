@@ -172,6 +172,16 @@ export function eventStoreContract(
       expect(await store.readStream(s)).to.have.length(2);
     });
 
+    it('writes concurrent identical appends once; the others are replays', async () => {
+      const s = stream('idem-race');
+      await store.append(s, [newEvent('First', {})], 'no_stream');
+      const batch = [newEvent('Same', { n: 1 })];
+      const results = await Promise.all(Array.from({ length: 8 }, () => store.append(s, batch, 'any')));
+      expect(results.filter((r) => !r.replayed)).to.have.length(1);
+      expect(new Set(results.map((r) => r.nextExpectedRevision))).to.deep.equal(new Set([1n]));
+      expect((await store.readStream(s)).map((e) => e.type)).to.deep.equal(['First', 'Same']);
+    });
+
     it('loses and reorders nothing across 24 concurrent writers, and a subscriber sees every event once', async function () {
       this.timeout(60000);
       const run = randomUUID().slice(0, 8);
