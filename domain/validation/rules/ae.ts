@@ -1,0 +1,142 @@
+/**
+ * United Arab Emirates: the eight field rules of SPEC.md 2.2, one rule set per spec rule,
+ * each with its modifier exceptions, plus the UAE identifier formats.
+ */
+import { any, baseIs, fieldEquals, fieldPresent, fieldPresentAndNot, hasAnyModifier, hasModifier, not } from '../conditions.js';
+import { aeTinFormat, aeTrnFormat, EMIRATE_CODES, emirateFormat, frequencyFormat, INVOICE_FREQUENCIES } from '../formats.js';
+import {
+  format,
+  headerRequired,
+  PARTY_PEPPOL_FORMAT,
+  PARTY_REGISTRATION_FORMAT,
+  PARTY_SUBDIVISION,
+  PARTY_TAX_ID_FORMAT,
+  partyCode,
+  partyRequired,
+  partyRequiredAll,
+  required,
+  ruleSet,
+  type PartyField,
+  type RuleSet,
+} from './define.js';
+import { byType, identifierFormatRule } from './identifiers.js';
+
+const AE = ['AE'] as const;
+
+/** Rule 1: per party (seller and buyer). */
+const PARTY_MANDATORY: readonly PartyField[] = ['registrationType', 'name', 'registrationValue', 'peppolId', 'addressLine1', 'city', 'stateOrProvince', 'country'];
+
+export const aeMandatory = ruleSet(
+  'ae.mandatory',
+  'Rule 1: document number, issue date, currency, base; per party registration type and value, name, Peppol id, address line 1, city, state/province, country; seller tax id type',
+  AE,
+  [
+    headerRequired('AE', 'documentNumber'),
+    headerRequired('AE', 'issueDate'),
+    headerRequired('AE', 'currency'),
+    headerRequired('AE', 'base'),
+    ...partyRequiredAll('AE', 'seller', PARTY_MANDATORY),
+    partyRequired('AE', 'seller', 'taxIdType'),
+    ...partyRequiredAll('AE', 'buyer', PARTY_MANDATORY),
+  ],
+);
+
+const notAed = fieldPresentAndNot('header.currency', 'AED');
+export const aeCurrency = ruleSet('ae.currency', 'Rule 2: tax currency and exchange rate when the currency is not AED', AE, [
+  headerRequired('AE', 'taxCurrency', { when: notAed, message: 'The tax currency is required when the currency is not AED' }),
+  headerRequired('AE', 'exchangeRate', { when: notAed, message: 'The exchange rate is required when the currency is not AED' }),
+]);
+
+export const aeDueDate = ruleSet(
+  'ae.due_date',
+  'Rule 3: due date for tax invoices, except with deemed_supply (optional for credit notes)',
+  AE,
+  [headerRequired('AE', 'dueDate', { when: not(hasModifier('deemed_supply')), message: 'The due date is required for tax invoices' })],
+  baseIs('tax_invoice'),
+);
+
+export const aePrecedingInvoice = ruleSet(
+  'ae.preceding_invoice',
+  'Rule 4: preceding invoice reference (id and issue date) for credit notes',
+  AE,
+  [
+    headerRequired('AE', 'precedingId', { message: 'The preceding invoice reference id is required for credit notes' }),
+    headerRequired('AE', 'precedingIssueDate', {
+      alternatives: ['extensions.peppol_precedingInvoiceIssueDate'],
+      message: 'The preceding invoice issue date is required for credit notes (header.precedingInvoiceReference.issueDate or extensions.peppol_precedingInvoiceIssueDate)',
+    }),
+  ],
+  baseIs('credit_note'),
+);
+
+export const aeSummary = ruleSet(
+  'ae.summary',
+  'Rule 5: invoice period start, end and frequency with the summary modifier',
+  AE,
+  [
+    headerRequired('AE', 'periodStart', { message: 'The invoice period start date is required for summary invoices' }),
+    headerRequired('AE', 'periodEnd', { message: 'The invoice period end date is required for summary invoices' }),
+    headerRequired('AE', 'frequency', { message: 'The invoice period frequency is required for summary invoices' }),
+  ],
+  hasModifier('summary'),
+);
+
+export const aeTaxIds = ruleSet(
+  'ae.tax_ids',
+  'Rule 6: seller tax id value (optional with out_of_scope); buyer tax id value (optional with export, mandatory with reverse_charge)',
+  AE,
+  [
+    partyRequired('AE', 'seller', 'taxIdValue', { when: not(hasModifier('out_of_scope')) }),
+    partyRequired('AE', 'buyer', 'taxIdType', {
+      when: fieldPresent('parties.buyer.taxIds[0].value'),
+      message: 'Buyer tax id type is required when a buyer tax id value is given',
+    }),
+    partyRequired('AE', 'buyer', 'taxIdValue', { when: any(hasModifier('reverse_charge'), not(hasModifier('export'))) }),
+  ],
+);
+
+export const aeDelivery = ruleSet(
+  'ae.delivery',
+  'Rule 7: delivery address line 1, city, country subdivision and country with e_commerce or export',
+  AE,
+  [
+    required('AE-DLV-001', 'parties.delivery.address.addressLine1', 'Delivery address line 1 is required with e_commerce or export'),
+    required('AE-DLV-002', 'parties.delivery.address.city', 'Delivery city is required with e_commerce or export'),
+    required('AE-DLV-003', 'parties.delivery.address.countrySubdivision', 'Delivery country subdivision is required with e_commerce or export'),
+    required('AE-DLV-004', 'parties.delivery.address.country', 'Delivery country is required with e_commerce or export'),
+  ],
+  hasAnyModifier('e_commerce', 'export'),
+);
+
+const emirates = EMIRATE_CODES.join(', ');
+export const aeCodeLists = ruleSet('ae.code_lists', 'Rule 8: emirate codes for UAE addresses; rule 5: frequency values', AE, [
+  format(partyCode('AE', 'seller', PARTY_SUBDIVISION), 'parties.seller.address.stateOrProvince', emirateFormat, `Seller state/province must be an emirate code (${emirates}) when the country is AE`, {
+    when: fieldEquals('parties.seller.address.country', 'AE'),
+  }),
+  format(partyCode('AE', 'buyer', PARTY_SUBDIVISION), 'parties.buyer.address.stateOrProvince', emirateFormat, `Buyer state/province must be an emirate code (${emirates}) when the country is AE`, {
+    when: fieldEquals('parties.buyer.address.country', 'AE'),
+  }),
+  format('AE-DLV-005', 'parties.delivery.address.countrySubdivision', emirateFormat, `Delivery country subdivision must be an emirate code (${emirates}) when the country is AE`, {
+    when: fieldEquals('parties.delivery.address.country', 'AE'),
+  }),
+  format('AE-HEAD-011', 'header.invoicePeriod.frequency', frequencyFormat, `The invoice period frequency must be one of ${INVOICE_FREQUENCIES.join(', ')}`),
+]);
+
+const taxIdFormats = byType({ TRN: aeTrnFormat, VAT: aeTrnFormat, TIN: aeTinFormat });
+const registrationFormats = byType({ TIN: aeTinFormat });
+const TAX_ID_CONSTRAINT = 'type TRN or VAT: 15 digits; type TIN: 10 digits';
+
+export const aeIdentifiers = ruleSet('ae.identifiers', 'UAE identifier formats: TRN 15 digits, TIN 10 digits, Peppol id under scheme 0235', AE, [
+  identifierFormatRule('AE', PARTY_TAX_ID_FORMAT, 'seller', 'taxIds', taxIdFormats, TAX_ID_CONSTRAINT),
+  identifierFormatRule('AE', PARTY_TAX_ID_FORMAT, 'buyer', 'taxIds', taxIdFormats, TAX_ID_CONSTRAINT),
+  format(partyCode('AE', 'seller', PARTY_PEPPOL_FORMAT), 'parties.seller.peppolId', aeTinFormat, 'Seller Peppol id under scheme 0235 must be a 10-digit UAE TIN', {
+    when: fieldEquals('extensions.peppol_seller_peppolIdScheme', '0235'),
+  }),
+  format(partyCode('AE', 'buyer', PARTY_PEPPOL_FORMAT), 'parties.buyer.peppolId', aeTinFormat, 'Buyer Peppol id under scheme 0235 must be a 10-digit UAE TIN', {
+    when: fieldEquals('extensions.peppol_buyer_peppolIdScheme', '0235'),
+  }),
+  identifierFormatRule('AE', PARTY_REGISTRATION_FORMAT, 'seller', 'registrationNumbers', registrationFormats, 'type TIN: 10 digits'),
+  identifierFormatRule('AE', PARTY_REGISTRATION_FORMAT, 'buyer', 'registrationNumbers', registrationFormats, 'type TIN: 10 digits'),
+]);
+
+export const aeRuleSets: readonly RuleSet[] = [aeMandatory, aeCurrency, aeDueDate, aePrecedingInvoice, aeSummary, aeTaxIds, aeDelivery, aeCodeLists, aeIdentifiers];

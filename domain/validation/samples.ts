@@ -1,0 +1,184 @@
+/**
+ * Valid sample core documents, one per supported country, in the SPEC.md 2.2 shape: the
+ * payload reference in executable form, and realistic input for tests and benchmarks.
+ * Amounts are consistent (no arithmetic warnings). Pure: the issue date is a parameter.
+ */
+import type { Country, DocumentTypeInput } from './document-types.js';
+
+export interface SampleOptions {
+  /** Number of line items (default 20). */
+  readonly lines?: number;
+  readonly documentNumber?: string;
+  /** Default `{base: 'tax_invoice', modifiers: []}`; the sample adds what the type requires. */
+  readonly documentType?: DocumentTypeInput;
+  /** Default 2026-01-15. */
+  readonly issueDate?: string;
+}
+
+interface CountryParties {
+  currency: string;
+  taxRate: number;
+  seller: Record<string, unknown>;
+  buyer: Record<string, unknown>;
+  extensions: Record<string, unknown>;
+}
+
+const PARTIES: Record<Country, CountryParties> = {
+  AE: {
+    currency: 'AED',
+    taxRate: 5,
+    seller: {
+      name: 'Falcon Trading LLC',
+      address: { country: 'AE', city: 'Dubai', addressLine1: 'Office 1204, Bay Square, Business Bay', stateOrProvince: 'DXB' },
+      taxIds: [{ type: 'TRN', value: '100234567800003' }],
+      registrationNumbers: [{ type: 'TL', value: 'CN-1234567' }],
+      peppolId: '1002345678',
+    },
+    buyer: {
+      name: 'Oasis Retail PJSC',
+      address: { country: 'AE', city: 'Abu Dhabi', addressLine1: 'Tower B, Al Maryah Island', stateOrProvince: 'AUH' },
+      taxIds: [{ type: 'TRN', value: '100987654300003' }],
+      registrationNumbers: [{ type: 'TL', value: 'CN-7654321' }],
+      peppolId: '1009876543',
+    },
+    extensions: { peppol_seller_peppolIdScheme: '0235', peppol_buyer_peppolIdScheme: '0235' },
+  },
+  SA: {
+    currency: 'SAR',
+    taxRate: 15,
+    seller: {
+      name: 'Najd Supplies Co.',
+      address: { country: 'SA', city: 'Riyadh', addressLine1: 'King Fahd Road 2345', stateOrProvince: 'Riyadh Region' },
+      taxIds: [{ type: 'VAT', value: '300000000000003' }],
+      registrationNumbers: [{ type: 'CRN', value: '1010010000' }],
+    },
+    buyer: {
+      name: 'Hijaz Builders Ltd',
+      address: { country: 'SA', city: 'Jeddah', addressLine1: 'Prince Sultan Street 88', stateOrProvince: 'Makkah Region' },
+      taxIds: [{ type: 'VAT', value: '310122393500003' }],
+    },
+    extensions: {},
+  },
+  MY: {
+    currency: 'MYR',
+    taxRate: 8,
+    seller: {
+      name: 'Kinabalu Tech Sdn Bhd',
+      address: { country: 'MY', city: 'Kuala Lumpur', addressLine1: 'Level 12, Menara Sentral', stateOrProvince: '14' },
+      taxIds: [{ type: 'TIN', value: 'C21234567080' }],
+      registrationNumbers: [{ type: 'BRN', value: '201901234567' }],
+    },
+    buyer: {
+      name: 'Penang Components Bhd',
+      address: { country: 'MY', city: 'George Town', addressLine1: '22 Lebuh Pantai', stateOrProvince: '07' },
+      taxIds: [{ type: 'TIN', value: 'C10987654320' }],
+      registrationNumbers: [{ type: 'BRN', value: '200501012345' }],
+    },
+    extensions: {},
+  },
+  BE: {
+    currency: 'EUR',
+    taxRate: 21,
+    seller: {
+      name: 'Brabant Logistics NV',
+      address: { country: 'BE', city: 'Brussels', addressLine1: 'Rue de la Loi 16' },
+      taxIds: [{ type: 'VAT', value: 'BE0123456749' }],
+      peppolId: '0123456749',
+    },
+    buyer: {
+      name: 'Antwerp Port Services BV',
+      address: { country: 'BE', city: 'Antwerp', addressLine1: 'Havenlaan 5' },
+      taxIds: [{ type: 'VAT', value: 'BE0987654394' }],
+      peppolId: '0987654394',
+    },
+    extensions: { peppol_seller_peppolIdScheme: '0208', peppol_buyer_peppolIdScheme: '0208' },
+  },
+  DE: {
+    currency: 'EUR',
+    taxRate: 19,
+    seller: {
+      name: 'Rheinwerk Maschinen GmbH',
+      address: { country: 'DE', city: 'Köln', addressLine1: 'Domstraße 10' },
+      taxIds: [{ type: 'VAT', value: 'DE123456789' }],
+      peppolId: 'rechnung@rheinwerk.example',
+    },
+    buyer: {
+      name: 'Hanse Handel AG',
+      address: { country: 'DE', city: 'Hamburg', addressLine1: 'Speicherstadt 3' },
+      taxIds: [{ type: 'VAT', value: 'DE987654321' }],
+      peppolId: 'einkauf@hanse.example',
+    },
+    extensions: { peppol_seller_peppolIdScheme: 'EM', peppol_buyer_peppolIdScheme: 'EM' },
+  },
+};
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+
+/** A valid core document for `country` and the requested document type. */
+export function sampleDocument(country: Country, options: SampleOptions = {}): Record<string, unknown> {
+  const p = PARTIES[country];
+  const lines = options.lines ?? 20;
+  const dt = options.documentType ?? { base: 'tax_invoice', modifiers: [] };
+  const modifiers = dt.modifiers ?? [];
+  const issueDate = options.issueDate ?? '2026-01-15';
+  const lineItems: Record<string, unknown>[] = [];
+  let taxable = 0;
+  let tax = 0;
+  for (let i = 0; i < lines; i++) {
+    const quantity = (i % 5) + 1;
+    const amount = round2(12.5 + i * 3.75);
+    const lineTaxableValue = round2(quantity * amount);
+    const taxAmount = round2((lineTaxableValue * p.taxRate) / 100);
+    taxable += lineTaxableValue;
+    tax += taxAmount;
+    lineItems.push({
+      id: String(i + 1),
+      name: `Item ${i + 1}: industrial supply`,
+      quantity,
+      unitCode: 'EA',
+      taxAmount,
+      lineTaxableValue,
+      taxCategory: 'S',
+      taxRate: p.taxRate,
+      commodityClassification: { code: `8471.${String(30 + (i % 60)).padStart(2, '0')}`, scheme: 'HS' },
+      price: { amount, grossPrice: amount },
+      ...(country === 'AE' ? { extensions: { ae_itemType: i % 2 === 0 ? 'GOODS' : 'SERVICES' } } : {}),
+    });
+  }
+  taxable = round2(taxable);
+  tax = round2(tax);
+  const header: Record<string, unknown> = {
+    documentType: { base: dt.base },
+    documentNumber: options.documentNumber ?? `INV-${country}-000001`,
+    documentId: `doc-${country}-000001`,
+    issueDate,
+    dueDate: '2026-02-14',
+    currency: p.currency,
+  };
+  if (dt.base === 'credit_note' || dt.base === 'debit_note') {
+    header['precedingInvoiceReference'] = { id: `INV-${country}-000000`, issueDate: '2026-01-02' };
+  }
+  if (modifiers.includes('summary')) {
+    header['invoicePeriod'] = { startDate: '2026-01-01', endDate: '2026-01-31', frequency: 'MONTHLY' };
+  }
+  const parties: Record<string, unknown> = { seller: clone(p.seller), buyer: clone(p.buyer) };
+  if (country === 'AE' && (modifiers.includes('export') || modifiers.includes('e_commerce'))) {
+    parties['delivery'] = { address: { addressLine1: 'Warehouse 7, Jebel Ali Free Zone', city: 'Dubai', countrySubdivision: 'DXB', country: 'AE' } };
+  }
+  return {
+    header,
+    parties,
+    lineItems,
+    payment: { paymentMeans: [{ paymentMeansCode: '30', creditTransferInfo: { payeeFinancialAccountId: 'AE070331234567890123456' } }] },
+    taxTotals: [{ taxCategory: 'S', taxRate: p.taxRate, taxableAmount: taxable, taxAmount: tax }],
+    totals: {
+      totalLineTaxableAmount: taxable,
+      totalAmountExcludingTax: taxable,
+      totalTaxAmount: tax,
+      totalAmountIncludingTax: round2(taxable + tax),
+      amountDue: round2(taxable + tax),
+    },
+    extensions: clone(p.extensions),
+  };
+}
