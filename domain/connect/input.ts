@@ -1,0 +1,465 @@
+/**
+ * The request rules of Connect (SPEC.md 4.4, 5 and 8): what a body or a query must hold, with
+ * the precise field path of the first problem. Unknown fields are refused, and so are the
+ * system-managed ids. Pure: every function takes the decoded JSON (or query) and either
+ * returns typed input or throws a DomainError with CONNECT_VALIDATION_ERROR (or
+ * CONNECT_UNSUPPORTED_COUNTRY for a country other than AE).
+ */
+import { DomainError } from '../errors.js';
+import {
+  COMPANY_ID_PATTERN,
+  CONNECT_COUNTRY,
+  COUNT_COUNTRIES,
+  ConnectErrorCodes,
+  PLATFORM_ENVIRONMENTS,
+  SOURCE_STATUSES,
+  isStorableText,
+  type PlatformEnvironment,
+  type SourceStatus,
+} from './values.js';
+
+export const LIMITS = {
+  listLimitDefault: 10,
+  listLimitMax: 100,
+  listPageMax: 1_000_000,
+  branchesBulkMax: 100,
+  onboardingRowsMax: 500,
+  textMax: 255,
+  emailMax: 254,
+  searchMax: 200,
+  metadataBytesMax: 16 * 1024,
+  metadataDepthMax: 8,
+} as const;
+
+const SYSTEM_MANAGED = ['companyId', 'sourceId', 'branchId', 'peppolParticipantId', 'workspaceId'] as const;
+
+export const COMPANY_FIELDS = [
+  'sourceName',
+  'sourceVersion',
+  'countryCode',
+  'tin',
+  'contactPersonEmail',
+  'contactPersonName',
+  'contactPersonMobile',
+  'branchName',
+  'platformEnvironment',
+] as const;
+
+export interface CompanyCreationInput {
+  sourceName: string;
+  sourceVersion: string;
+  countryCode: typeof CONNECT_COUNTRY;
+  tin: string;
+  contactPersonEmail: string;
+  contactPersonName: string | null;
+  contactPersonMobile: string | null;
+  branchName: string;
+  platformEnvironment: PlatformEnvironment;
+}
+
+export interface BranchInput {
+  branchName: string;
+  sourceName: string;
+  sourceVersion: string;
+}
+
+export interface SourcePatch {
+  sourceVersion?: string;
+  legalName?: string;
+  legalIdentifier?: string | null;
+  countryCode?: typeof CONNECT_COUNTRY;
+  status?: SourceStatus;
+  metadata?: Record<string, unknown>;
+}
+
+export interface OnboardingJobInput {
+  countryCode: typeof CONNECT_COUNTRY;
+  platformEnvironment: PlatformEnvironment;
+  filename: string | null;
+  rows: unknown[];
+}
+
+export interface CompanyListQuery {
+  page: number;
+  limit: number;
+  countryCode: string | null;
+  sourceVersion: string | null;
+  status: SourceStatus | null;
+  search: string | null;
+}
+
+export type CountsDocumentFilter = { direction: 'sales' | 'purchase' } | { base: string } | null;
+
+export interface CountsQuery {
+  environment: 'sandbox' | 'production';
+  countryCode: string | null;
+  companyId: string | null;
+  documentType: string | null;
+  documentFilter: CountsDocumentFilter;
+  from: string | null;
+  to: string | null;
+}
+
+type Path = readonly string[];
+
+function invalid(path: Path, message: string): never {
+  throw new DomainError('validation', ConnectErrorCodes.validation, message, path);
+}
+
+function unsupportedCountry(path: Path, value: string): never {
+  throw new DomainError(
+    'validation',
+    ConnectErrorCodes.unsupportedCountry,
+    `countryCode "${printable(value)}" is not supported: Connect onboards UAE (AE) companies only`,
+    path,
+  );
+}
+
+/** A value shown back in a message: short, and without characters a log would mangle. */
+function printable(value: string): string {
+  const clean = value.replace(/[^\x20-\x7e]/g, '?');
+  return clean.length > 40 ? `${clean.slice(0, 40)}…` : clean;
+}
+
+const at = (path: Path, field: string | number): Path => [...path, String(field)];
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function requireObject(value: unknown, path: Path, what: string): Record<string, unknown> {
+  if (!isPlainObject(value)) invalid(path, `${what} must be a JSON object`);
+  return value;
+}
+
+function refuseUnknown(body: Record<string, unknown>, allowed: readonly string[], path: Path): void {
+  for (const key of Object.keys(body)) {
+    if ((SYSTEM_MANAGED as readonly string[]).includes(key) && !allowed.includes(key)) {
+      invalid(at(path, key), `${key} is system-managed and must not be sent`);
+    }
+    if (!allowed.includes(key)) invalid(at(path, key), `unknown field "${printable(key)}"`);
+  }
+}
+
+interface TextRule {
+  max?: number;
+  pattern?: RegExp;
+  patternMessage?: string;
+}
+
+function text(value: unknown, path: Path, name: string, rule: TextRule = {}): string {
+  if (typeof value !== 'string') invalid(path, `${name} must be a string`);
+  if (!isStorableText(value)) invalid(path, `${name} contains characters that are not allowed`);
+  if (value.trim() === '') invalid(path, `${name} must not be empty`);
+  const max = rule.max ?? LIMITS.textMax;
+  if (value.length > max) invalid(path, `${name} must be at most ${max} characters`);
+  if (rule.pattern && !rule.pattern.test(value)) invalid(path, rule.patternMessage ?? `${name} is malformed`);
+  return value;
+}
+
+function requiredText(body: Record<string, unknown>, field: string, path: Path, rule?: TextRule): string {
+  if (body[field] === undefined || body[field] === null) invalid(at(path, field), `${field} is required`);
+  return text(body[field], at(path, field), field, rule);
+}
+
+function optionalText(body: Record<string, unknown>, field: string, path: Path, rule?: TextRule): string | null {
+  if (body[field] === undefined || body[field] === null) return null;
+  return text(body[field], at(path, field), field, rule);
+}
+
+const TIN_RULE: TextRule = { pattern: /^\d{10}$/, patternMessage: 'tin must be exactly 10 digits' };
+const EMAIL_RULE: TextRule = {
+  max: LIMITS.emailMax,
+  pattern: /^[^\s@]+@[^\s@]+\.[^\s@]+$/,
+  patternMessage: 'contactPersonEmail must be an email address',
+};
+const MOBILE_RULE: TextRule = {
+  max: 21,
+  pattern: /^\+?\d{1,20}$/,
+  patternMessage: 'contactPersonMobile must be digits with an optional leading "+", without spaces',
+};
+
+function country(value: unknown, path: Path): typeof CONNECT_COUNTRY {
+  if (value === undefined || value === null) invalid(path, 'countryCode is required');
+  if (typeof value !== 'string') invalid(path, 'countryCode must be a string');
+  if (value !== CONNECT_COUNTRY) unsupportedCountry(path, value);
+  return CONNECT_COUNTRY;
+}
+
+function environment(value: unknown, path: Path): PlatformEnvironment {
+  if (value === undefined || value === null) invalid(path, 'platformEnvironment is required');
+  if (typeof value !== 'string' || !(PLATFORM_ENVIRONMENTS as readonly string[]).includes(value)) {
+    invalid(path, `platformEnvironment must be one of ${PLATFORM_ENVIRONMENTS.join(', ')}`);
+  }
+  return value as PlatformEnvironment;
+}
+
+function companyFields(
+  body: Record<string, unknown>,
+  path: Path,
+  countryCode: typeof CONNECT_COUNTRY,
+  platformEnvironment: PlatformEnvironment,
+): CompanyCreationInput {
+  return {
+    sourceName: requiredText(body, 'sourceName', path),
+    sourceVersion: requiredText(body, 'sourceVersion', path),
+    countryCode,
+    tin: requiredText(body, 'tin', path, TIN_RULE),
+    contactPersonEmail: requiredText(body, 'contactPersonEmail', path, EMAIL_RULE),
+    contactPersonName: optionalText(body, 'contactPersonName', path),
+    contactPersonMobile: optionalText(body, 'contactPersonMobile', path, MOBILE_RULE),
+    branchName: requiredText(body, 'branchName', path),
+    platformEnvironment,
+  };
+}
+
+/** POST /v3/connect/companies. */
+export function parseCompanyCreation(body: unknown): CompanyCreationInput {
+  const b = requireObject(body, [], 'the request body');
+  refuseUnknown(b, COMPANY_FIELDS, []);
+  const countryCode = country(b.countryCode, ['countryCode']);
+  return companyFields(b, [], countryCode, environment(b.platformEnvironment, ['platformEnvironment']));
+}
+
+/** POST /v3/connect/companies/onboarding-jobs: the job level; rows are checked one by one with parseJobRow. */
+export function parseOnboardingJob(body: unknown): OnboardingJobInput {
+  const b = requireObject(body, [], 'the request body');
+  refuseUnknown(b, ['countryCode', 'platformEnvironment', 'rows', 'filename'], []);
+  const countryCode = country(b.countryCode, ['countryCode']);
+  const platformEnvironment = environment(b.platformEnvironment, ['platformEnvironment']);
+  const filename = optionalText(b, 'filename', []);
+  const rows = b.rows;
+  if (rows === undefined || rows === null) invalid(['rows'], 'rows is required');
+  if (!Array.isArray(rows)) invalid(['rows'], 'rows must be an array');
+  if (rows.length < 1 || rows.length > LIMITS.onboardingRowsMax) {
+    invalid(['rows'], `rows must hold 1 to ${LIMITS.onboardingRowsMax} items, got ${rows.length}`);
+  }
+  return { countryCode, platformEnvironment, filename, rows };
+}
+
+/** One row of an onboarding job: the company-creation fields; countryCode and platformEnvironment may be left to the job. */
+export function parseJobRow(row: unknown, job: Pick<OnboardingJobInput, 'countryCode' | 'platformEnvironment'>): CompanyCreationInput {
+  const b = requireObject(row, [], 'the row');
+  refuseUnknown(b, COMPANY_FIELDS, []);
+  const countryCode = b.countryCode === undefined || b.countryCode === null ? job.countryCode : country(b.countryCode, ['countryCode']);
+  let platformEnvironment = job.platformEnvironment;
+  if (b.platformEnvironment !== undefined && b.platformEnvironment !== null) {
+    platformEnvironment = environment(b.platformEnvironment, ['platformEnvironment']);
+    if (platformEnvironment !== job.platformEnvironment) {
+      invalid(
+        ['platformEnvironment'],
+        `the row's platformEnvironment "${platformEnvironment}" disagrees with the job's "${job.platformEnvironment}"`,
+      );
+    }
+  }
+  return companyFields(b, [], countryCode, platformEnvironment);
+}
+
+/** The echo of a row or branch field in a result: the value when it is storable text, else null. */
+export function echoText(value: unknown): string | null {
+  return typeof value === 'string' && isStorableText(value) && value.length <= LIMITS.textMax ? value : null;
+}
+
+/** POST /v3/connect/companies/{companyId}/branches, and each item of the bulk form. */
+export function parseBranch(body: unknown, what = 'the request body'): BranchInput {
+  const b = requireObject(body, [], what);
+  refuseUnknown(b, ['branchName', 'sourceName', 'sourceVersion'], []);
+  return {
+    branchName: requiredText(b, 'branchName', []),
+    sourceName: requiredText(b, 'sourceName', []),
+    sourceVersion: requiredText(b, 'sourceVersion', []),
+  };
+}
+
+/** POST …/branches/bulk: the array; each item is checked on its own with parseBranch. */
+export function parseBranchBulk(body: unknown): unknown[] {
+  const b = requireObject(body, [], 'the request body');
+  refuseUnknown(b, ['branches'], []);
+  if (b.branches === undefined || b.branches === null) invalid(['branches'], 'branches is required');
+  if (!Array.isArray(b.branches)) invalid(['branches'], 'branches must be an array');
+  if (b.branches.length < 1 || b.branches.length > LIMITS.branchesBulkMax) {
+    invalid(['branches'], `branches must hold 1 to ${LIMITS.branchesBulkMax} items, got ${b.branches.length}`);
+  }
+  return b.branches;
+}
+
+function checkMetadata(value: unknown, path: Path, depth: number): void {
+  if (depth > LIMITS.metadataDepthMax) invalid(path, `metadata may nest at most ${LIMITS.metadataDepthMax} levels`);
+  if (typeof value === 'string') {
+    if (!isStorableText(value)) invalid(path, 'metadata holds characters that are not allowed');
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => checkMetadata(v, at(path, i), depth + 1));
+  } else if (isPlainObject(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      if (!isStorableText(k)) invalid(path, 'metadata holds a key with characters that are not allowed');
+      checkMetadata(v, at(path, k), depth + 1);
+    }
+  }
+}
+
+/** PATCH /v3/connect/companies/{sourceName}: only the fields sent change. */
+export function parseSourcePatch(body: unknown): SourcePatch {
+  const b = requireObject(body, [], 'the request body');
+  refuseUnknown(b, ['sourceVersion', 'legalName', 'legalIdentifier', 'countryCode', 'status', 'metadata'], []);
+  const patch: SourcePatch = {};
+  if (b.sourceVersion !== undefined) patch.sourceVersion = text(b.sourceVersion, ['sourceVersion'], 'sourceVersion');
+  if (b.legalName !== undefined) patch.legalName = text(b.legalName, ['legalName'], 'legalName');
+  if (b.legalIdentifier !== undefined) {
+    patch.legalIdentifier = b.legalIdentifier === null ? null : text(b.legalIdentifier, ['legalIdentifier'], 'legalIdentifier');
+  }
+  if (b.countryCode !== undefined) patch.countryCode = country(b.countryCode, ['countryCode']);
+  if (b.status !== undefined) {
+    if (typeof b.status !== 'string' || !(SOURCE_STATUSES as readonly string[]).includes(b.status)) {
+      invalid(['status'], `status must be one of ${SOURCE_STATUSES.join(', ')}`);
+    }
+    patch.status = b.status as SourceStatus;
+  }
+  if (b.metadata !== undefined) {
+    if (!isPlainObject(b.metadata)) invalid(['metadata'], 'metadata must be a JSON object');
+    checkMetadata(b.metadata, ['metadata'], 1);
+    if (Buffer.byteLength(JSON.stringify(b.metadata)) > LIMITS.metadataBytesMax) {
+      invalid(['metadata'], `metadata must be at most ${LIMITS.metadataBytesMax} bytes of JSON`);
+    }
+    patch.metadata = b.metadata;
+  }
+  if (Object.keys(patch).length === 0) {
+    invalid([], 'send at least one of sourceVersion, legalName, legalIdentifier, countryCode, status, metadata');
+  }
+  return patch;
+}
+
+// ------------------------------------------------------------------------------------------
+// Query strings
+
+export type QueryValues = Record<string, string | string[] | undefined>;
+
+function single(query: QueryValues, name: string): string | undefined {
+  const v = query[name];
+  if (Array.isArray(v)) invalid(['query', name], `${name} may be given once`);
+  if (v !== undefined && !isStorableText(v)) invalid(['query', name], `${name} contains characters that are not allowed`);
+  return v;
+}
+
+function refuseUnknownParams(query: QueryValues, allowed: readonly string[]): void {
+  for (const key of Object.keys(query)) {
+    if (!allowed.includes(key)) invalid(['query', key], `unknown query parameter "${printable(key)}"`);
+  }
+}
+
+function integer(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d{1,9}$/.test(raw)) invalid(['query', name], `${name} must be an integer from ${min} to ${max}`);
+  const n = Number(raw);
+  if (n < min || n > max) invalid(['query', name], `${name} must be an integer from ${min} to ${max}`);
+  return n;
+}
+
+function nonEmpty(raw: string | undefined, name: string, max: number = LIMITS.textMax): string | null {
+  if (raw === undefined) return null;
+  if (raw.trim() === '') invalid(['query', name], `${name} must not be empty`);
+  if (raw.length > max) invalid(['query', name], `${name} must be at most ${max} characters`);
+  return raw;
+}
+
+/** GET /v3/connect/companies. */
+export function parseCompanyListQuery(query: QueryValues): CompanyListQuery {
+  refuseUnknownParams(query, ['page', 'limit', 'countryCode', 'sourceVersion', 'status', 'search']);
+  const page = integer(single(query, 'page'), 'page', 1, 1, LIMITS.listPageMax);
+  const limit = integer(single(query, 'limit'), 'limit', LIMITS.listLimitDefault, 1, LIMITS.listLimitMax);
+  const countryRaw = single(query, 'countryCode');
+  if (countryRaw !== undefined && !/^[A-Za-z]{2}$/.test(countryRaw)) invalid(['query', 'countryCode'], 'countryCode must be a two-letter country code');
+  const statusRaw = single(query, 'status');
+  if (statusRaw !== undefined && !(SOURCE_STATUSES as readonly string[]).includes(statusRaw)) {
+    invalid(['query', 'status'], `status must be one of ${SOURCE_STATUSES.join(', ')}`);
+  }
+  return {
+    page,
+    limit,
+    countryCode: countryRaw?.toUpperCase() ?? null,
+    sourceVersion: nonEmpty(single(query, 'sourceVersion'), 'sourceVersion'),
+    status: (statusRaw as SourceStatus | undefined) ?? null,
+    search: nonEmpty(single(query, 'search'), 'search', LIMITS.searchMax),
+  };
+}
+
+/** The `sourceVersion` query parameter of GET/PATCH/DELETE /v3/connect/companies/{sourceName}. */
+export function parseSourceAddress(sourceName: string, query: QueryValues): { sourceName: string; sourceVersion: string } {
+  refuseUnknownParams(query, ['sourceVersion']);
+  if (!isStorableText(sourceName) || sourceName.trim() === '') invalid(['path', 'sourceName'], 'the source name in the path is malformed');
+  if (sourceName.length > LIMITS.textMax) invalid(['path', 'sourceName'], `the source name must be at most ${LIMITS.textMax} characters`);
+  const sourceVersion = nonEmpty(single(query, 'sourceVersion'), 'sourceVersion');
+  if (sourceVersion === null) invalid(['query', 'sourceVersion'], 'sourceVersion is required');
+  return { sourceName, sourceVersion };
+}
+
+export function parseCompanyId(raw: string): string {
+  if (!COMPANY_ID_PATTERN.test(raw)) invalid(['path', 'companyId'], 'companyId must be 24 lowercase hexadecimal characters');
+  return raw;
+}
+
+function isoDate(raw: string | undefined, name: string): string | null {
+  if (raw === undefined) return null;
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(raw);
+  const ok = m && (() => {
+    const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+    return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
+  })();
+  if (!ok) invalid(['query', name], `${name} must be a date YYYY-MM-DD`);
+  return raw;
+}
+
+const SALES_TYPES = ['sales'];
+const PURCHASE_TYPES = ['purchase', 'purchases'];
+const DOCUMENT_BASES = ['tax_invoice', 'credit_note', 'debit_note'];
+
+/** GET /v3/connect/invoices/counts (query plus the X-Environment header, '' when absent). */
+export function parseCountsQuery(query: QueryValues, environmentHeader: string): CountsQuery {
+  refuseUnknownParams(query, ['countryCode', 'companyId', 'documentType', 'from', 'to']);
+  const env = environmentHeader.trim().toLowerCase();
+  if (env !== '' && env !== 'sandbox' && env !== 'production') {
+    throw new DomainError(
+      'validation',
+      ConnectErrorCodes.invalidEnvironment,
+      'X-Environment must be sandbox or production',
+      ['headers', 'X-Environment'],
+    );
+  }
+  const countryRaw = single(query, 'countryCode');
+  let countryCode: string | null = null;
+  if (countryRaw !== undefined) {
+    if (!/^[A-Za-z]{2}$/.test(countryRaw)) invalid(['query', 'countryCode'], 'countryCode must be a two-letter country code');
+    countryCode = countryRaw.toUpperCase();
+    if (!(COUNT_COUNTRIES as readonly string[]).includes(countryCode)) {
+      throw new DomainError(
+        'validation',
+        ConnectErrorCodes.unsupportedCountry,
+        `countryCode must be one of ${COUNT_COUNTRIES.join(', ')}`,
+        ['query', 'countryCode'],
+      );
+    }
+  }
+  const companyRaw = single(query, 'companyId');
+  if (companyRaw !== undefined && !COMPANY_ID_PATTERN.test(companyRaw)) {
+    invalid(['query', 'companyId'], 'companyId must be 24 lowercase hexadecimal characters');
+  }
+  const typeRaw = single(query, 'documentType');
+  let documentFilter: CountsDocumentFilter = null;
+  if (typeRaw !== undefined) {
+    if (SALES_TYPES.includes(typeRaw)) documentFilter = { direction: 'sales' };
+    else if (PURCHASE_TYPES.includes(typeRaw)) documentFilter = { direction: 'purchase' };
+    else if (DOCUMENT_BASES.includes(typeRaw)) documentFilter = { base: typeRaw };
+    else invalid(['query', 'documentType'], `documentType must be one of ${[...SALES_TYPES, ...PURCHASE_TYPES, ...DOCUMENT_BASES].join(', ')}`);
+  }
+  const from = isoDate(single(query, 'from'), 'from');
+  const to = isoDate(single(query, 'to'), 'to');
+  if (from && to && from > to) invalid(['query', 'from'], 'from must not be later than to');
+  return {
+    environment: (env || 'production') as 'sandbox' | 'production',
+    countryCode,
+    companyId: companyRaw ?? null,
+    documentType: typeRaw ?? null,
+    documentFilter,
+    from,
+    to,
+  };
+}

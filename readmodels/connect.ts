@@ -1,0 +1,270 @@
+/**
+ * Queries of the Connect read models. Every query is scoped by workspace in SQL.
+ */
+import type { Knex } from 'knex';
+import type { CompanyListQuery, CountsQuery } from '../domain/connect/input.js';
+import type { MappingReadiness } from '../domain/connect/values.js';
+
+export interface CompanySourceRow {
+  companyId: string;
+  workspaceId: string;
+  countryCode: string;
+  tin: string;
+  legalName: string | null;
+  legalNameArabic: string | null;
+  legalIdentifier: string | null;
+  vatTrn: string | null;
+  peppolParticipantId: string;
+  platformEnvironment: string;
+  contactPersonName: string | null;
+  contactPersonEmail: string;
+  contactPersonMobile: string | null;
+  onboardingStatus: string;
+  companyCreatedAt: Date;
+  companyUpdatedAt: Date;
+  sourceId: string;
+  sourceName: string;
+  sourceVersion: string;
+  status: 'active' | 'inactive';
+  metadata: Record<string, unknown>;
+  branchId: string;
+  branchName: string;
+  userGivenBranchId: string;
+  mappingReadiness: MappingReadiness;
+  sourceCreatedAt: Date;
+  sourceUpdatedAt: Date;
+}
+
+const SOURCE_COLUMNS = [
+  'c.company_id',
+  'c.workspace_id',
+  'c.country_code',
+  'c.tin',
+  'c.legal_name',
+  'c.legal_name_arabic',
+  'c.legal_identifier',
+  'c.vat_trn',
+  'c.peppol_participant_id',
+  'c.platform_environment',
+  'c.contact_person_name',
+  'c.contact_person_email',
+  'c.contact_person_mobile',
+  'c.onboarding_status',
+  'c.created_at as company_created_at',
+  'c.updated_at as company_updated_at',
+  's.source_id',
+  's.source_name',
+  's.source_version',
+  's.status',
+  's.metadata',
+  's.branch_id',
+  's.branch_name',
+  's.user_given_branch_id',
+  's.mapping_readiness',
+  's.created_at as source_created_at',
+  's.updated_at as source_updated_at',
+];
+
+function toRow(r: any): CompanySourceRow {
+  return {
+    companyId: r.company_id,
+    workspaceId: r.workspace_id,
+    countryCode: r.country_code,
+    tin: r.tin,
+    legalName: r.legal_name,
+    legalNameArabic: r.legal_name_arabic,
+    legalIdentifier: r.legal_identifier,
+    vatTrn: r.vat_trn,
+    peppolParticipantId: r.peppol_participant_id,
+    platformEnvironment: r.platform_environment,
+    contactPersonName: r.contact_person_name,
+    contactPersonEmail: r.contact_person_email,
+    contactPersonMobile: r.contact_person_mobile,
+    onboardingStatus: r.onboarding_status,
+    companyCreatedAt: r.company_created_at,
+    companyUpdatedAt: r.company_updated_at,
+    sourceId: r.source_id,
+    sourceName: r.source_name,
+    sourceVersion: r.source_version,
+    status: r.status,
+    metadata: r.metadata,
+    branchId: r.branch_id,
+    branchName: r.branch_name,
+    userGivenBranchId: r.user_given_branch_id,
+    mappingReadiness: r.mapping_readiness,
+    sourceCreatedAt: r.source_created_at,
+    sourceUpdatedAt: r.source_updated_at,
+  };
+}
+
+const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** The source-level conditions of a list query, on connect_sources aliased `s`. */
+function sourceFilters(q: Knex.QueryBuilder, query: CompanyListQuery): Knex.QueryBuilder {
+  if (query.sourceVersion !== null) q.where('s.source_version', query.sourceVersion);
+  if (query.status !== null) q.where('s.status', query.status);
+  if (query.search !== null) q.whereRaw(`s.search_text like lower(?)`, [likePattern(query.search)]);
+  return q;
+}
+
+/**
+ * One page of companies (most recently updated first), each with its sources that match the
+ * filters; `total` counts companies. A company matches when one of its source rows meets every
+ * condition. With only a search, the company's own search text (legal name, tin, all source and
+ * branch names) decides in one pass over the companies; with source-level filters the
+ * conditions are checked together on each source row.
+ */
+export async function listCompanySources(
+  knex: Knex,
+  workspaceId: string,
+  query: CompanyListQuery,
+): Promise<{ total: number; rows: CompanySourceRow[] }> {
+  const companies = () => {
+    const q = knex('connect_companies as c').where('c.workspace_id', workspaceId);
+    if (query.countryCode !== null) q.where('c.country_code', query.countryCode);
+    if (query.sourceVersion !== null || query.status !== null) {
+      q.whereExists(function () {
+        sourceFilters(this.select(knex.raw('1')).from('connect_sources as s').whereRaw('s.company_id = c.company_id').where('s.workspace_id', workspaceId), query);
+      });
+    } else if (query.search !== null) {
+      q.whereRaw(`c.search_text like lower(?)`, [likePattern(query.search)]);
+    }
+    return q;
+  };
+  const page = await companies()
+    .select('c.company_id', knex.raw('count(*) over () as total'))
+    .orderBy([
+      { column: 'c.updated_at', order: 'desc' },
+      { column: 'c.company_id', order: 'desc' },
+    ])
+    .limit(query.limit)
+    .offset((query.page - 1) * query.limit);
+  let total: number;
+  if (page.length > 0) total = Number(page[0].total);
+  else total = query.page === 1 ? 0 : Number((await companies().count<{ n: string }[]>({ n: '*' }))[0]!.n);
+  if (page.length === 0) return { total, rows: [] };
+
+  const ids: string[] = page.map((r: any) => r.company_id);
+  const rows = await sourceFilters(
+    knex('connect_sources as s')
+      .join('connect_companies as c', 'c.company_id', 's.company_id')
+      .where('s.workspace_id', workspaceId)
+      .whereIn('s.company_id', ids)
+      .select(SOURCE_COLUMNS),
+    query,
+  ).orderBy([
+    { column: 's.created_at', order: 'asc' },
+    { column: 's.source_id', order: 'asc' },
+  ]);
+  const order = new Map(ids.map((id, i) => [id, i]));
+  return {
+    total,
+    rows: rows.map(toRow).sort((a: CompanySourceRow, b: CompanySourceRow) => order.get(a.companyId)! - order.get(b.companyId)!),
+  };
+}
+
+/** One source of the workspace by name and version, or null. */
+export async function findCompanySource(
+  knex: Knex,
+  workspaceId: string,
+  sourceName: string,
+  sourceVersion: string,
+): Promise<CompanySourceRow | null> {
+  const row = await knex('connect_sources as s')
+    .join('connect_companies as c', 'c.company_id', 's.company_id')
+    .where({ 's.workspace_id': workspaceId, 's.source_name': sourceName, 's.source_version': sourceVersion })
+    .select(SOURCE_COLUMNS)
+    .orderBy('s.updated_at', 'desc')
+    .first();
+  return row ? toRow(row) : null;
+}
+
+export async function companyExistsInWorkspace(knex: Knex, workspaceId: string, companyId: string): Promise<boolean> {
+  return !!(await knex('connect_companies').where({ workspace_id: workspaceId, company_id: companyId }).first('company_id'));
+}
+
+export interface DocumentCounts {
+  totalCount: number;
+  salesCount: number;
+  purchaseCount: number;
+  companies: { companyId: string; totalCount: number; salesCount: number; purchaseCount: number }[];
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Document counts of the workspace in one environment, from the documents read model (sales
+ * and purchases). Dates are inclusive UTC days on the document's creation time. The breakdown
+ * lists the workspace's companies of that environment (zeros included) and any other company
+ * that has matching documents.
+ */
+export async function countDocuments(knex: Knex, workspaceId: string, query: CountsQuery): Promise<DocumentCounts> {
+  const docs = knex('documents')
+    .where({ workspace_id: workspaceId, environment: query.environment })
+    .select('company_id')
+    .select(knex.raw(`count(*) filter (where direction = 'sales')::int as sales`))
+    .select(knex.raw(`count(*) filter (where direction = 'purchase')::int as purchase`))
+    .groupBy('company_id');
+  if (query.countryCode !== null) docs.where('country', query.countryCode);
+  if (query.companyId !== null) docs.where('company_id', query.companyId);
+  if (query.documentFilter && 'direction' in query.documentFilter) docs.where('direction', query.documentFilter.direction);
+  if (query.documentFilter && 'base' in query.documentFilter) docs.where('document_base', query.documentFilter.base);
+  if (query.from !== null) docs.where('created_at', '>=', `${query.from}T00:00:00Z`);
+  if (query.to !== null) docs.where('created_at', '<', new Date(Date.parse(`${query.to}T00:00:00Z`) + DAY_MS).toISOString());
+
+  const companies = knex('connect_companies')
+    .where({ workspace_id: workspaceId, platform_environment: query.environment })
+    .select('company_id')
+    .orderBy([{ column: 'created_at' }, { column: 'company_id' }]);
+  if (query.countryCode !== null) companies.where('country_code', query.countryCode);
+  if (query.companyId !== null) companies.where('company_id', query.companyId);
+
+  const [counted, known] = await Promise.all([docs, companies]);
+  const byCompany = new Map<string, { sales: number; purchase: number }>();
+  let sales = 0;
+  let purchase = 0;
+  for (const r of counted as { company_id: string | null; sales: number; purchase: number }[]) {
+    sales += r.sales;
+    purchase += r.purchase;
+    if (r.company_id !== null) byCompany.set(r.company_id, { sales: r.sales, purchase: r.purchase });
+  }
+  const ids = new Set((known as { company_id: string }[]).map((r) => r.company_id));
+  if (query.companyId !== null) ids.add(query.companyId);
+  for (const id of byCompany.keys()) ids.add(id);
+  return {
+    totalCount: sales + purchase,
+    salesCount: sales,
+    purchaseCount: purchase,
+    companies: [...ids].map((companyId) => {
+      const c = byCompany.get(companyId) ?? { sales: 0, purchase: 0 };
+      return { companyId, totalCount: c.sales + c.purchase, salesCount: c.sales, purchaseCount: c.purchase };
+    }),
+  };
+}
+
+export interface AspAuthorizationRow {
+  authorizationId: string;
+  workspaceId: string;
+  environment: string;
+  tin: string;
+  email: string;
+  legalName: string | null;
+  legalNameArabic: string | null;
+  vatTrn: string | null;
+  createdAt: string;
+}
+
+export async function listAspAuthorizations(knex: Knex, workspaceId: string): Promise<AspAuthorizationRow[]> {
+  const rows = await knex('asp_authorizations').where({ workspace_id: workspaceId }).orderBy(['created_at', 'authorization_id']);
+  return rows.map((r: any) => ({
+    authorizationId: r.authorization_id,
+    workspaceId: r.workspace_id,
+    environment: r.environment,
+    tin: r.tin,
+    email: r.email,
+    legalName: r.legal_name,
+    legalNameArabic: r.legal_name_arabic,
+    vatTrn: r.vat_trn,
+    createdAt: new Date(r.created_at).toISOString(),
+  }));
+}
