@@ -3,8 +3,14 @@
  * Entry points that fold arbitrary streams (the audit CLI) import this module.
  */
 import './document/document.js';
+import './document/mapping-sample.js';
 import './document/number-claim.js';
 import './idempotency.js';
+import './connect/asp-authorization.js';
+import './connect/company.js';
+import './connect/connect-settings.js';
+import './connect/onboarding-job.js';
+import './connect/source-claim.js';
 import './workspace/workspace.js';
 
 export { aggregateFor, registeredCategories, streamCategory } from './aggregates.js';

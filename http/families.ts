@@ -1,6 +1,9 @@
 /** The API families the server mounts, each under its prefix with its own authentication. */
 import Router from '@koa/router';
 import type { FamilyRoutes } from './app.js';
+import { connectFamily } from './connect/routes.js';
+import { documentsRoutes } from './documents/routes.js';
+import { unifyRoutes } from './unify/routes.js';
 
 /**
  * Families whose endpoints are not built yet still authenticate and answer unknown routes
@@ -14,9 +17,9 @@ const family = (name: FamilyRoutes['family'], prefix: string): FamilyRoutes => (
 
 export function apiFamilies(): FamilyRoutes[] {
   return [
-    family('connect', '/v3/connect'),
-    family('unify', '/api/v3/unify'),
-    family('documents', '/api/v3/documents'),
+    connectFamily(),
+    unifyRoutes(),
+    documentsRoutes(),
     family('invoice_query', '/invoices/query'),
   ];
 }

@@ -1,9 +1,11 @@
 /** Every projection of the service, in the order they are started and rebuilt. */
+import { aspAuthorizationsProjection, companiesProjection } from './connect.js';
+import { documentsProjection } from './documents.js';
 import type { Projection } from './projection.js';
 import { workspacesProjection } from './workspaces.js';
 
 export function allProjections(): Projection[] {
-  return [workspacesProjection];
+  return [workspacesProjection, aspAuthorizationsProjection, companiesProjection, documentsProjection];
 }
 
 export function projectionByName(name: string): Projection | undefined {

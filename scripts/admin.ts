@@ -15,6 +15,7 @@ import { openRuntime, type Runtime } from '../platform/runtime.js';
 import { allProjections } from '../projections/index.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { findWorkspace, listKeys } from '../readmodels/keys.js';
+import { registerConnectCommands } from './admin-connect.js';
 
 class UsageError extends Error {}
 
@@ -120,6 +121,7 @@ export function buildProgram(): Command {
         })),
       );
     });
+  registerConnectCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
   return program;
 }
 

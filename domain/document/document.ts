@@ -23,7 +23,7 @@ export const isTerminal = (state: DocumentState) => TERMINAL_STATES.has(state);
 const DocumentType = t.intersection([t.type({ base: t.string, modifiers: t.array(t.string) }), t.partial({ variant: t.union([t.string, t.null]) })]);
 const ErrorItem = t.intersection([
   t.type({ code: t.string, message: t.string, path: t.array(t.union([t.string, t.number])), source: t.keyof({ validation: null, delivery: null, government: null }) }),
-  t.partial({ payloadPath: t.union([t.array(t.union([t.string, t.number])), t.null]) }),
+  t.partial({ payloadPath: t.union([t.string, t.null]) }),
 ]);
 export type DocumentErrorItem = t.TypeOf<typeof ErrorItem>;
 

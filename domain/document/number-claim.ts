@@ -12,6 +12,8 @@ import { DomainError } from '../errors.js';
 import { defineEvent } from '../events/envelope.js';
 
 export const DOCUMENT_NUMBER_REUSED = 'CORE-HEAD-010';
+/** The claim changed hands since the command layer looked at its holder: look again. */
+export const STALE_CLAIM_FACTS = 'STALE_CLAIM_FACTS';
 
 export const DocumentNumberClaimed = defineEvent({
   type: 'DocumentNumberClaimed',
@@ -25,6 +27,8 @@ export type NumberClaimCommand = {
   type: 'Claim';
   documentNumber: string;
   documentId: string;
+  /** The holder the facts below describe (null: the number was free when looked at). */
+  holderId: string | null;
   /** What the holder's own stream says now (gathered by the command layer). */
   holderStatus: 'none' | 'rejected' | 'never_submitted' | 'live';
   now: string;
@@ -44,6 +48,9 @@ export const numberClaimDecider: Decider<NumberClaimCommand, NumberClaimState, N
   events: { DocumentNumberClaimed },
   decide(command, state) {
     if (state.holder === command.documentId) return [];
+    if (state.holder !== command.holderId) {
+      throw new DomainError('conflict', STALE_CLAIM_FACTS, 'the document number was claimed meanwhile; gather the facts again');
+    }
     // A number held by a rejected document is free again; so is one whose document was never
     // written (the request died between claim and submission) once the claim is old enough.
     const abandoned =

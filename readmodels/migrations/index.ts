@@ -7,6 +7,7 @@ import { appendV2Migration, eventStoreMigration } from '../../commands/eventstor
 import { projectionCheckpointsMigration } from './0002_projection_checkpoints.js';
 import { workspacesKeysMigration } from './0003_workspaces_keys.js';
 import { companiesMigration } from './0004_companies.js';
+import { salesDocumentsMigration } from './0006_sales_documents.js';
 
 interface Migration {
   name: string;
@@ -20,6 +21,7 @@ export const migrations: readonly Migration[] = [
   workspacesKeysMigration,
   companiesMigration,
   appendV2Migration,
+  salesDocumentsMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

@@ -82,9 +82,11 @@ describe('sales document state machine (SPEC.md 3.1)', () => {
 
 describe('document number claims (CORE-HEAD-010)', () => {
   const now = '2026-03-01T10:00:00.000Z';
-  const claim = (documentId: string, holderStatus: any, at = now) =>
-    ({ type: 'Claim', documentNumber: 'INV-9', documentId, holderStatus, now: at }) as const;
-  const held = numberClaimDecider.decide(claim('doc_a', 'none'), numberClaimDecider.initialState).reduce(numberClaimDecider.evolve, numberClaimDecider.initialState);
+  const claim = (documentId: string, holderStatus: any, at = now, holderId: string | null = 'doc_a') =>
+    ({ type: 'Claim', documentNumber: 'INV-9', documentId, holderId, holderStatus, now: at }) as const;
+  const held = numberClaimDecider
+    .decide(claim('doc_a', 'none', now, null), numberClaimDecider.initialState)
+    .reduce(numberClaimDecider.evolve, numberClaimDecider.initialState);
 
   it('claims a free number and refuses it while the holder is live or final', () => {
     expect(held.holder).to.equal('doc_a');
@@ -97,6 +99,9 @@ describe('document number claims (CORE-HEAD-010)', () => {
     expect(() => numberClaimDecider.decide(claim('doc_b', 'never_submitted'), held)).to.throw(DomainError);
     const later = new Date(Date.parse(now) + ABANDONED_CLAIM_MS).toISOString();
     expect(numberClaimDecider.decide(claim('doc_b', 'never_submitted', later), held)).to.have.length(1);
+  });
+  it('refuses facts gathered about another holder (the claim changed hands meanwhile)', () => {
+    expect(() => numberClaimDecider.decide(claim('doc_b', 'none', now, null), held)).to.throw(DomainError).with.property('code', 'STALE_CLAIM_FACTS');
   });
   it('is idempotent for the holder itself', () => {
     expect(numberClaimDecider.decide(claim('doc_a', 'live'), held)).to.deep.equal([]);

@@ -1,0 +1,62 @@
+/**
+ * Documents (`/api/v3/documents`): the status of a submitted sales document (SPEC.md 2.6, 4.2).
+ */
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { documentStatusView } from '../../domain/document/status.js';
+import { findSalesDocument, type SalesDocumentRow } from '../../readmodels/sales-documents.js';
+import type { FamilyRoutes, HttpDeps } from '../app.js';
+import type { AuthContext } from '../auth.js';
+import { HttpProblem } from '../errors.js';
+import { documentCompliance, renderCompliantPdf } from '../../commands/artifacts.js';
+
+function statusOf(row: SalesDocumentRow) {
+  return documentStatusView({
+    documentId: row.documentId,
+    documentNumber: row.documentNumber,
+    country: row.country,
+    environment: row.environment,
+    state: row.state,
+    uuid: row.uuid,
+    lastUpdatedAt: row.lastUpdatedAt,
+    errors: row.errors,
+    government: row.government,
+    xmlBase64: row.xmlBase64,
+    tddXmlBase64: row.tddXmlBase64,
+    compliance: documentCompliance(row.country, row.documentType),
+  });
+}
+
+async function salesDocument(ctx: Context, deps: HttpDeps, notFoundMessage: string) {
+  const auth = ctx.state.auth as AuthContext;
+  const row = await findSalesDocument(deps.knex, auth.workspaceId, ctx.params.documentId!);
+  if (!row) throw new HttpProblem(404, notFoundMessage, { code: 'NOT_FOUND' });
+  return row;
+}
+
+export function documentsRoutes(): FamilyRoutes {
+  const prefix = '/api/v3/documents';
+  return {
+    family: 'documents',
+    prefix,
+    routes(deps) {
+      const router = new Router({ prefix });
+      router.get('/:documentId', async (ctx) => {
+        const type = ctx.query.type;
+        if (type !== 'sales' && type !== 'purchases') {
+          throw new HttpProblem(422, 'query parameter type is required and must be "sales" or "purchases"', { path: ['query', 'type'] });
+        }
+        if (type === 'purchases') {
+          throw new HttpProblem(404, `no received purchase invoice ${ctx.params.documentId} in this workspace`, { code: 'NOT_FOUND' });
+        }
+        const row = await salesDocument(ctx, deps, `no sales document ${ctx.params.documentId} in this workspace`);
+        ctx.body = { success: true, data: statusOf(row) };
+      });
+      router.get('/:documentId/status', async (ctx) => {
+        const row = await salesDocument(ctx, deps, `no status is available for document ${ctx.params.documentId}`);
+        ctx.body = { success: true, data: { ...statusOf(row), pdfBase64: await renderCompliantPdf(row) } };
+      });
+      return router;
+    },
+  };
+}

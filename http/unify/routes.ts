@@ -1,0 +1,195 @@
+/**
+ * Unify (`/api/v3/unify`): the new request format (`new-api: true`, SPEC.md 2.1/2.4), the
+ * earlier action-based format (2.3/2.5, in earlier-format.ts) and, beyond the spec, the
+ * field-requirement catalogue generated from the validator's own rule sets.
+ */
+import Router from '@koa/router';
+import * as t from 'io-ts';
+import type { Context } from 'koa';
+import { submitDocument, type SubmissionOutcome } from '../../commands/submissions.js';
+import { DomainError } from '../../domain/errors.js';
+import { checkDocumentType, requirementsCatalogue, supportedCountries } from '../../domain/validation/index.js';
+import { findCompanySource } from '../../readmodels/connect.js';
+import type { FamilyRoutes, HttpDeps } from '../app.js';
+import { requireWritePermission, type AuthContext } from '../auth.js';
+import { JsonObject, NonEmptyString, decode } from '../decode.js';
+import { HttpProblem, renderProblem, toProblem, type ErrorPath } from '../errors.js';
+import { idempotent } from '../idempotency.js';
+import { commandContext } from '../request-context.js';
+import { produceInvoiceXml } from '../../commands/artifacts.js';
+import { handleEarlierFormat } from './earlier-format.js';
+
+const NewSubmission = t.type({
+  country: NonEmptyString,
+  environment: NonEmptyString,
+  purpose: NonEmptyString,
+  source: NonEmptyString,
+  documentType: t.intersection([
+    t.type({ base: NonEmptyString, modifiers: t.array(t.string) }),
+    t.partial({ variant: t.union([t.string, t.null]) }),
+  ]),
+  payload: JsonObject,
+});
+
+const at = (prefix: ErrorPath, ...rest: (string | number)[]) => [...prefix, ...rest];
+
+/** `name:version`, split at the last colon (names may contain colons, versions do not). */
+export function parseSourceReference(value: string): { name: string; version: string } | null {
+  const i = value.lastIndexOf(':');
+  if (i <= 0 || i === value.length - 1) return null;
+  return { name: value.slice(0, i), version: value.slice(i + 1) };
+}
+
+/** The workspace's source, ready for invoicing, or the 400/404 the spec names. */
+export async function resolveSource(deps: HttpDeps, workspaceId: string, name: string, version: string, path: ErrorPath) {
+  const source = await findCompanySource(deps.knex, workspaceId, name, version);
+  if (!source) throw new HttpProblem(404, `source ${name}:${version} was not found in this workspace`, { path, code: 'not_found' });
+  if (source.status !== 'active') throw new HttpProblem(400, `source ${name}:${version} is inactive`, { path });
+  if (source.mappingReadiness.status !== 'READY') {
+    throw new HttpProblem(400, `source ${name}:${version} is not ready for invoicing: its field mapping is not configured`, { path });
+  }
+  return { name, version, companyId: source.companyId, templateId: source.mappingReadiness.templateId };
+}
+
+function outcomeBody(outcome: SubmissionOutcome) {
+  if (outcome.accepted) {
+    return {
+      status: 200,
+      body: {
+        documentId: outcome.documentId,
+        documentNumber: outcome.documentNumber,
+        message: 'The document passed validation and is queued for delivery.',
+        Base64XML: outcome.xmlBase64 ?? '',
+      },
+    };
+  }
+  return {
+    status: 422,
+    body: {
+      documentId: outcome.documentId,
+      documentNumber: outcome.documentNumber,
+      message: 'The document failed validation; it is stored as needing correction. Fix it and submit it again.',
+      errors: outcome.report.errors.map((e) => ({
+        code: e.code,
+        message: e.message,
+        field: e.corePath,
+        payloadField: e.payloadPath ?? null,
+        path: e.path,
+        rule: { code: e.code, message: e.message, severity: e.severity, ruleSet: e.ruleSet },
+      })),
+      warnings: outcome.report.warnings.map((w) => ({ code: w.code, message: w.message, field: w.corePath, payloadField: w.payloadPath ?? null })),
+    },
+  };
+}
+
+/** One new-format submission; request-level problems are thrown as HttpProblem (with `path` under `prefix`). */
+async function submitNewFormat(ctx: Context, deps: HttpDeps, raw: unknown, prefix: ErrorPath) {
+  const auth = ctx.state.auth as AuthContext;
+  const decoded = decode(NewSubmission, raw);
+  if (!decoded.ok) {
+    const [first] = decoded.problems;
+    throw new HttpProblem(400, first!.message, { path: at(prefix, ...(first!.path ?? [])), details: decoded.problems.map((p) => ({ ...p, path: at(prefix, ...(p.path ?? [])) })) });
+  }
+  const body = decoded.value;
+  if (body.purpose !== 'invoicing') throw new HttpProblem(400, 'purpose must be "invoicing"', { path: at(prefix, 'purpose') });
+  if (body.environment !== 'sandbox' && body.environment !== 'production') {
+    throw new HttpProblem(400, 'environment must be "sandbox" or "production" (the new format does not accept simulation)', { path: at(prefix, 'environment') });
+  }
+  if (body.environment !== auth.environment) {
+    throw new HttpProblem(403, `this is a ${auth.environment} key; it cannot submit to ${body.environment}`, { code: 'permission_denied', path: at(prefix, 'environment') });
+  }
+  if (!(supportedCountries as readonly string[]).includes(body.country)) {
+    throw new HttpProblem(400, `country ${body.country} is not supported; supported: ${supportedCountries.join(', ')}`, { path: at(prefix, 'country') });
+  }
+  const documentType = checkDocumentType(body.country, { base: body.documentType.base, modifiers: body.documentType.modifiers, variant: body.documentType.variant ?? null });
+  if (!documentType.ok) {
+    throw new HttpProblem(400, documentType.error.message, { path: at(prefix, 'documentType', ...documentType.error.segments.filter((s) => s !== 'documentType')) });
+  }
+  const reference = parseSourceReference(body.source);
+  if (!reference) throw new HttpProblem(400, 'source must be "name:version" of one of the workspace\'s sources', { path: at(prefix, 'source') });
+  const source = await resolveSource(deps, auth.workspaceId, reference.name, reference.version, at(prefix, 'source'));
+  const outcome = await submitDocument(
+    deps.store,
+    {
+      workspaceId: auth.workspaceId,
+      environment: body.environment,
+      country: body.country,
+      documentType: { base: documentType.value.base, modifiers: [...documentType.value.modifiers], variant: documentType.value.variant },
+      source,
+      payload: body.payload,
+      format: 'new',
+      externalId: null,
+      destinations: ['TAX_AUTHORITY'],
+    },
+    { ...commandContext(ctx, deps.clock), environment: body.environment },
+    produceInvoiceXml,
+  );
+  // A status read right after this answer must find the document.
+  await deps.runner.waitFor(outcome.position, { timeoutMs: deps.config.projections.waitTimeoutMs, projections: ['documents'] });
+  return outcomeBody(outcome);
+}
+
+async function handleNewFormat(ctx: Context, deps: HttpDeps) {
+  requireWritePermission(ctx);
+  const body = ctx.request.body;
+  if (body === undefined) throw new HttpProblem(400, 'the request body is required', { path: [] });
+  if (body && typeof body === 'object' && !Array.isArray(body) && 'invoices' in body) {
+    const invoices = (body as { invoices: unknown }).invoices;
+    if (!Array.isArray(invoices) || invoices.length === 0) throw new HttpProblem(400, 'invoices must be a non-empty array', { path: ['invoices'] });
+    const results = [];
+    for (const [index, item] of invoices.entries()) {
+      try {
+        const { status, body: itemBody } = await submitNewFormat(ctx, deps, item, ['invoices', index]);
+        results.push({ index, status, ...itemBody });
+      } catch (err) {
+        const problem = toProblem(err);
+        if (!problem) throw err;
+        results.push({ index, status: problem.status, ...(renderProblem('unify', problem, ctx).body as object) });
+      }
+    }
+    const succeeded = results.filter((r) => r.status === 200).length;
+    ctx.body = { summary: { total: results.length, success: succeeded, failed: results.length - succeeded }, results };
+    return;
+  }
+  const { status, body: responseBody } = await submitNewFormat(ctx, deps, body, []);
+  ctx.status = status;
+  ctx.body = responseBody;
+}
+
+function csv(value: unknown): string[] {
+  return typeof value === 'string' && value !== '' ? value.split(',').map((s) => s.trim()).filter(Boolean) : [];
+}
+
+export function unifyRoutes(): FamilyRoutes {
+  const prefix = '/api/v3/unify';
+  return {
+    family: 'unify',
+    prefix,
+    routes(deps) {
+      const router = new Router({ prefix });
+      const idem = idempotent({ store: deps.store, clock: deps.clock });
+      router.post('/', async (ctx, next) => {
+        if (ctx.get('new-api').toLowerCase() !== 'true') return handleEarlierFormat(ctx, deps);
+        return idem(ctx, () => handleNewFormat(ctx, deps).then(next));
+      });
+      router.get('/requirements', (ctx) => {
+        const { country, base, variant } = ctx.query;
+        for (const [name, value] of Object.entries({ country, base })) {
+          if (typeof value !== 'string' || value === '') throw new HttpProblem(400, `query parameter ${name} is required`, { path: ['query', name] });
+        }
+        const result = requirementsCatalogue({
+          country: country as string,
+          base: base as string,
+          modifiers: csv(ctx.query.modifiers),
+          variant: typeof variant === 'string' && variant !== '' ? variant : null,
+        });
+        if (!result.ok) {
+          const e = result.error as DomainError & { segments: readonly (string | number)[] };
+          throw new HttpProblem(400, e.message, { path: ['query', ...e.segments.slice(0, 1)] });
+        }
+        ctx.body = result.value;
+      });
+      return router;
+    },
+  };
+}

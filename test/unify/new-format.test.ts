@@ -1,0 +1,191 @@
+import { expect } from 'chai';
+import { call, startTestService, type TestService } from '../support/http.js';
+import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant } from './support.js';
+
+describe('Unify new format and the sales document status (SPEC.md 2.1, 2.4, 2.6, 4.1, 4.2)', function () {
+  this.timeout(60000);
+  let t: TestService;
+  let u: UnifyTenant;
+
+  before(async () => {
+    t = await startTestService();
+    u = await unifyTenant(t);
+  });
+  after(async () => t.close());
+
+  it('accepts a valid UAE tax invoice, and a status read right after finds it submitted', async () => {
+    const payload = uaeInvoice();
+    const r = await u.submit(u.request(payload));
+    expect(r.status, r.text).to.equal(200);
+    expect(r.json).to.have.all.keys('documentId', 'documentNumber', 'message', 'Base64XML');
+    expect(r.json.documentNumber).to.equal(payload.header.documentNumber);
+    expect(r.json.Base64XML).to.be.a('string');
+
+    const read = await u.status(r.json.documentId);
+    expect(read.status).to.equal(200);
+    expect(read.json.success).to.equal(true);
+    const data = read.json.data;
+    expect(data).to.include({ documentId: r.json.documentId, documentNumber: payload.header.documentNumber, country: 'AE', environment: 'sandbox', state: 'submitted', isTerminal: false });
+    expect(data.errors).to.deep.equal([]);
+    expect(Date.parse(data.lastUpdatedAt)).to.be.a('number');
+    expect(data.compliance.ftaApprovedStatus).to.equal('PENDING');
+    expect(data.compliance.uuid).to.be.a('string');
+    expect(data.validationResults.status).to.equal('Pending');
+    expect(data.validationResults.validationSteps.map((s: { name: string }) => s.name)).to.deep.equal([
+      'Validation Passed',
+      'Queue Admitted',
+      'Delivery Processing Started',
+      'Delivery Success',
+    ]);
+    expect(data.validationResults.validationSteps.map((s: { status: string }) => s.status)).to.deep.equal(['Valid', 'Valid', null, null]);
+
+    const status = await u.status(r.json.documentId, 'status');
+    expect(status.status).to.equal(200);
+    expect(status.json.data.pdfBase64).to.equal(null);
+    expect(status.json.data.state).to.equal('submitted');
+  });
+
+  it('answers 422 naming the core field, the payload field and the rule, and stores the document as rejected', async () => {
+    const payload = uaeInvoice();
+    delete payload.header.issueDate;
+    payload.parties.buyer.address.stateOrProvince = 'XYZ';
+    const r = await u.submit(u.request(payload));
+    expect(r.status, r.text).to.equal(422);
+    expect(r.json.documentId).to.be.a('string');
+    expect(r.json.documentNumber).to.equal(payload.header.documentNumber);
+    const fields = r.json.errors.map((e: { field: string }) => e.field);
+    expect(fields).to.include('header.issueDate');
+    expect(fields).to.include('parties.buyer.address.stateOrProvince');
+    for (const e of r.json.errors) {
+      expect(e.code).to.be.a('string');
+      expect(e.payloadField).to.equal(e.field); // identity template
+      expect(e.rule.code).to.equal(e.code);
+    }
+    const read = await u.status(r.json.documentId);
+    expect(read.json.data.state).to.equal('rejected');
+    expect(read.json.data.isTerminal).to.equal(true);
+    expect(read.json.data.compliance.ftaApprovedStatus).to.equal('REJECTED');
+    expect(read.json.data.errors.every((e: { source: string }) => e.source === 'validation')).to.equal(true);
+    expect(read.json.data.validationResults.validationSteps[0]).to.deep.include({ name: 'Validation Failed', status: 'Invalid' });
+    expect(read.json.data.artifacts).to.equal(null);
+  });
+
+  it('refuses a live document number with CORE-HEAD-010, and lets a rejected number be used again', async () => {
+    const number = freshNumber();
+    const first = await u.submit(u.request(uaeInvoice({ documentNumber: number })));
+    expect(first.status).to.equal(200);
+    const again = await u.submit(u.request(uaeInvoice({ documentNumber: number })));
+    expect(again.status).to.equal(422);
+    expect(again.json.errors.map((e: { code: string }) => e.code)).to.deep.equal(['CORE-HEAD-010']);
+    expect(again.json.errors[0].field).to.equal('header.documentNumber');
+
+    const rejectedNumber = freshNumber();
+    const bad = uaeInvoice({ documentNumber: rejectedNumber });
+    delete bad.header.currency;
+    expect((await u.submit(u.request(bad))).status).to.equal(422);
+    expect((await u.submit(u.request(uaeInvoice({ documentNumber: rejectedNumber })))).status).to.equal(200);
+  });
+
+  it('lets exactly one of concurrent submissions with the same number through', async () => {
+    const number = freshNumber();
+    const answers = await Promise.all(Array.from({ length: 8 }, () => u.submit(u.request(uaeInvoice({ documentNumber: number })))));
+    expect(answers.filter((a) => a.status === 200)).to.have.length(1);
+    expect(answers.filter((a) => a.status === 422 && a.json.errors[0].code === 'CORE-HEAD-010')).to.have.length(7);
+  });
+
+  describe('request errors (SPEC.md 7)', () => {
+    it('answers 400 invalid_argument with the path of a malformed field', async () => {
+      const r = await u.submit({ ...u.request(uaeInvoice()), documentType: { base: 'tax_invoice', modifiers: 'export' } });
+      expect(r.status).to.equal(400);
+      expect(r.json.code).to.equal('invalid_argument');
+      expect(r.json.path).to.deep.equal(['documentType', 'modifiers']);
+      const missing = await u.submit({ country: 'AE' });
+      expect(missing.status).to.equal(400);
+      expect(missing.json.errors.map((e: { path: string[] }) => e.path[0])).to.include.members(['environment', 'purpose', 'source', 'documentType', 'payload']);
+    });
+    it('answers 400 for an unsupported country, a bad purpose, simulation, an unknown modifier and a malformed source', async () => {
+      const cases: [Record<string, unknown>, string[]][] = [
+        [{ country: 'FR' }, ['country']],
+        [{ purpose: 'MAPPING' }, ['purpose']],
+        [{ environment: 'simulation' }, ['environment']],
+        [{ documentType: { base: 'tax_invoice', modifiers: ['teleport'] } }, ['documentType', 'modifiers', 0]] as any,
+        [{ source: 'no-version' }, ['source']],
+      ];
+      for (const [change, path] of cases) {
+        const r = await u.submit(u.request(uaeInvoice(), change));
+        expect(r.status, JSON.stringify(change)).to.equal(400);
+        expect(r.json.code).to.equal('invalid_argument');
+        expect(r.json.path, JSON.stringify(change)).to.deep.equal(path);
+      }
+    });
+    it('answers 404 for a source that is not in the workspace', async () => {
+      const r = await u.submit(u.request(uaeInvoice(), { source: 'Nobody ERP:v9' }));
+      expect(r.status).to.equal(404);
+      expect(r.json.code).to.equal('not_found');
+    });
+    it('answers 403 permission_denied when the key environment differs, and insufficient_permission for a read-only key', async () => {
+      const r = await u.submit(u.request(uaeInvoice(), { environment: 'production' }));
+      expect(r.status).to.equal(403);
+      expect(r.json.code).to.equal('permission_denied');
+      const readOnly = await t.key(u.client.workspaceId, { permission: 'read' });
+      const ro = await call(`${t.url}/api/v3/unify`, { headers: { authorization: `Bearer ${readOnly.apiKey}`, 'new-api': 'true' }, body: u.request(uaeInvoice()) });
+      expect(ro.status).to.equal(403);
+      expect(ro.json.code).to.equal('insufficient_permission');
+    });
+  });
+
+  it('submits an invoices array item by item with a result per item', async () => {
+    const bad = uaeInvoice();
+    delete bad.header.dueDate;
+    const r = await u.submit({ invoices: [u.request(uaeInvoice()), u.request(bad), { ...u.request(uaeInvoice()), country: 'XX' }] });
+    expect(r.status).to.equal(200);
+    expect(r.json.summary).to.deep.equal({ total: 3, success: 1, failed: 2 });
+    expect(r.json.results.map((x: { status: number }) => x.status)).to.deep.equal([200, 422, 400]);
+    expect(r.json.results[2].path).to.deep.equal(['invoices', 2, 'country']);
+    expect(r.json.results[1].errors[0].field).to.equal('header.dueDate');
+  });
+
+  it('replays a retried submission with the same Idempotency-Key instead of refusing its number', async () => {
+    const body = u.request(uaeInvoice());
+    const headers = { 'idempotency-key': `submit-${freshNumber()}` };
+    const first = await u.submit(body, headers);
+    const retry = await u.submit(body, headers);
+    expect(first.status).to.equal(200);
+    expect(retry.status).to.equal(200);
+    expect(retry.json.documentId).to.equal(first.json.documentId);
+    expect(retry.headers.get('idempotent-replayed')).to.equal('true');
+  });
+
+  describe('document reads', () => {
+    it('answers 422 when type is missing or not sales/purchases, and 404 for an unknown or foreign document', async () => {
+      const accepted = await u.submit(u.request(uaeInvoice()));
+      for (const type of ['', 'receipts']) {
+        const r = await u.status(accepted.json.documentId, 'read', type);
+        expect(r.status).to.equal(422);
+        expect(r.json).to.include({ success: false, code: 'VALIDATION_ERROR' });
+      }
+      const unknown = await u.status('no-such-document');
+      expect(unknown.status).to.equal(404);
+      expect(unknown.json).to.include({ success: false, code: 'NOT_FOUND' });
+      const statusMissing = await u.status('no-such-document', 'status');
+      expect(statusMissing.status).to.equal(404);
+      expect(statusMissing.json.message).not.to.equal(unknown.json.message);
+
+      const other = await t.tenant();
+      const foreign = await call(`${t.url}/api/v3/documents/${accepted.json.documentId}?type=sales`, { headers: { authorization: `Bearer ${other.apiKey}` } });
+      expect(foreign.status).to.equal(404);
+    });
+  });
+
+  it('serves the field-requirement catalogue generated from the rule sets', async () => {
+    const r = await call(`${t.url}/api/v3/unify/requirements?country=AE&base=tax_invoice&modifiers=export`, { headers: { authorization: `Bearer ${u.apiKey}` } });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.json.country).to.equal('AE');
+    expect(r.json.modifiers).to.deep.equal(['export']);
+    const byPath = new Map(r.json.fields.map((f: { path: string }) => [f.path, f]));
+    expect(byPath.size).to.be.greaterThan(10);
+    const bad = await call(`${t.url}/api/v3/unify/requirements?country=ZZ&base=tax_invoice`, { headers: { authorization: `Bearer ${u.apiKey}` } });
+    expect(bad.status).to.equal(400);
+    expect(bad.json.code).to.equal('invalid_argument');
+  });
+});
