@@ -1,0 +1,28 @@
+/**
+ * The compliance identifiers of the status object (SPEC.md 2.6): the business process (ProfileID)
+ * and specification (CustomizationID) identifiers the generated XML carries, for the Peppol
+ * countries (UAE, Belgium, Germany); both null elsewhere.
+ */
+import type { ArtifactDocumentType } from './core-document.js';
+import { resolveDocumentType } from './normalize.js';
+import { PEPPOL_BIS_CUSTOMIZATION_ID, PEPPOL_BIS_PROFILE_ID } from './peppol-bis.js';
+import { pintAeIdentifiers } from './pint-ae.js';
+
+export interface ComplianceIdentifiers {
+  businessProcessIdentifier: string | null;
+  specificationIdentifier: string | null;
+}
+
+export function complianceIdentifiers(country: string, documentType: ArtifactDocumentType): ComplianceIdentifiers {
+  switch (country.trim().toUpperCase()) {
+    case 'AE': {
+      const ids = pintAeIdentifiers(resolveDocumentType(documentType));
+      return { businessProcessIdentifier: ids.profileId, specificationIdentifier: ids.customizationId };
+    }
+    case 'BE':
+    case 'DE':
+      return { businessProcessIdentifier: PEPPOL_BIS_PROFILE_ID, specificationIdentifier: PEPPOL_BIS_CUSTOMIZATION_ID };
+    default:
+      return { businessProcessIdentifier: null, specificationIdentifier: null };
+  }
+}

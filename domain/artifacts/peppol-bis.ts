@@ -1,0 +1,215 @@
+/**
+ * Belgium and Germany: Peppol BIS Billing 3.0 (EN 16931 CIUS), UBL 2.1 Invoice / CreditNote.
+ *
+ * - CustomizationID `urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0`,
+ *   ProfileID `urn:fdc:peppol.eu:2017:poacc:billing:01:1.0`.
+ * - 380 invoice; 381 credit note (a UBL CreditNote, BillingReference to the invoice); 383 debit
+ *   note (an Invoice with BillingReference).
+ * - Endpoint ids with their EAS scheme: the payload's scheme extension, else the country default
+ *   (0208 Belgian enterprise number, 9930 German VAT).
+ * - Seller VAT in PartyTaxScheme with the country prefix (BR-CO-09); VAT categories of UNCL 5305
+ *   with the VATEX reason where the category needs one; no rate on category O.
+ * - A buyer reference or an order reference is mandatory (PEPPOL-EN16931-R003): when the payload
+ *   has neither, the document number is written as the buyer reference.
+ * - A second TaxTotal in the tax currency when it differs from the document currency (BT-111).
+ */
+import type { CoreDocument, CoreParty } from './core-document.js';
+import { DEFAULT_VATEX, defaultEndpointScheme } from './codes.js';
+import {
+  documentCurrency,
+  documentTotals,
+  formatDecimal,
+  isoDate,
+  normalizeLines,
+  num,
+  registrationOf,
+  round2,
+  splitParticipantId,
+  str,
+  taxBreakdown,
+  taxIdOf,
+  uncl5305Category,
+  type ResolvedDocumentType,
+} from './normalize.js';
+import {
+  billingReference,
+  legalMonetaryTotal,
+  partyTaxScheme,
+  peppolAddress,
+  priceAmount,
+  taxCategory,
+  taxTotalAmountOnly,
+  taxTotalWithBreakdown,
+  type TaxCategoryOptions,
+} from './ubl-parts.js';
+import { amount, branch, leaf, newXmlDocument, serialize, toBase64, ublRoot, type XmlNode } from './xml.js';
+
+export const PEPPOL_BIS_CUSTOMIZATION_ID = 'urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0';
+export const PEPPOL_BIS_PROFILE_ID = 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0';
+
+export function peppolBisTypeCode(dt: ResolvedDocumentType): string {
+  return dt.kind === 'credit_note' ? '381' : dt.kind === 'debit_note' ? '383' : '380';
+}
+
+const NEEDS_REASON = new Set(['E', 'AE', 'K', 'G', 'O']);
+
+const BIS_BREAKDOWN_CATEGORY: TaxCategoryOptions = {
+  withPercent: (category) => category !== 'O',
+  exemption: (entry) => {
+    if (!NEEDS_REASON.has(entry.category)) return undefined;
+    const fallback = DEFAULT_VATEX[entry.category];
+    const code = entry.exemptionReasonCode ?? (entry.exemptionReason ? undefined : fallback?.code);
+    const reason = entry.exemptionReason ?? (entry.exemptionReasonCode ? undefined : fallback?.reason);
+    return code || reason ? { code, reason } : undefined;
+  },
+};
+
+/** Line level (ClassifiedTaxCategory): ID, Percent and scheme only. */
+const BIS_LINE_CATEGORY: TaxCategoryOptions = { withPercent: (category) => category !== 'O', exemption: () => undefined };
+
+/** A VAT number with its ISO country prefix (BR-CO-09). */
+export function vatWithPrefix(vat: string | undefined, country: string | undefined): string | undefined {
+  const v = str(vat)?.replace(/\s+/g, '');
+  if (!v) return undefined;
+  const c = str(country)?.toUpperCase();
+  return c && /^\d/.test(v) ? `${c === 'GR' ? 'EL' : c}${v}` : v;
+}
+
+function bisParty(parent: XmlNode, party: CoreParty | undefined, schemeExtension: string | undefined): void {
+  const p = branch(parent, 'cac:Party');
+  const country = str(party?.address?.country)?.toUpperCase();
+  const endpoint = splitParticipantId(party?.peppolId, schemeExtension);
+  leaf(p, 'cbc:EndpointID', endpoint.value, { schemeID: endpoint.scheme ?? defaultEndpointScheme(country) });
+  if (str(party?.tradeName)) leaf(branch(p, 'cac:PartyName'), 'cbc:Name', party?.tradeName);
+  peppolAddress(p, 'cac:PostalAddress', party?.address, str(party?.address?.stateOrProvince));
+  partyTaxScheme(p, vatWithPrefix(taxIdOf(party, ['VAT', 'TVA', 'BTW', 'USTIDNR']), country));
+  const registration = registrationOf(party);
+  if (str(party?.name) || registration) {
+    const legal = branch(p, 'cac:PartyLegalEntity');
+    leaf(legal, 'cbc:RegistrationName', party?.name);
+    if (registration) {
+      const scheme = str(registration.scheme) ?? (/^\d{4}$/.test(registration.type ?? '') ? registration.type : undefined);
+      leaf(legal, 'cbc:CompanyID', registration.value, { schemeID: scheme });
+    }
+  }
+  const contact = party?.contact;
+  if (contact && (str(contact.name) || str(contact.phone) || str(contact.email))) {
+    const c = branch(p, 'cac:Contact');
+    leaf(c, 'cbc:Name', contact.name);
+    leaf(c, 'cbc:Telephone', contact.phone);
+    leaf(c, 'cbc:ElectronicMail', contact.email);
+  }
+}
+
+export interface PeppolBisInput {
+  doc: CoreDocument;
+  dt: ResolvedDocumentType;
+  uuid: string;
+}
+
+export function buildPeppolBisDocument(input: PeppolBisInput): { xml: string; base64: string } {
+  const { doc, dt } = input;
+  const header = doc.header ?? {};
+  const parties = doc.parties ?? {};
+  const ext = doc.extensions ?? {};
+  const cur = documentCurrency(doc, 'EUR');
+  const credit = dt.kind === 'credit_note';
+  const lines = normalizeLines(doc, 'C62');
+  const categoryOf = (raw: string | undefined, rate: number) => uncl5305Category(raw, rate, dt.modifiers);
+  const breakdown = taxBreakdown(doc, lines, categoryOf);
+  const totals = documentTotals(doc, lines, breakdown);
+  const taxCurrency = str(header.taxCurrency)?.toUpperCase();
+  const foreignTax = taxCurrency !== undefined && taxCurrency !== cur;
+  const rate = num(header.exchangeRate?.rate as number | string | undefined);
+
+  const xmlDoc = newXmlDocument();
+  const root = ublRoot(xmlDoc, credit ? 'CreditNote' : 'Invoice');
+  leaf(root, 'cbc:CustomizationID', PEPPOL_BIS_CUSTOMIZATION_ID);
+  leaf(root, 'cbc:ProfileID', PEPPOL_BIS_PROFILE_ID);
+  leaf(root, 'cbc:ID', header.documentNumber);
+  leaf(root, 'cbc:IssueDate', isoDate(header.issueDate));
+  if (!credit) leaf(root, 'cbc:DueDate', isoDate(header.dueDate));
+  leaf(root, credit ? 'cbc:CreditNoteTypeCode' : 'cbc:InvoiceTypeCode', peppolBisTypeCode(dt));
+  leaf(root, 'cbc:Note', header.note);
+  leaf(root, 'cbc:DocumentCurrencyCode', cur);
+  if (foreignTax) leaf(root, 'cbc:TaxCurrencyCode', taxCurrency);
+  const orderRef = str(header.purchaseOrderReference);
+  leaf(root, 'cbc:BuyerReference', str(header.buyerReference) ?? (orderRef ? undefined : header.documentNumber));
+  const period = header.invoicePeriod;
+  if (period && (str(period.startDate) || str(period.endDate))) {
+    const p = branch(root, 'cac:InvoicePeriod');
+    leaf(p, 'cbc:StartDate', isoDate(period.startDate));
+    leaf(p, 'cbc:EndDate', isoDate(period.endDate));
+  }
+  if (orderRef) leaf(branch(root, 'cac:OrderReference'), 'cbc:ID', orderRef);
+  const preceding = header.precedingInvoiceReference;
+  billingReference(root, { id: preceding?.id, issueDate: isoDate(preceding?.issueDate ?? str(ext['peppol_precedingInvoiceIssueDate'])) });
+
+  bisParty(branch(root, 'cac:AccountingSupplierParty'), parties.seller, str(ext['peppol_seller_peppolIdScheme']));
+  bisParty(branch(root, 'cac:AccountingCustomerParty'), parties.buyer, str(ext['peppol_buyer_peppolIdScheme']));
+
+  const delivery = parties.delivery;
+  if (delivery && (delivery.address || str(delivery.deliveryDate) || str(delivery.name))) {
+    const d = branch(root, 'cac:Delivery');
+    leaf(d, 'cbc:ActualDeliveryDate', isoDate(delivery.deliveryDate));
+    if (delivery.address) {
+      const a = delivery.address;
+      peppolAddress(branch(d, 'cac:DeliveryLocation'), 'cac:Address', a, str(a.countrySubdivision ?? a.stateOrProvince));
+    }
+    if (str(delivery.name)) leaf(branch(branch(d, 'cac:DeliveryParty'), 'cac:PartyName'), 'cbc:Name', delivery.name);
+  }
+
+  for (const pm of doc.payment?.paymentMeans ?? []) {
+    const code = str(pm.paymentMeansCode);
+    if (!code) continue;
+    const p = branch(root, 'cac:PaymentMeans');
+    leaf(p, 'cbc:PaymentMeansCode', code);
+    if (credit) leaf(p, 'cbc:PaymentDueDate', isoDate(header.dueDate));
+    leaf(p, 'cbc:PaymentID', pm.paymentId);
+    const account = str(pm.creditTransferInfo?.payeeFinancialAccountId);
+    if (account) {
+      const fa = branch(p, 'cac:PayeeFinancialAccount');
+      leaf(fa, 'cbc:ID', account);
+      leaf(fa, 'cbc:Name', pm.creditTransferInfo?.payeeFinancialAccountName);
+      const bank = str(pm.creditTransferInfo?.financialInstitutionId);
+      if (bank) leaf(branch(fa, 'cac:FinancialInstitutionBranch'), 'cbc:ID', bank);
+    }
+  }
+  if (str(doc.payment?.paymentTerms)) leaf(branch(root, 'cac:PaymentTerms'), 'cbc:Note', doc.payment?.paymentTerms);
+
+  taxTotalWithBreakdown(root, totals.tax, breakdown, cur, BIS_BREAKDOWN_CATEGORY);
+  if (foreignTax) {
+    const inTaxCurrency = num(ext['peppol_totalTaxAmountInTaxCurrency'] as number | string | undefined) ?? (rate !== undefined ? round2(totals.tax * rate) : undefined);
+    if (inTaxCurrency !== undefined && taxCurrency) taxTotalAmountOnly(root, inTaxCurrency, taxCurrency);
+  }
+  legalMonetaryTotal(root, totals, cur);
+
+  for (const line of lines) {
+    const el = branch(root, credit ? 'cac:CreditNoteLine' : 'cac:InvoiceLine');
+    leaf(el, 'cbc:ID', line.id);
+    leaf(el, credit ? 'cbc:CreditedQuantity' : 'cbc:InvoicedQuantity', formatDecimal(line.quantity), { unitCode: line.unitCode });
+    amount(el, 'cbc:LineExtensionAmount', line.net, cur);
+    const item = branch(el, 'cac:Item');
+    if (line.description && line.description !== line.name) leaf(item, 'cbc:Description', line.description);
+    leaf(item, 'cbc:Name', line.name ?? line.description);
+    if (line.sellerItemId) leaf(branch(item, 'cac:SellersItemIdentification'), 'cbc:ID', line.sellerItemId);
+    if (line.classification) {
+      leaf(branch(item, 'cac:CommodityClassification'), 'cbc:ItemClassificationCode', line.classification.code, {
+        listID: line.classification.scheme ?? 'STI',
+      });
+    }
+    taxCategory(item, 'cac:ClassifiedTaxCategory', { ...line, category: categoryOf(line.rawCategory, line.rate) }, BIS_LINE_CATEGORY);
+    const price = branch(el, 'cac:Price');
+    priceAmount(price, 'cbc:PriceAmount', line.price, cur);
+    if (line.baseQuantity !== 1) leaf(price, 'cbc:BaseQuantity', formatDecimal(line.baseQuantity), { unitCode: line.unitCode });
+    if (line.grossPrice > line.price) {
+      const discount = branch(price, 'cac:AllowanceCharge');
+      leaf(discount, 'cbc:ChargeIndicator', 'false');
+      priceAmount(discount, 'cbc:Amount', line.grossPrice - line.price, cur);
+      priceAmount(discount, 'cbc:BaseAmount', line.grossPrice, cur);
+    }
+  }
+
+  const xml = serialize(xmlDoc);
+  return { xml, base64: toBase64(xml) };
+}

@@ -1,0 +1,146 @@
+/**
+ * UAE Tax Data Document (TDD): the document the sender's access point reports to the FTA (corner 5)
+ * for each delivered PINT AE invoice or credit note.
+ *
+ * Modelling choice: this is the OpenPeppol AE TDD 1.0 envelope, not a UBL Invoice re-labelled. The
+ * FTA's corner 5 accepts the document type
+ * `urn:peppol:schema:taxdata:1.0::TaxData##urn:peppol:taxdata:ae-1::1.0` with the process
+ * `urn:peppol:taxreporting`, so the root is `pxs:TaxData` in `urn:peppol:schema:taxdata:1.0`,
+ * CustomizationID `urn:peppol:taxdata:ae-1`, ProfileID `urn:peppol:taxreporting` (the value the AE
+ * TDD rule ibr-tdd-02 requires). Everything inside the envelope is UBL 2.1 (cbc/cac/cec): the
+ * reporting and receiving parties are `cac:PartyType`, the reported document summary uses UBL basic
+ * components, and `pxs:SourceDocument` is a `cec:UBLExtensionType` whose ExtensionContent embeds the
+ * full PINT AE Invoice/CreditNote. The tests validate the envelope against the OASIS UBL 2.1 common
+ * schemas (through a schema that declares only the envelope's sequence) and the embedded document
+ * against the UBL 2.1 Invoice/CreditNote schema.
+ *
+ * Content follows the AE TDD rules: no cbc:ID on the envelope (ibr-tdd-03), issue date without and
+ * issue time with a time zone (ibr-tdd-04/05), exactly one reported transaction, reporting party =
+ * the seller's endpoint, receiving party and reporter's representative with scheme 0242 (SPIS),
+ * reported supplier with exactly one PartyTaxScheme, one TaxTotal per currency holding only the tax
+ * amount, and a MonetaryTotal holding only the total without VAT in the document currency.
+ */
+import type { CoreDocument } from './core-document.js';
+import { isoDate, isoTime, str, type ResolvedDocumentType } from './normalize.js';
+import { aeBuyerEndpoint, aeSellerEndpoint, aeTrn, pintAeContext, writePintAeDocument, type PintAeContext } from './pint-ae.js';
+import { partyTaxScheme, taxTotalAmountOnly } from './ubl-parts.js';
+import { amount, branch, leaf, newXmlDocument, serialize, toBase64, UBL_NS, type XmlNode } from './xml.js';
+
+export const TDD_NAMESPACE = 'urn:peppol:schema:taxdata:1.0';
+export const TDD_CUSTOMIZATION_ID = 'urn:peppol:taxdata:ae-1';
+export const TDD_PROFILE_ID = 'urn:peppol:taxreporting';
+/** SPIS (Peppol service provider id) scheme of the FTA endpoint and of the reporting ASP. */
+export const SPIS_SCHEME = '0242';
+/**
+ * Sandbox defaults for the SPIS identifiers (the FTA test endpoint of the OpenPeppol examples and
+ * a placeholder ASP id). Production wiring passes the real ones.
+ */
+export const SANDBOX_FTA_RECEIVER_ID = '0242:000773';
+export const SANDBOX_REPORTERS_REPRESENTATIVE_ID = '0242:ASP-0001';
+
+export type TddDocumentTypeCode = 'S' | 'R' | 'W' | 'F';
+export type TddReporterRole = '01' | '02';
+
+export interface TaxDataDocumentOptions {
+  /** When the TDD is issued (ISO timestamp); defaults to the invoice issue date at 00:00:00Z. */
+  reportedAt?: string;
+  /** S submit (default), R resubmit, W withdraw, F failed validation. */
+  typeCode?: TddDocumentTypeCode;
+  /** 01 the sender (seller side, default), 02 the receiver (buyer side). */
+  reporterRole?: TddReporterRole;
+  receiverId?: string;
+  reportersRepresentativeId?: string;
+  /** The SBDH instance identifier of the Peppol transmission, when known. */
+  transportHeaderId?: string;
+}
+
+/** D domestic; IP international via Peppol; INP international outside Peppol. */
+export function tddScope(ctx: PintAeContext): 'D' | 'IP' | 'INP' {
+  const buyerCountry = str(ctx.doc.parties?.buyer?.address?.country)?.toUpperCase();
+  const international = ctx.dt.modifiers.has('export') || (buyerCountry !== undefined && buyerCountry !== 'AE');
+  if (!international) return 'D';
+  return str(ctx.doc.parties?.buyer?.peppolId) ? 'IP' : 'INP';
+}
+
+function tddTime(reportedAt: string | undefined): string {
+  const s = str(reportedAt);
+  const time = isoTime(s) ?? '00:00:00';
+  const zone = s ? (/(Z|[+-]\d{2}:\d{2})$/.exec(s)?.[1] ?? 'Z') : 'Z';
+  return `${time}${zone}`;
+}
+
+export function buildTaxDataDocument(
+  doc: CoreDocument,
+  dt: ResolvedDocumentType,
+  uuid: string,
+  options: TaxDataDocumentOptions = {},
+): { xml: string; base64: string } {
+  const ctx = pintAeContext(doc, dt, uuid);
+  const header = doc.header ?? {};
+  const xml = newXmlDocument();
+  const root = xml.ele('pxs:TaxData', {
+    'xmlns:pxs': TDD_NAMESPACE,
+    'xmlns:cac': UBL_NS.cac,
+    'xmlns:cbc': UBL_NS.cbc,
+    'xmlns:cec': UBL_NS.ext,
+  });
+  leaf(root, 'cbc:CustomizationID', TDD_CUSTOMIZATION_ID);
+  leaf(root, 'cbc:ProfileID', TDD_PROFILE_ID);
+  leaf(root, 'cbc:IssueDate', isoDate(options.reportedAt) ?? isoDate(header.issueDate));
+  leaf(root, 'cbc:IssueTime', tddTime(options.reportedAt));
+  leaf(root, 'pxs:DocumentTypeCode', options.typeCode ?? 'S');
+  leaf(root, 'pxs:DocumentScope', tddScope(ctx));
+  const role = options.reporterRole ?? '01';
+  leaf(root, 'pxs:ReporterRole', role);
+
+  const reporter = role === '01' ? aeSellerEndpoint(ctx) : aeBuyerEndpoint(ctx);
+  leaf(branch(root, 'pxs:ReportingParty'), 'cbc:EndpointID', reporter.value, { schemeID: reporter.scheme });
+  leaf(branch(root, 'pxs:ReceivingParty'), 'cbc:EndpointID', options.receiverId ?? SANDBOX_FTA_RECEIVER_ID, { schemeID: SPIS_SCHEME });
+  leaf(
+    branch(branch(root, 'pxs:ReportersRepresentative'), 'cac:PartyIdentification'),
+    'cbc:ID',
+    options.reportersRepresentativeId ?? SANDBOX_REPORTERS_REPRESENTATIVE_ID,
+    { schemeID: SPIS_SCHEME },
+  );
+
+  const transaction = branch(root, 'pxs:ReportedTransaction');
+  leaf(transaction, 'pxs:TransportHeaderID', options.transportHeaderId);
+  writeReportedDocument(branch(transaction, 'pxs:ReportedDocument'), ctx);
+  const content = branch(branch(transaction, 'pxs:SourceDocument'), 'cec:ExtensionContent');
+  writePintAeDocument(content, ctx);
+
+  const out = serialize(xml);
+  return { xml: out, base64: toBase64(out) };
+}
+
+function writeReportedDocument(rd: XmlNode, ctx: PintAeContext): void {
+  const header = ctx.doc.header ?? {};
+  leaf(rd, 'cbc:CustomizationID', ctx.ids.customizationId);
+  leaf(rd, 'cbc:ProfileID', ctx.ids.profileId);
+  leaf(rd, 'cbc:ID', header.documentNumber);
+  leaf(rd, 'cbc:UUID', ctx.uuid);
+  leaf(rd, 'cbc:IssueDate', isoDate(header.issueDate));
+  leaf(rd, 'cbc:IssueTime', isoTime(header.issueTime));
+  leaf(rd, 'pxs:DocumentTypeCode', ctx.typeCode);
+  leaf(rd, 'cbc:DocumentCurrencyCode', ctx.currency);
+  if (ctx.foreignCurrency) leaf(rd, 'cbc:TaxCurrencyCode', 'AED');
+
+  const seller = ctx.doc.parties?.seller;
+  const sellerParty = branch(branch(rd, 'cac:AccountingSupplierParty'), 'cac:Party');
+  const trn = aeTrn(seller);
+  if (trn) partyTaxScheme(sellerParty, trn);
+  else {
+    // Out-of-scope seller without a TRN: its tax registration (TIN) under a non-VAT scheme (ibt-032).
+    partyTaxScheme(sellerParty, aeSellerEndpoint(ctx).value, 'TIN');
+  }
+
+  const buyer = ctx.doc.parties?.buyer;
+  const buyerParty = branch(branch(rd, 'cac:AccountingCustomerParty'), 'cac:Party');
+  const buyerEndpoint = aeBuyerEndpoint(ctx);
+  leaf(branch(buyerParty, 'cac:PartyIdentification'), 'cbc:ID', buyerEndpoint.value, { schemeID: buyerEndpoint.scheme });
+  partyTaxScheme(buyerParty, aeTrn(buyer));
+
+  taxTotalAmountOnly(rd, ctx.totals.tax, ctx.currency);
+  if (ctx.foreignCurrency && ctx.taxInAed !== undefined) taxTotalAmountOnly(rd, ctx.taxInAed, 'AED');
+  amount(branch(rd, 'pxs:MonetaryTotal'), 'cbc:TaxExclusiveAmount', ctx.totals.taxExclusive, ctx.currency);
+}
