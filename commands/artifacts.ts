@@ -3,17 +3,40 @@
  * `Base64XML`, 2.6 `artifacts`), the compliance identifiers of the status object, and the PDF
  * of a compliant document on `/status`.
  */
+import { complianceIdentifiers, generateInvoiceXml, renderInvoicePdf, type CoreDocument } from '../domain/artifacts/index.js';
+import { COMPLIANCE_COUNTRIES } from '../domain/document/status.js';
 import type { SalesDocumentRow } from '../readmodels/sales-documents.js';
 import type { XmlProducer } from './submissions.js';
 
-export const produceInvoiceXml: XmlProducer = () => null;
+/**
+ * Countries whose XML is complete at submission. Saudi invoices carry the seller's invoice
+ * counter and the previous invoice's hash, so their XML is produced when the document enters
+ * the seller's chain on delivery; until then Base64XML is empty, as SPEC.md 2.4 allows.
+ */
+const XML_AT_SUBMISSION: ReadonlySet<string> = new Set(['AE', 'MY', 'BE', 'DE']);
 
-export function documentCompliance(_country: string, _documentType: unknown) {
-  return null;
+export const produceInvoiceXml: XmlProducer = ({ country, documentType, document, uuid }) => {
+  if (!XML_AT_SUBMISSION.has(country)) return null;
+  return generateInvoiceXml({ country, documentType, document: document as CoreDocument, uuid }).base64;
+};
+
+export function documentCompliance(country: string, documentType: { base: string; modifiers?: readonly string[]; variant?: string | null }) {
+  return COMPLIANCE_COUNTRIES.has(country) ? complianceIdentifiers(country, documentType) : null;
 }
 
-/** The PDF of a compliant (final_valid) document as base64; null otherwise or when rendering fails. */
+/** The PDF of a compliant (final_valid) document as base64; null otherwise, or when it cannot be rendered. */
 export async function renderCompliantPdf(row: SalesDocumentRow): Promise<string | null> {
   if (row.state !== 'final_valid') return null;
-  return null;
+  try {
+    const pdf = await renderInvoicePdf({
+      country: row.country,
+      documentType: row.documentType,
+      document: row.coreDocument as CoreDocument,
+      uuid: row.uuid ?? row.documentId,
+      state: row.state,
+    });
+    return pdf.toString('base64');
+  } catch {
+    return null;
+  }
 }

@@ -19,7 +19,9 @@ describe('Unify new format and the sales document status (SPEC.md 2.1, 2.4, 2.6,
     expect(r.status, r.text).to.equal(200);
     expect(r.json).to.have.all.keys('documentId', 'documentNumber', 'message', 'Base64XML');
     expect(r.json.documentNumber).to.equal(payload.header.documentNumber);
-    expect(r.json.Base64XML).to.be.a('string');
+    const xml = Buffer.from(r.json.Base64XML, 'base64').toString('utf8');
+    expect(xml).to.contain('<cbc:CustomizationID>urn:peppol:pint:billing-1@ae-1</cbc:CustomizationID>');
+    expect(xml).to.contain(`<cbc:ID>${payload.header.documentNumber}</cbc:ID>`);
 
     const read = await u.status(r.json.documentId);
     expect(read.status).to.equal(200);
@@ -29,7 +31,11 @@ describe('Unify new format and the sales document status (SPEC.md 2.1, 2.4, 2.6,
     expect(data.errors).to.deep.equal([]);
     expect(Date.parse(data.lastUpdatedAt)).to.be.a('number');
     expect(data.compliance.ftaApprovedStatus).to.equal('PENDING');
-    expect(data.compliance.uuid).to.be.a('string');
+    expect(data.compliance.uuid).to.match(/^[0-9a-f-]{36}$/);
+    expect(xml).to.contain(`<cbc:UUID>${data.compliance.uuid}</cbc:UUID>`);
+    expect(data.compliance.businessProcessIdentifier).to.equal('urn:peppol:bis:billing');
+    expect(data.compliance.specificationIdentifier).to.equal('urn:peppol:pint:billing-1@ae-1');
+    expect(data.artifacts).to.deep.equal({ invoiceXmlBase64: r.json.Base64XML, invoiceXmlEncoding: 'base64' });
     expect(data.validationResults.status).to.equal('Pending');
     expect(data.validationResults.validationSteps.map((s: { name: string }) => s.name)).to.deep.equal([
       'Validation Passed',
