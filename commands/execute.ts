@@ -5,9 +5,12 @@
  * rule, including client-supplied versions), up to a bounded number of attempts.
  */
 import { randomUUID } from 'node:crypto';
+import { v5 as uuidv5 } from 'uuid';
 import type { Decider, DomainEvent } from '../domain/decider.js';
 import { decodeEventData, type EventMetadata } from '../domain/events/envelope.js';
 import { WrongExpectedVersionError, type AppendResult, type EventStore, type NewEvent } from './eventstore/port.js';
+
+const EVENT_ID_NAMESPACE = '6f1c8e4e-3b7a-5d2e-9c41-2b8f0a7d5e13';
 
 /** Who asked, and why: becomes the metadata of every event the command writes. */
 export interface CommandContext {
@@ -72,7 +75,15 @@ export async function execute<C, S, E extends DomainEvent>(
   streamId: string,
   command: C,
   ctx: CommandContext,
-  options: { maxAttempts?: number } = {},
+  options: {
+    maxAttempts?: number;
+    /**
+     * Derive event ids from this seed instead of drawing them at random. A reactor passes the
+     * id of the event it reacts to, so a reaction replayed after a crash appends the same ids
+     * and the event store recognises it as a replay instead of writing it twice.
+     */
+    idSeed?: string;
+  } = {},
 ): Promise<Executed<S, E>> {
   const maxAttempts = options.maxAttempts ?? 5;
   for (let attempt = 1; ; attempt++) {
@@ -81,8 +92,8 @@ export async function execute<C, S, E extends DomainEvent>(
     const after = events.reduce((s, e) => decider.evolve(s, e), state);
     if (events.length === 0) return { state: after, events, appended: null };
     const metadata = eventMetadata(ctx);
-    const toAppend: NewEvent[] = events.map((e) => ({
-      id: randomUUID(),
+    const toAppend: NewEvent[] = events.map((e, i) => ({
+      id: options.idSeed ? uuidv5(`${options.idSeed}/${i}`, EVENT_ID_NAMESPACE) : randomUUID(),
       type: e.type,
       schemaVersion: (decider.events as Record<string, { version: number }>)[e.type]!.version,
       data: e.data,

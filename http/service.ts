@@ -9,6 +9,8 @@ import { loadConfig, type Config } from '../platform/config.js';
 import { createLogger, type Logger } from '../platform/logger.js';
 import { openRuntime, type Runtime } from '../platform/runtime.js';
 import { allProjections } from '../projections/index.js';
+import { serviceProcesses, type ProcessDeps, type Processes } from '../projections/processes.js';
+import { reactorProjection } from '../projections/reactor.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { ApiKeyCache } from '../readmodels/keys.js';
 import { createHttpApp, type FamilyRoutes, type HttpDeps } from './app.js';
@@ -17,6 +19,7 @@ import { ReadinessProbe } from './health.js';
 
 export interface Service {
   readonly url: string;
+  readonly processes: Processes;
   readonly runtime: Runtime;
   readonly runner: ProjectionRunner;
   readonly deps: HttpDeps;
@@ -34,6 +37,38 @@ export interface ServiceOptions {
   extraFamilies?: FamilyRoutes[];
   /** Port to listen on (0 = ephemeral); defaults to config.http.port. */
   port?: number;
+  /** The reactors and workers to run (tests may pass their own). */
+  processes?: (deps: ProcessDeps) => Processes;
+  /** False: workers are not ticked by timers (tests tick them with a manual clock). */
+  startWorkers?: boolean;
+}
+
+/** Ticks each worker on its interval; a tick never overlaps the previous one of the same worker. */
+function startWorkers(workers: Processes['workers'], clock: Clock, logger: Logger) {
+  let stopped = false;
+  const timers: NodeJS.Timeout[] = [];
+  const running = new Set<Promise<unknown>>();
+  for (const { worker, intervalMs } of workers) {
+    const tick = () => {
+      if (stopped) return;
+      const run = worker
+        .tick(clock.now())
+        .catch((err) => logger.error({ err, worker: worker.name }, 'worker tick failed'))
+        .finally(() => {
+          running.delete(run);
+          if (!stopped) timers.push(setTimeout(tick, intervalMs));
+        });
+      running.add(run);
+    };
+    timers.push(setTimeout(tick, intervalMs));
+  }
+  return {
+    async stop() {
+      stopped = true;
+      for (const t of timers) clearTimeout(t);
+      await Promise.all(running);
+    },
+  };
 }
 
 export async function startService(options: ServiceOptions = {}): Promise<Service> {
@@ -43,12 +78,14 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const ownsRuntime = !options.runtime;
   const runtime = options.runtime ?? (await openRuntime(config, { log: (msg) => logger.info(msg) }));
   const { knex } = runtime.db;
-  const runner = new ProjectionRunner(knex, runtime.store, allProjections(), {
+  const processes = (options.processes ?? serviceProcesses)({ config, knex, store: runtime.store, clock, log: (msg, fields) => logger.info(fields ?? {}, msg) });
+  const runner = new ProjectionRunner(knex, runtime.store, [...allProjections(), ...processes.reactors.map(reactorProjection)], {
     batchSize: config.projections.batchSize,
     log: (msg, fields) => logger.warn(fields ?? {}, msg),
   });
   await runner.init();
   runner.start();
+  const workers = options.startWorkers === false ? null : startWorkers(processes.workers, clock, logger);
   const readiness = new ReadinessProbe(knex, runtime.store, runner, config.projections.stalledAfterMs);
   await readiness.check();
   readiness.start();
@@ -68,6 +105,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   let closing: Promise<void> | null = null;
   return {
     url,
+    processes,
     runtime,
     runner,
     deps,
@@ -78,6 +116,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
           server.close(() => resolve());
           server.closeIdleConnections();
         });
+        await workers?.stop();
         await runner.stop();
         if (ownsRuntime) await runtime.close();
       })();

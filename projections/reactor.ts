@@ -1,0 +1,38 @@
+/**
+ * Reactors (process managers) react to events by issuing commands: deliver a document,
+ * meter a submission, cancel an allowance. A reactor runs like a projection (same runner,
+ * checkpoint, one instance at a time), but its effects are appends to the event store, which
+ * cannot share the checkpoint's transaction. So a reaction may run again after a crash, and
+ * every reaction must be idempotent: decide from the aggregate's current state (the state
+ * machine refuses a step taken twice) and pass the triggering event's id as `idSeed` to
+ * `execute`, so that a replayed append is recognised by its event ids.
+ *
+ * Work that waits for time (retry back-off, allowance activation) is not a reactor but a
+ * worker with an injected clock: `tick(now)` is called by a timer in the service and directly
+ * by tests.
+ */
+import type { RecordedEvent } from '../commands/eventstore/port.js';
+import { defineProjection, type Projection } from './projection.js';
+
+export interface Reactor {
+  readonly name: string;
+  readonly eventTypes: ReadonlySet<string>;
+  react(event: RecordedEvent): Promise<void>;
+}
+
+/** A reactor as a projection without tables, so the projection runner drives it. */
+export function reactorProjection(reactor: Reactor): Projection {
+  return defineProjection({
+    name: reactor.name,
+    version: 1,
+    tables: [],
+    eventTypes: reactor.eventTypes,
+    apply: (_trx, event) => reactor.react(event),
+  });
+}
+
+export interface Worker {
+  readonly name: string;
+  /** Does whatever is due at `now`; returns how many items it handled. */
+  tick(now: Date): Promise<number>;
+}
