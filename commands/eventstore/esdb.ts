@@ -274,7 +274,9 @@ export class EventStoreDbEventStore implements EventStore {
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     if (options.maxCount !== undefined && options.maxCount <= 0) return [];
     const read = this.client.readStream(streamId, {
-      fromRevision: options.fromRevision ?? ESDB_START,
+      ...(options.backwards
+        ? { direction: BACKWARDS, fromRevision: options.fromRevision ?? END }
+        : { fromRevision: options.fromRevision ?? ESDB_START }),
       ...(options.maxCount !== undefined ? { maxCount: options.maxCount } : {}),
     });
     const out: RecordedEvent[] = [];

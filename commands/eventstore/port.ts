@@ -68,8 +68,11 @@ export interface AppendResult {
 }
 
 export interface ReadStreamOptions {
+  /** Forwards: the first revision to read. Backwards: the last one (default: the stream's end). */
   readonly fromRevision?: StreamRevision;
   readonly maxCount?: number;
+  /** Newest first (e.g. maxCount 1 reads a stream's last event). */
+  readonly backwards?: boolean;
 }
 
 export interface EventSubscription extends AsyncIterable<RecordedEvent> {

@@ -151,12 +151,19 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
-    const { rows } = await this.pool.query<EventRow>(
-      `select ${EVENT_COLUMNS} from es_events
-        where stream_id = $1 and stream_revision >= $2
-        order by stream_revision limit $3`,
-      [streamId, (options.fromRevision ?? 0n).toString(), options.maxCount ?? null],
-    );
+    const { rows } = options.backwards
+      ? await this.pool.query<EventRow>(
+          `select ${EVENT_COLUMNS} from es_events
+            where stream_id = $1 and ($2::bigint is null or stream_revision <= $2::bigint)
+            order by stream_revision desc limit $3`,
+          [streamId, options.fromRevision?.toString() ?? null, options.maxCount ?? null],
+        )
+      : await this.pool.query<EventRow>(
+          `select ${EVENT_COLUMNS} from es_events
+            where stream_id = $1 and stream_revision >= $2
+            order by stream_revision limit $3`,
+          [streamId, (options.fromRevision ?? 0n).toString(), options.maxCount ?? null],
+        );
     return rows.map(toRecorded);
   }
 

@@ -63,12 +63,20 @@ export const DeliveryStarted = defineEvent({
 export const Delivered = defineEvent({
   type: 'DocumentDelivered',
   version: 1,
-  codec: t.type({ attempt: t.number, government: t.unknown }),
+  codec: t.intersection([
+    t.type({ attempt: t.number, government: t.unknown }),
+    // Artifacts produced on delivery: the XML where it is completed then (the Saudi hash
+    // chain), the UAE Tax Data Document; and when a final result is expected.
+    t.partial({ xmlBase64: t.union([t.string, t.null]), tddXmlBase64: t.union([t.string, t.null]), finalResultDueAt: t.union([t.string, t.null]) }),
+  ]),
 });
 export const DeliveryFailed = defineEvent({
   type: 'DocumentDeliveryFailed',
   version: 1,
-  codec: t.type({ attempt: t.number, error: ErrorItem, retryable: t.boolean, government: t.unknown }),
+  codec: t.intersection([
+    t.type({ attempt: t.number, error: ErrorItem, retryable: t.boolean, government: t.unknown }),
+    t.partial({ nextAttemptAt: t.union([t.string, t.null]) }),
+  ]),
 });
 export const Finalized = defineEvent({
   type: 'DocumentFinalized',
@@ -103,8 +111,8 @@ export const TRANSITIONS: Readonly<Record<DocumentState | 'none', Partial<Record
 export type DocumentCommand =
   | { type: 'Receive'; event: DocumentEvent & { type: 'DocumentSubmitted' | 'DocumentRejected' } }
   | { type: 'StartDelivery'; destination: string }
-  | { type: 'RecordDelivered'; government: unknown }
-  | { type: 'RecordDeliveryFailed'; error: DocumentErrorItem; retryable: boolean; government: unknown }
+  | { type: 'RecordDelivered'; government: unknown; xmlBase64?: string | null; tddXmlBase64?: string | null; finalResultDueAt?: string | null }
+  | { type: 'RecordDeliveryFailed'; error: DocumentErrorItem; retryable: boolean; government: unknown; nextAttemptAt?: string | null }
   | { type: 'Finalize'; outcome: 'valid' | 'invalid'; government: unknown; errors: DocumentErrorItem[] };
 
 export interface DocumentStateView {
@@ -133,11 +141,16 @@ export const documentDecider: Decider<DocumentCommand, DocumentStateView, Docume
       case 'StartDelivery':
         event = { type: 'DocumentDeliveryStarted', data: { attempt: s.attempts + 1, destination: command.destination } };
         break;
-      case 'RecordDelivered':
-        event = { type: 'DocumentDelivered', data: { attempt: s.attempts, government: command.government } };
+      case 'RecordDelivered': {
+        const { government, xmlBase64, tddXmlBase64, finalResultDueAt } = command;
+        event = { type: 'DocumentDelivered', data: { attempt: s.attempts, government, xmlBase64: xmlBase64 ?? null, tddXmlBase64: tddXmlBase64 ?? null, finalResultDueAt: finalResultDueAt ?? null } };
         break;
+      }
       case 'RecordDeliveryFailed':
-        event = { type: 'DocumentDeliveryFailed', data: { attempt: s.attempts, error: command.error, retryable: command.retryable, government: command.government } };
+        event = {
+          type: 'DocumentDeliveryFailed',
+          data: { attempt: s.attempts, error: command.error, retryable: command.retryable, government: command.government, nextAttemptAt: command.nextAttemptAt ?? null },
+        };
         break;
       case 'Finalize':
         event = { type: 'DocumentFinalized', data: { outcome: command.outcome, government: command.government, errors: command.errors } };

@@ -108,6 +108,11 @@ export function eventStoreContract(
       await store.append(s, [1, 2, 3, 4, 5].map((n) => newEvent('N', { n })), 'no_stream');
       const slice = await store.readStream(s, { fromRevision: 1n, maxCount: 3 });
       expect(slice.map((e) => (e.data as { n: number }).n)).to.deep.equal([2, 3, 4]);
+      const last = await store.readStream(s, { backwards: true, maxCount: 1 });
+      expect(last.map((e) => e.revision)).to.deep.equal([4n]);
+      const back = await store.readStream(s, { backwards: true, fromRevision: 2n, maxCount: 2 });
+      expect(back.map((e) => e.revision)).to.deep.equal([2n, 1n]);
+      expect(await store.readStream(stream('missing'), { backwards: true, maxCount: 1 })).to.deep.equal([]);
     });
 
     it('checks all four kinds of expected revision with a typed error', async () => {
