@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { v5 as uuidv5 } from 'uuid';
 import type { Decider, DomainEvent } from '../domain/decider.js';
 import { decodeEventData, type EventMetadata } from '../domain/events/envelope.js';
-import { WrongExpectedVersionError, type AppendResult, type EventStore, type NewEvent } from './eventstore/port.js';
+import { WrongExpectedVersionError, type AppendResult, type EventStore, type NewEvent, type RecordedEvent } from './eventstore/port.js';
 
 const EVENT_ID_NAMESPACE = '6f1c8e4e-3b7a-5d2e-9c41-2b8f0a7d5e13';
 
@@ -45,20 +45,24 @@ export interface Loaded<S> {
   revision: bigint | 'no_stream';
 }
 
+/** Folds recorded events of one stream with the decider's codecs (upcasting old versions). */
+export function foldRecorded<C, S, E extends DomainEvent>(decider: Decider<C, S, E>, recorded: readonly RecordedEvent[]): Loaded<S> {
+  let state = decider.initialState;
+  for (const event of recorded) {
+    const definition = (decider.events as Record<string, Parameters<typeof decodeEventData>[0]>)[event.type];
+    if (!definition) throw new Error(`stream ${event.streamId} holds an event type ${event.type} unknown to ${decider.category}`);
+    state = decider.evolve(state, { type: event.type, data: decodeEventData(definition, event.schemaVersion, event.data) } as E);
+  }
+  const last = recorded[recorded.length - 1];
+  return { state, revision: last ? last.revision : 'no_stream' };
+}
+
 export async function loadAggregate<C, S, E extends DomainEvent>(
   store: EventStore,
   decider: Decider<C, S, E>,
   streamId: string,
 ): Promise<Loaded<S>> {
-  const recorded = await store.readStream(streamId);
-  let state = decider.initialState;
-  for (const event of recorded) {
-    const definition = (decider.events as Record<string, Parameters<typeof decodeEventData>[0]>)[event.type];
-    if (!definition) throw new Error(`stream ${streamId} holds an event type ${event.type} unknown to ${decider.category}`);
-    state = decider.evolve(state, { type: event.type, data: decodeEventData(definition, event.schemaVersion, event.data) } as E);
-  }
-  const last = recorded[recorded.length - 1];
-  return { state, revision: last ? last.revision : 'no_stream' };
+  return foldRecorded(decider, await store.readStream(streamId));
 }
 
 export interface Executed<S, E> {
@@ -83,11 +87,13 @@ export async function execute<C, S, E extends DomainEvent>(
      * and the event store recognises it as a replay instead of writing it twice.
      */
     idSeed?: string;
+    /** State the caller has just loaded: used for the first attempt instead of reading again. */
+    loaded?: Loaded<S>;
   } = {},
 ): Promise<Executed<S, E>> {
   const maxAttempts = options.maxAttempts ?? 5;
   for (let attempt = 1; ; attempt++) {
-    const { state, revision } = await loadAggregate(store, decider, streamId);
+    const { state, revision } = attempt === 1 && options.loaded ? options.loaded : await loadAggregate(store, decider, streamId);
     const events = decider.decide(command, state);
     const after = events.reduce((s, e) => decider.evolve(s, e), state);
     if (events.length === 0) return { state: after, events, appended: null };

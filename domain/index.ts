@@ -2,6 +2,7 @@
  * Loads every aggregate module so that each registers its fold (see aggregates.ts).
  * Entry points that fold arbitrary streams (the audit CLI) import this module.
  */
+import './delivery/zatca-chain.js';
 import './document/document.js';
 import './document/mapping-sample.js';
 import './document/number-claim.js';

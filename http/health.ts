@@ -5,6 +5,7 @@
  */
 import type { Knex } from 'knex';
 import type { EventStore } from '../commands/eventstore/port.js';
+import type { ConnectorRegistry } from '../commands/delivery/connector.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 
 export interface Readiness {
@@ -14,6 +15,8 @@ export interface Readiness {
     database: 'ok' | string;
     eventStore: 'ok' | string;
     projections: { name: string; status: 'ok' | 'failing' | 'stalled'; error: string | null }[];
+    /** Destinations that have no connector in an environment: documents sent there wait in delivery_failed. */
+    connectors: { missing: { environment: string; destination: string }[] };
   };
 }
 
@@ -21,7 +24,7 @@ export class ReadinessProbe {
   private current: Readiness = {
     ready: false,
     checkedAt: new Date(0).toISOString(),
-    checks: { database: 'not checked yet', eventStore: 'not checked yet', projections: [] },
+    checks: { database: 'not checked yet', eventStore: 'not checked yet', projections: [], connectors: { missing: [] } },
   };
   private timer: NodeJS.Timeout | null = null;
 
@@ -30,6 +33,7 @@ export class ReadinessProbe {
     private readonly store: EventStore,
     private readonly runner: ProjectionRunner,
     private readonly stalledAfterMs: number,
+    private readonly connectors: ConnectorRegistry | null = null,
   ) {}
 
   get state(): Readiness {
@@ -49,7 +53,7 @@ export class ReadinessProbe {
     this.current = {
       ready: database === 'ok' && eventStore === 'ok' && projections.every((p) => p.status !== 'stalled'),
       checkedAt: new Date().toISOString(),
-      checks: { database, eventStore, projections },
+      checks: { database, eventStore, projections, connectors: { missing: this.connectors?.missing() ?? [] } },
     };
     return this.current;
   }

@@ -86,7 +86,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   await runner.init();
   runner.start();
   const workers = options.startWorkers === false ? null : startWorkers(processes.workers, clock, logger);
-  const readiness = new ReadinessProbe(knex, runtime.store, runner, config.projections.stalledAfterMs);
+  const readiness = new ReadinessProbe(knex, runtime.store, runner, config.projections.stalledAfterMs, processes.connectors);
   await readiness.check();
   readiness.start();
 

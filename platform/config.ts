@@ -17,6 +17,16 @@ export interface Config {
   projections: { batchSize: number; waitTimeoutMs: number; stalledAfterMs: number };
   /** Connect requests per second per workspace (token bucket; 0 disables) and burst size. */
   connectRateLimit: { perSecond: number; burst: number };
+  delivery: {
+    maxAttempts: number;
+    retryBaseMs: number;
+    retryMaxMs: number;
+    concurrency: number;
+    workerIntervalMs: number;
+    /** Simulated time a sandbox destination takes per delivery, and until a Peppol final result. */
+    sandboxLatencyMs: number;
+    sandboxFinalResultAfterMs: number;
+  };
 }
 
 function intFrom(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -59,6 +69,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     connectRateLimit: {
       perSecond: intFrom('CONNECT_RATE_LIMIT_PER_SECOND', 100, env),
       burst: intFrom('CONNECT_RATE_LIMIT_BURST', 200, env),
+    },
+    delivery: {
+      maxAttempts: Math.max(1, intFrom('DELIVERY_MAX_ATTEMPTS', 5, env)),
+      retryBaseMs: intFrom('DELIVERY_RETRY_BASE_MS', 30_000, env),
+      retryMaxMs: intFrom('DELIVERY_RETRY_MAX_MS', 15 * 60_000, env),
+      concurrency: Math.max(1, intFrom('DELIVERY_CONCURRENCY', 32, env)),
+      workerIntervalMs: Math.max(10, intFrom('DELIVERY_WORKER_INTERVAL_MS', 1000, env)),
+      sandboxLatencyMs: intFrom('SANDBOX_LATENCY_MS', 0, env),
+      sandboxFinalResultAfterMs: intFrom('SANDBOX_FINAL_RESULT_AFTER_MS', 0, env),
     },
   };
 }

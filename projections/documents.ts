@@ -27,7 +27,8 @@ const json = (value: unknown) => JSON.stringify(value ?? null);
 
 export const documentsProjection = defineProjection({
   name: 'documents',
-  version: 1,
+  // v2: delivery schedule (next attempt, final result due) and artifacts produced on delivery.
+  version: 2,
   tables: ['sales_documents', 'documents'],
   eventTypes: new Set(Object.keys(documentDecider.events)),
   async apply(trx, event) {
@@ -79,21 +80,33 @@ export const documentsProjection = defineProjection({
       }
       case DeliveryStarted.type: {
         const data = decodeEventData(DeliveryStarted, event.schemaVersion, event.data);
-        return setState(trx, event, 'processing', { attempts: data.attempt });
+        return setState(trx, event, 'processing', { attempts: data.attempt, next_attempt_at: null });
       }
       case Delivered.type: {
         const data = decodeEventData(Delivered, event.schemaVersion, event.data);
-        return setState(trx, event, 'delivery_success', { government: json(data.government), errors: json([]) });
+        return setState(trx, event, 'delivery_success', {
+          government: json(data.government),
+          errors: json([]),
+          final_result_due_at: data.finalResultDueAt ?? null,
+          ...(data.xmlBase64 ? { xml_base64: data.xmlBase64 } : {}),
+          ...(data.tddXmlBase64 ? { tdd_xml_base64: data.tddXmlBase64 } : {}),
+        });
       }
       case DeliveryFailed.type: {
         const data = decodeEventData(DeliveryFailed, event.schemaVersion, event.data);
-        return setState(trx, event, 'delivery_failed', { government: json(data.government), errors: json([data.error]) });
+        return setState(trx, event, 'delivery_failed', {
+          government: json(data.government),
+          errors: json([data.error]),
+          next_attempt_at: data.retryable ? (data.nextAttemptAt ?? null) : null,
+        });
       }
       case Finalized.type: {
         const data = decodeEventData(Finalized, event.schemaVersion, event.data);
         return setState(trx, event, data.outcome === 'valid' ? 'final_valid' : 'final_invalid', {
           government: json(data.government),
           errors: json(data.errors),
+          next_attempt_at: null,
+          final_result_due_at: null,
         });
       }
     }

@@ -7,6 +7,10 @@ import type { Knex } from 'knex';
 import type { EventStore } from '../commands/eventstore/port.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
+import type { ConnectorRegistry } from '../commands/delivery/connector.js';
+import type { DeliveryDeps } from '../commands/delivery/deliver.js';
+import { sandboxConnectors } from '../commands/delivery/sandbox-connectors.js';
+import { deliveryReactor, deliveryWorker } from './delivery.js';
 import type { Reactor, Worker } from './reactor.js';
 
 export interface ProcessDeps {
@@ -20,8 +24,22 @@ export interface ProcessDeps {
 export interface Processes {
   reactors: Reactor[];
   workers: { worker: Worker; intervalMs: number }[];
+  /** Destinations without a connector (reported by /readyz). */
+  connectors: ConnectorRegistry;
 }
 
-export function serviceProcesses(_deps: ProcessDeps): Processes {
-  return { reactors: [], workers: [] };
+export function serviceProcesses(deps: ProcessDeps): Processes {
+  const d = deps.config.delivery;
+  const connectors = sandboxConnectors(deps.knex, deps.clock, { latencyMs: d.sandboxLatencyMs, finalResultAfterMs: d.sandboxFinalResultAfterMs });
+  const delivery: DeliveryDeps = {
+    store: deps.store,
+    clock: deps.clock,
+    connectors,
+    policy: { maxAttempts: d.maxAttempts, retryBaseMs: d.retryBaseMs, retryMaxMs: d.retryMaxMs },
+  };
+  return {
+    reactors: [deliveryReactor(delivery, d.concurrency)],
+    workers: [{ worker: deliveryWorker(delivery, deps.knex, { concurrency: d.concurrency }), intervalMs: d.workerIntervalMs }],
+    connectors,
+  };
 }

@@ -17,6 +17,12 @@ export interface Projection {
   /** Event types the projection reads; the others only move its checkpoint. */
   readonly eventTypes: ReadonlySet<string>;
   apply(trx: Knex.Transaction, event: RecordedEvent): Promise<void>;
+  /**
+   * Applies several events at once (they are already filtered by eventTypes and in order);
+   * when present the runner uses it instead of `apply` one by one. Reactors use it to react
+   * to independent events concurrently.
+   */
+  applyMany?(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<void>;
 }
 
 export function defineProjection(p: Projection): Projection {

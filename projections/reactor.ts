@@ -18,16 +18,29 @@ export interface Reactor {
   readonly name: string;
   readonly eventTypes: ReadonlySet<string>;
   react(event: RecordedEvent): Promise<void>;
+  /**
+   * How many events of one batch may be reacted to at once (default 1: in order). Only for
+   * reactions to independent events, e.g. one per document.
+   */
+  readonly concurrency?: number;
 }
 
 /** A reactor as a projection without tables, so the projection runner drives it. */
 export function reactorProjection(reactor: Reactor): Projection {
+  const concurrency = Math.max(1, reactor.concurrency ?? 1);
   return defineProjection({
     name: reactor.name,
     version: 1,
     tables: [],
     eventTypes: reactor.eventTypes,
     apply: (_trx, event) => reactor.react(event),
+    async applyMany(_trx, events) {
+      let next = 0;
+      const lane = async () => {
+        while (next < events.length) await reactor.react(events[next++]!);
+      };
+      await Promise.all(Array.from({ length: Math.min(concurrency, events.length) }, lane));
+    },
   });
 }
 

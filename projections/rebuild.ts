@@ -10,7 +10,7 @@
 import type { Knex } from 'knex';
 import type { EventStore } from '../commands/eventstore/port.js';
 import type { Projection } from './projection.js';
-import { applyBatch, ensureCheckpoint, lockKey, readCheckpoint } from './runner.js';
+import { applyBatch, applyEvents, ensureCheckpoint, lockKey, readCheckpoint } from './runner.js';
 
 export interface RebuildProgress {
   projection: string;
@@ -61,12 +61,7 @@ export async function rebuildProjection(
       const from = (await readCheckpoint(trx, checkpoint))!;
       const events = await store.readAll(from, batchSize);
       if (events.length === 0) break;
-      let applied = 0;
-      for (const event of events) {
-        if (!projection.eventTypes.has(event.type)) continue;
-        await projection.apply(trx, event);
-        applied++;
-      }
+      const applied = await applyEvents(trx, projection, events);
       const last = events[events.length - 1]!.position;
       await trx('projection_checkpoints')
         .where({ projection: checkpoint })

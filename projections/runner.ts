@@ -7,7 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Knex } from 'knex';
-import { comparePositions, START, type EventStore, type Position } from '../commands/eventstore/port.js';
+import { comparePositions, START, type EventStore, type Position, type RecordedEvent } from '../commands/eventstore/port.js';
 import { wakeSource } from '../commands/eventstore/catch-up-subscription.js';
 import type { Projection } from './projection.js';
 
@@ -20,6 +20,17 @@ export interface BatchTarget {
   checkpoint?: string;
   /** Schema whose tables shadow the live ones (rebuilds). */
   schema?: string;
+}
+
+/** Applies the events the projection reads; returns how many that was. */
+export async function applyEvents(trx: Knex.Transaction, projection: Projection, events: readonly RecordedEvent[]): Promise<number> {
+  const relevant = events.filter((e) => projection.eventTypes.has(e.type));
+  if (projection.applyMany) {
+    if (relevant.length > 0) await projection.applyMany(trx, relevant);
+  } else {
+    for (const event of relevant) await projection.apply(trx, event);
+  }
+  return relevant.length;
 }
 
 export function lockKey(checkpoint: string): string {
@@ -58,12 +69,7 @@ export async function applyBatch(
     }
     const events = await store.readAll(from, batchSize);
     if (events.length === 0) return { read: 0, position: from };
-    let applied = 0;
-    for (const event of events) {
-      if (!projection.eventTypes.has(event.type)) continue;
-      await projection.apply(trx, event);
-      applied++;
-    }
+    const applied = await applyEvents(trx, projection, events);
     const last = events[events.length - 1]!.position;
     const updated = await trx('projection_checkpoints')
       .where({ projection: checkpoint, commit_position: from.commit.toString(), prepare_position: from.prepare.toString() })

@@ -74,3 +74,27 @@ export async function listMalaysianDocuments(
     })),
   };
 }
+
+/** Documents whose next delivery attempt is due (all workspaces: the delivery worker's scan). */
+export async function dueDeliveryRetries(knex: Knex, now: Date, limit: number): Promise<string[]> {
+  const rows = await knex('sales_documents')
+    .where('state', 'delivery_failed')
+    .whereNotNull('next_attempt_at')
+    .where('next_attempt_at', '<=', now)
+    .orderBy('next_attempt_at')
+    .limit(limit)
+    .select('document_id');
+  return rows.map((r) => r.document_id);
+}
+
+/** Delivered documents whose final result is due. */
+export async function dueFinalResults(knex: Knex, now: Date, limit: number): Promise<string[]> {
+  const rows = await knex('sales_documents')
+    .where('state', 'delivery_success')
+    .whereNotNull('final_result_due_at')
+    .where('final_result_due_at', '<=', now)
+    .orderBy('final_result_due_at')
+    .limit(limit)
+    .select('document_id');
+  return rows.map((r) => r.document_id);
+}

@@ -108,12 +108,35 @@ export const TRANSITIONS: Readonly<Record<DocumentState | 'none', Partial<Record
   final_invalid: {},
 };
 
+/** A final result known together with a delivery answer (clearance, validation, a refusal). */
+export interface FinalResult {
+  outcome: 'valid' | 'invalid';
+  government: unknown;
+  errors: DocumentErrorItem[];
+}
+
 export type DocumentCommand =
   | { type: 'Receive'; event: DocumentEvent & { type: 'DocumentSubmitted' | 'DocumentRejected' } }
   | { type: 'StartDelivery'; destination: string }
-  | { type: 'RecordDelivered'; government: unknown; xmlBase64?: string | null; tddXmlBase64?: string | null; finalResultDueAt?: string | null }
-  | { type: 'RecordDeliveryFailed'; error: DocumentErrorItem; retryable: boolean; government: unknown; nextAttemptAt?: string | null }
-  | { type: 'Finalize'; outcome: 'valid' | 'invalid'; government: unknown; errors: DocumentErrorItem[] };
+  | {
+      type: 'RecordDelivered';
+      government: unknown;
+      xmlBase64?: string | null;
+      tddXmlBase64?: string | null;
+      finalResultDueAt?: string | null;
+      /** Recorded in the same append when the destination answers with the final result at once. */
+      final?: FinalResult | null;
+    }
+  | {
+      type: 'RecordDeliveryFailed';
+      error: DocumentErrorItem;
+      retryable: boolean;
+      government: unknown;
+      nextAttemptAt?: string | null;
+      /** A definitive failure ends the document final_invalid in the same append. */
+      final?: Omit<FinalResult, 'outcome'> | null;
+    }
+  | ({ type: 'Finalize' } & FinalResult);
 
 export interface DocumentStateView {
   state: DocumentState | 'none';
@@ -133,36 +156,47 @@ export const documentDecider: Decider<DocumentCommand, DocumentStateView, Docume
     DocumentFinalized: Finalized,
   },
   decide(command, s) {
-    let event: DocumentEvent;
+    const events: DocumentEvent[] = [];
+    const finalEvent = (f: FinalResult): DocumentEvent => ({ type: 'DocumentFinalized', data: { outcome: f.outcome, government: f.government, errors: f.errors } });
     switch (command.type) {
       case 'Receive':
-        event = command.event;
+        events.push(command.event);
         break;
       case 'StartDelivery':
-        event = { type: 'DocumentDeliveryStarted', data: { attempt: s.attempts + 1, destination: command.destination } };
+        events.push({ type: 'DocumentDeliveryStarted', data: { attempt: s.attempts + 1, destination: command.destination } });
         break;
       case 'RecordDelivered': {
-        const { government, xmlBase64, tddXmlBase64, finalResultDueAt } = command;
-        event = { type: 'DocumentDelivered', data: { attempt: s.attempts, government, xmlBase64: xmlBase64 ?? null, tddXmlBase64: tddXmlBase64 ?? null, finalResultDueAt: finalResultDueAt ?? null } };
+        const { government, xmlBase64, tddXmlBase64, finalResultDueAt, final } = command;
+        events.push({
+          type: 'DocumentDelivered',
+          data: { attempt: s.attempts, government, xmlBase64: xmlBase64 ?? null, tddXmlBase64: tddXmlBase64 ?? null, finalResultDueAt: finalResultDueAt ?? null },
+        });
+        if (final) events.push(finalEvent(final));
         break;
       }
       case 'RecordDeliveryFailed':
-        event = {
+        events.push({
           type: 'DocumentDeliveryFailed',
           data: { attempt: s.attempts, error: command.error, retryable: command.retryable, government: command.government, nextAttemptAt: command.nextAttemptAt ?? null },
-        };
+        });
+        if (command.final) events.push(finalEvent({ outcome: 'invalid', ...command.final }));
         break;
       case 'Finalize':
-        event = { type: 'DocumentFinalized', data: { outcome: command.outcome, government: command.government, errors: command.errors } };
+        events.push(finalEvent(command));
         break;
     }
-    if (!TRANSITIONS[s.state][event.type]) {
-      throw new DomainError('conflict', 'INVALID_TRANSITION', `a ${s.state} document cannot take ${event.type}`);
+    // Every event must be a transition of the state it meets.
+    let state = s;
+    for (const event of events) {
+      if (!TRANSITIONS[state.state][event.type]) {
+        throw new DomainError('conflict', 'INVALID_TRANSITION', `a ${state.state} document cannot take ${event.type}`);
+      }
+      if (event.type === 'DocumentFinalized' && state.state === 'delivery_failed' && event.data.outcome === 'valid') {
+        throw new DomainError('conflict', 'INVALID_TRANSITION', 'a document whose delivery failed can only end final_invalid');
+      }
+      state = documentDecider.evolve(state, event);
     }
-    if (event.type === 'DocumentFinalized' && s.state === 'delivery_failed' && event.data.outcome === 'valid') {
-      throw new DomainError('conflict', 'INVALID_TRANSITION', 'a document whose delivery failed can only end final_invalid');
-    }
-    return [event];
+    return events;
   },
   evolve(s, event) {
     const next = TRANSITIONS[s.state][event.type];

@@ -6,7 +6,7 @@ import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
 import type { Position } from '../../commands/eventstore/port.js';
 import { createApiKey, createWorkspace, deleteWorkspace, revokeApiKey } from '../../commands/workspaces.js';
 import type { FamilyRoutes } from '../../http/app.js';
-import { startService, type Service } from '../../http/service.js';
+import { startService, type Service, type ServiceOptions } from '../../http/service.js';
 import { systemClock, type Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import { createLogger } from '../../platform/logger.js';
@@ -36,7 +36,14 @@ export interface TestService {
 }
 
 export async function startTestService(
-  options: { clock?: Clock; extraFamilies?: FamilyRoutes[]; config?: (c: Config) => Config } = {},
+  options: {
+    clock?: Clock;
+    extraFamilies?: FamilyRoutes[];
+    config?: (c: Config) => Config;
+    startWorkers?: boolean;
+    /** Replace the service's reactors and workers (e.g. none, to keep documents where a test left them). */
+    processes?: ServiceOptions['processes'];
+  } = {},
 ): Promise<TestService> {
   const base = testConfig();
   const config: Config = (options.config ?? ((c) => c))({
@@ -55,6 +62,8 @@ export async function startTestService(
     port: 0,
     logger: createLogger('silent'),
     extraFamilies: options.extraFamilies ?? [],
+    startWorkers: options.startWorkers ?? true,
+    ...(options.processes ? { processes: options.processes } : {}),
   });
   const settle = async (position: Position) => {
     if (!(await service.runner.waitFor(position, { timeoutMs: 10000 }))) throw new Error('projections did not catch up');
@@ -122,3 +131,10 @@ export async function call(
   if ((res.headers.get('content-type') ?? '').includes('json')) json = JSON.parse(text);
   return { status: res.status, headers: res.headers, text, json };
 }
+
+/** No reactors and no workers: submitted documents stay submitted (tests of the submission itself). */
+export const withoutProcesses: NonNullable<ServiceOptions['processes']> = () => ({
+  reactors: [],
+  workers: [],
+  connectors: { connectorFor: () => null, missing: () => [] },
+});

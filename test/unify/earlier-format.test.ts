@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { startTestService, type TestService } from '../support/http.js';
+import { startTestService, withoutProcesses, type TestService } from '../support/http.js';
 import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant } from './support.js';
 
 describe('Unify earlier format (SPEC.md 2.3, 2.5)', function () {
@@ -9,7 +9,7 @@ describe('Unify earlier format (SPEC.md 2.3, 2.5)', function () {
   let u: UnifyTenant;
 
   before(async () => {
-    t = await startTestService();
+    t = await startTestService({ processes: withoutProcesses });
     u = await unifyTenant(t);
   });
   after(async () => t.close());

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { call, startTestService, type TestService } from '../support/http.js';
+import { call, startTestService, withoutProcesses, type TestService } from '../support/http.js';
 import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant } from './support.js';
 
 describe('Unify new format and the sales document status (SPEC.md 2.1, 2.4, 2.6, 4.1, 4.2)', function () {
@@ -8,7 +8,7 @@ describe('Unify new format and the sales document status (SPEC.md 2.1, 2.4, 2.6,
   let u: UnifyTenant;
 
   before(async () => {
-    t = await startTestService();
+    t = await startTestService({ processes: withoutProcesses });
     u = await unifyTenant(t);
   });
   after(async () => t.close());

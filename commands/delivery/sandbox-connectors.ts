@@ -1,0 +1,230 @@
+/**
+ * Sandbox connectors: simulators of ZATCA, MyInvois and a Peppol access point that behave like
+ * their real counterparts — results, rejections with reasons, duplicate detection by document
+ * UUID, delivery records — with every outcome selectable by the scenarios of
+ * domain/delivery/policy.ts. They serve the sandbox environment only; production needs real
+ * connectors, and a production document whose destination has none is never faked.
+ */
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { FinalResult } from '../../domain/document/document.js';
+import { sandboxScenario, type Destination, type SandboxScenario } from '../../domain/delivery/policy.js';
+import type { Clock } from '../../platform/clock.js';
+import { recordSandboxReceipt } from '../../readmodels/sandbox-receipts.js';
+import type { Connector, ConnectorRegistry, DeliveryAnswer, DeliveryRequest } from './connector.js';
+
+export interface SandboxOptions {
+  /** Simulated time each delivery takes (0 in tests). */
+  latencyMs: number;
+  /** Peppol: how long after delivery the final result is known (0: at once). */
+  finalResultAfterMs: number;
+}
+
+interface Party {
+  name?: unknown;
+  peppolId?: unknown;
+  taxIds?: { value?: unknown }[];
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+const party = (doc: unknown, role: 'seller' | 'buyer'): Party => ((doc as { parties?: Record<string, Party> })?.parties?.[role] ?? {}) as Party;
+
+function scenarioOf(destination: Destination, request: DeliveryRequest): SandboxScenario {
+  return sandboxScenario({ destination, documentNumber: request.documentNumber, buyerPeppolId: str(party(request.coreDocument, 'buyer').peppolId) });
+}
+
+const sleep = (ms: number) => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve());
+
+/** Scenarios that fail before the destination registers anything. */
+function transportFailure(destination: Destination, scenario: SandboxScenario, attempt: number): DeliveryAnswer | null {
+  if (scenario === 'timeout') {
+    return {
+      kind: 'failed',
+      outcomeUnknown: true,
+      error: { code: 'DELIVERY_TIMEOUT', message: `${destination} did not answer in time; the document may or may not have been received`, path: [], source: 'delivery' },
+    };
+  }
+  if (scenario === 'unavailable' || (scenario === 'transient_then_accept' && attempt === 1)) {
+    return {
+      kind: 'failed',
+      outcomeUnknown: false,
+      error: { code: 'DESTINATION_UNAVAILABLE', message: `${destination} answered 503 Service Unavailable`, path: [], source: 'delivery' },
+    };
+  }
+  return null;
+}
+
+abstract class SandboxConnector implements Connector {
+  abstract readonly name: string;
+  abstract readonly destination: Destination;
+  constructor(
+    protected readonly knex: Knex,
+    protected readonly clock: Clock,
+    protected readonly options: SandboxOptions,
+  ) {}
+
+  /** What the destination answers the first time it receives the document. */
+  protected abstract firstAnswer(request: DeliveryRequest, scenario: SandboxScenario, now: Date): DeliveryAnswer;
+
+  async deliver(request: DeliveryRequest): Promise<DeliveryAnswer> {
+    await sleep(this.options.latencyMs);
+    const scenario = scenarioOf(this.destination, request);
+    const failure = transportFailure(this.destination, scenario, request.attempt);
+    if (failure) return failure;
+    const now = this.clock.now();
+    const answer = this.firstAnswer(request, scenario, now);
+    const { receipt, firstTime } = await recordSandboxReceipt(this.knex, {
+      uuid: request.uuid,
+      destination: this.destination,
+      environment: request.environment,
+      answer: answer as unknown as Record<string, unknown>,
+      receivedAt: now,
+    });
+    const stored = receipt.answer as unknown as DeliveryAnswer;
+    if (firstTime && scenario !== 'reported_earlier') return stored;
+    return this.answerAgain(stored);
+  }
+
+  /** The document was received before (a retry after a lost answer): the earlier result, marked so. */
+  protected answerAgain(stored: DeliveryAnswer): DeliveryAnswer {
+    return stored.kind === 'delivered' ? { ...stored, alreadyReceived: true } : stored;
+  }
+
+  async finalResult(request: DeliveryRequest, government: Record<string, unknown>): Promise<FinalResult | null> {
+    void request;
+    void government;
+    return null;
+  }
+}
+
+class ZatcaSandbox extends SandboxConnector {
+  readonly name = 'zatca-sandbox';
+  readonly destination = 'ZATCA' as const;
+
+  protected firstAnswer(request: DeliveryRequest, scenario: SandboxScenario, now: Date): DeliveryAnswer {
+    const simplified = request.documentType.variant === 'simplified';
+    const base = {
+      authority: 'ZATCA',
+      environment: request.environment,
+      uuid: request.uuid,
+      invoiceHash: request.invoiceHash ?? null,
+      submittedAt: now.toISOString(),
+    };
+    if (scenario === 'reject') {
+      const errorMessages = [{ type: 'ERROR', code: 'BR-KSA-37', category: 'KSA', message: 'The seller VAT registration number is not valid for this invoice', status: 'ERROR' }];
+      return {
+        kind: 'refused',
+        government: { ...base, result: 'REJECTED', status: 'INVALID', validationResults: { status: 'ERROR', infoMessages: [], warningMessages: [], errorMessages } },
+        errors: errorMessages.map((m) => ({ code: m.code, message: m.message, path: [], source: 'government' as const })),
+      };
+    }
+    const result = simplified ? 'REPORTED' : 'CLEARED';
+    const government = {
+      ...base,
+      result,
+      [simplified ? 'reportingStatus' : 'clearanceStatus']: result,
+      validationResults: { status: 'PASS', infoMessages: [{ type: 'INFO', code: 'XSD_ZATCA_VALID', message: 'Complied with UBL 2.1 standards' }], warningMessages: [], errorMessages: [] },
+      status: 'VALID',
+    };
+    return { kind: 'delivered', government, final: { outcome: 'valid', government, errors: [] }, finalResultDueAt: null, alreadyReceived: false };
+  }
+
+  protected override answerAgain(stored: DeliveryAnswer): DeliveryAnswer {
+    if (stored.kind !== 'delivered') return stored;
+    // ZATCA's answer to a document it has: a success that says so.
+    const government = { ...stored.government, result: 'REPORTED_SUCCESSFULLY_EARLIER', previousResult: stored.government.result };
+    return { ...stored, government, final: stored.final ? { ...stored.final, government } : null, alreadyReceived: true };
+  }
+}
+
+class MyInvoisSandbox extends SandboxConnector {
+  readonly name = 'myinvois-sandbox';
+  readonly destination = 'MYINVOIS' as const;
+
+  protected firstAnswer(request: DeliveryRequest, scenario: SandboxScenario, now: Date): DeliveryAnswer {
+    const longId = createHash('sha256').update(request.uuid).digest('hex').slice(0, 40).toUpperCase();
+    const base = {
+      authority: 'MyInvois',
+      environment: request.environment,
+      submissionUid: createHash('sha256').update(`submission:${request.uuid}`).digest('hex').slice(0, 26).toUpperCase(),
+      uuid: request.uuid,
+      longId,
+      dateTimeReceived: now.toISOString(),
+      dateTimeValidated: now.toISOString(),
+    };
+    if (scenario === 'reject') {
+      const error = { code: 'CF321', message: 'Supplier TIN does not match the registered taxpayer', target: 'AccountingSupplierParty' };
+      return {
+        kind: 'refused',
+        government: { ...base, result: 'Invalid', status: 'INVALID', validationResults: { status: 'Invalid', validationSteps: [{ status: 'Invalid', name: 'Taxpayer validator', error }] } },
+        errors: [{ code: error.code, message: error.message, path: [], source: 'government' }],
+      };
+    }
+    const government = { ...base, result: 'Valid', status: 'VALID', validationResults: { status: 'Valid', validationSteps: [] } };
+    return { kind: 'delivered', government, final: { outcome: 'valid', government, errors: [] }, finalResultDueAt: null, alreadyReceived: false };
+  }
+}
+
+class PeppolSandbox extends SandboxConnector {
+  readonly name = 'peppol-sandbox-ap';
+  readonly destination = 'PEPPOL' as const;
+
+  protected firstAnswer(request: DeliveryRequest, scenario: SandboxScenario, now: Date): DeliveryAnswer {
+    const seller = party(request.coreDocument, 'seller');
+    const buyer = party(request.coreDocument, 'buyer');
+    const scheme = request.country === 'AE' ? '0235' : request.country === 'BE' ? '0208' : '9930';
+    const record = {
+      network: 'PEPPOL',
+      accessPoint: 'sandbox-ap',
+      environment: request.environment,
+      messageId: createHash('sha256').update(`msg:${request.uuid}`).digest('hex').slice(0, 32),
+      senderParticipantId: `${scheme}:${str(seller.peppolId) ?? 'unknown'}`,
+      receiverParticipantId: `${scheme}:${str(buyer.peppolId) ?? 'unknown'}`,
+      sentAt: now.toISOString(),
+    };
+    if (scenario === 'participant_not_found' || scenario === 'reject') {
+      const error =
+        scenario === 'participant_not_found'
+          ? { code: 'PEPPOL_PARTICIPANT_NOT_FOUND', message: `receiver ${record.receiverParticipantId} is not registered in the Peppol directory (SML lookup failed)` }
+          : { code: 'PEPPOL_MESSAGE_REJECTED', message: 'the receiving access point rejected the message: business rule validation failed' };
+      return {
+        kind: 'refused',
+        government: { ...record, status: 'INVALID', deliveredAt: null, failure: error },
+        errors: [{ ...error, path: [], source: scenario === 'participant_not_found' ? ('delivery' as const) : ('government' as const) }],
+      };
+    }
+    const delivered = { ...record, deliveredAt: now.toISOString(), status: 'DELIVERED' };
+    const final = this.options.finalResultAfterMs > 0 ? null : this.finalOf(scenario, delivered, now);
+    const finalResultDueAt = final ? null : new Date(now.getTime() + this.options.finalResultAfterMs).toISOString();
+    return { kind: 'delivered', government: delivered, final, finalResultDueAt, alreadyReceived: false };
+  }
+
+  private finalOf(scenario: SandboxScenario, delivered: Record<string, unknown>, now: Date): FinalResult {
+    if (scenario === 'buyer_rejects') {
+      const government = { ...delivered, status: 'INVALID', finalResultAt: now.toISOString(), buyerResponse: { code: 'RE', reason: 'The buyer rejected the invoice: no matching purchase order' } };
+      return { outcome: 'invalid', government, errors: [{ code: 'BUYER_REJECTED', message: 'The buyer rejected the invoice: no matching purchase order', path: [], source: 'government' }] };
+    }
+    const government = { ...delivered, status: 'VALID', finalResultAt: now.toISOString(), buyerResponse: { code: 'AP', reason: null } };
+    return { outcome: 'valid', government, errors: [] };
+  }
+
+  override async finalResult(request: DeliveryRequest, government: Record<string, unknown>): Promise<FinalResult | null> {
+    const due = Date.parse(String(government.deliveredAt)) + this.options.finalResultAfterMs;
+    const now = this.clock.now();
+    if (now.getTime() < due) return null;
+    return this.finalOf(scenarioOf(this.destination, request), government, now);
+  }
+}
+
+export function sandboxConnectors(knex: Knex, clock: Clock, options: SandboxOptions): ConnectorRegistry {
+  const connectors: Record<Destination, Connector> = {
+    ZATCA: new ZatcaSandbox(knex, clock, options),
+    MYINVOIS: new MyInvoisSandbox(knex, clock, options),
+    PEPPOL: new PeppolSandbox(knex, clock, options),
+  };
+  const destinations: Destination[] = ['ZATCA', 'MYINVOIS', 'PEPPOL'];
+  return {
+    connectorFor: (environment, destination) => (environment === 'production' ? null : connectors[destination]),
+    missing: () => destinations.map((destination) => ({ environment: 'production', destination })),
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * The delivery process: a reactor that starts delivering each submitted sales document at
+ * once, and a worker that runs the retries that are due (back-off measured on the injected
+ * clock) and collects final results the destinations give later.
+ */
+import type { Knex } from 'knex';
+import { completeFinalResult, deliverDocument, type DeliveryDeps } from '../commands/delivery/deliver.js';
+import { DocumentSubmitted } from '../domain/document/document.js';
+import { dueDeliveryRetries, dueFinalResults } from '../readmodels/sales-documents.js';
+import type { Reactor, Worker } from './reactor.js';
+
+export function deliveryReactor(deps: DeliveryDeps, concurrency: number): Reactor {
+  return {
+    name: 'delivery',
+    eventTypes: new Set([DocumentSubmitted.type]),
+    concurrency,
+    async react(event) {
+      await deliverDocument(deps, event.streamId.slice('document-'.length));
+    },
+  };
+}
+
+export function deliveryWorker(deps: DeliveryDeps, knex: Knex, options: { batchSize?: number; concurrency?: number } = {}): Worker {
+  const batchSize = options.batchSize ?? 200;
+  const concurrency = Math.max(1, options.concurrency ?? 16);
+  const each = async (ids: string[], work: (id: string) => Promise<unknown>) => {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(concurrency, ids.length) }, async () => {
+        while (next < ids.length) await work(ids[next++]!);
+      }),
+    );
+  };
+  return {
+    name: 'delivery',
+    async tick(now) {
+      const retries = await dueDeliveryRetries(knex, now, batchSize);
+      await each(retries, (id) => deliverDocument(deps, id));
+      const finals = await dueFinalResults(knex, now, batchSize);
+      await each(finals, (id) => completeFinalResult(deps, id));
+      return retries.length + finals.length;
+    },
+  };
+}

@@ -1,0 +1,254 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
+import { execute } from '../../commands/execute.js';
+import { documentDecider, documentStream } from '../../domain/document/document.js';
+import { deliverDocument, type DeliveryDeps } from '../../commands/delivery/deliver.js';
+import type { ConnectorRegistry } from '../../commands/delivery/connector.js';
+import { sandboxConnectors } from '../../commands/delivery/sandbox-connectors.js';
+import { sampleDocument } from '../../domain/validation/index.js';
+import { ManualClock } from '../../platform/clock.js';
+import { countSandboxReceipts } from '../../readmodels/sandbox-receipts.js';
+import { testDb } from '../support/db.js';
+import { startTestService, type TestService } from '../support/http.js';
+import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant } from '../unify/support.js';
+
+const RETRY_BASE_MS = 10_000;
+
+describe('delivery pipeline: every sandbox scenario through every state (SPEC.md 3.1, 2.6)', function () {
+  this.timeout(60000);
+  let t: TestService;
+  let u: UnifyTenant;
+  const clock = new ManualClock(new Date());
+
+  before(async () => {
+    t = await startTestService({
+      clock,
+      startWorkers: false,
+      config: (c) => ({ ...c, delivery: { ...c.delivery, maxAttempts: 3, retryBaseMs: RETRY_BASE_MS, retryMaxMs: 60_000, sandboxFinalResultAfterMs: 0 } }),
+    });
+    u = await unifyTenant(t);
+  });
+  after(async () => t.close());
+
+  const tick = () => t.service.processes.workers[0]!.worker.tick(clock.now());
+
+  async function submitted(country: 'AE' | 'SA' | 'MY', documentNumber: string, options: { variant?: string; buyerPeppolId?: string } = {}) {
+    const payload = country === 'AE' ? uaeInvoice({ documentNumber }) : (sampleDocument(country, { lines: 2, documentNumber }) as Record<string, any>);
+    if (options.buyerPeppolId) payload.parties.buyer.peppolId = options.buyerPeppolId;
+    const documentType = { base: 'tax_invoice', modifiers: [], ...(options.variant ? { variant: options.variant } : {}) };
+    const r = await u.submit(u.request(payload, { country, documentType }));
+    expect(r.status, r.text).to.equal(200);
+    return r.json.documentId as string;
+  }
+
+  async function settled(documentId: string, until: (state: string) => boolean = (s) => !['submitted', 'processing'].includes(s), tenant = u) {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const r = await tenant.status(documentId, 'status');
+      if (until(r.json.data.state) || Date.now() > deadline) return r.json.data;
+      await new Promise((res) => setTimeout(res, 25));
+    }
+  }
+
+  it('UAE: delivered on Peppol and final_valid, with the delivery record, the TDD, APPROVED and a PDF', async () => {
+    const id = await submitted('AE', freshNumber());
+    const data = await settled(id);
+    expect(data.state).to.equal('final_valid');
+    expect(data.isTerminal).to.equal(true);
+    expect(data.government).to.include({ network: 'PEPPOL', status: 'VALID' });
+    expect(data.government.senderParticipantId).to.match(/^0235:/);
+    expect(data.government.receiverParticipantId).to.match(/^0235:/);
+    expect(data.government.messageId).to.be.a('string');
+    expect(data.compliance.ftaApprovedStatus).to.equal('APPROVED');
+    expect(Buffer.from(data.artifacts.tddXmlBase64, 'base64').toString()).to.contain('urn:peppol:taxdata:ae-1');
+    expect(data.validationResults.status).to.equal('Valid');
+    expect(data.validationResults.validationSteps.map((s: { name: string; status: string }) => [s.name, s.status])).to.deep.equal([
+      ['Validation Passed', 'Valid'],
+      ['Queue Admitted', 'Valid'],
+      ['Delivery Processing Started', 'Valid'],
+      ['Final Valid', 'Valid'],
+    ]);
+    expect(Buffer.from(data.pdfBase64, 'base64').subarray(0, 4).toString()).to.equal('%PDF');
+    const read = await u.status(id);
+    expect(read.json.data).not.to.have.property('pdfBase64');
+  });
+
+  it('Saudi Arabia: standard CLEARED, simplified REPORTED, each with the seller hash chain in its XML', async () => {
+    const standard = await settled(await submitted('SA', freshNumber('SA')));
+    expect(standard.state).to.equal('final_valid');
+    expect(standard.government).to.include({ authority: 'ZATCA', result: 'CLEARED', status: 'VALID' });
+    expect(standard).not.to.have.property('compliance');
+    const simplified = await settled(await submitted('SA', freshNumber('SA'), { variant: 'simplified' }));
+    expect(simplified.government.result).to.equal('REPORTED');
+    const first = Buffer.from(standard.artifacts.invoiceXmlBase64, 'base64').toString();
+    const second = Buffer.from(simplified.artifacts.invoiceXmlBase64, 'base64').toString();
+    const pih = (xml: string) => /<cbc:ID>PIH<\/cbc:ID>[\s\S]*?<cbc:EmbeddedDocumentBinaryObject[^>]*>([^<]+)</.exec(xml)?.[1];
+    expect(pih(second)).to.equal(standard.government.invoiceHash);
+    expect(simplified.government.invoiceHash).to.be.a('string').and.not.equal(standard.government.invoiceHash);
+  });
+
+  it('Saudi Arabia: a rejection ends final_invalid with the authority reason, source government', async () => {
+    const data = await settled(await submitted('SA', freshNumber('SBX-REJECT')));
+    expect(data.state).to.equal('final_invalid');
+    expect(data.government.result).to.equal('REJECTED');
+    expect(data.errors[0]).to.include({ code: 'BR-KSA-37', source: 'government' });
+    expect(data.validationResults.validationSteps[3]).to.deep.include({ name: 'Final Invalid', status: 'Invalid' });
+  });
+
+  it('Saudi Arabia: REPORTED_SUCCESSFULLY_EARLIER is a success', async () => {
+    const data = await settled(await submitted('SA', freshNumber('SBX-REPORTED-EARLIER')));
+    expect(data.state).to.equal('final_valid');
+    expect(data.government.result).to.equal('REPORTED_SUCCESSFULLY_EARLIER');
+  });
+
+  it('Malaysia: MyInvois Valid, and Invalid for a rejected document', async () => {
+    const valid = await settled(await submitted('MY', freshNumber('MY')));
+    expect(valid.state).to.equal('final_valid');
+    expect(valid.government).to.include({ authority: 'MyInvois', result: 'Valid', status: 'VALID' });
+    const invalid = await settled(await submitted('MY', freshNumber('SBX-REJECT')));
+    expect(invalid.state).to.equal('final_invalid');
+    expect(invalid.government.result).to.equal('Invalid');
+  });
+
+  it('Peppol: an unknown receiving participant and a buyer rejection both end final_invalid', async () => {
+    const unknown = await settled(await submitted('AE', freshNumber(), { buyerPeppolId: '0000000000' }));
+    expect(unknown.state).to.equal('final_invalid');
+    expect(unknown.errors[0]).to.include({ code: 'PEPPOL_PARTICIPANT_NOT_FOUND', source: 'delivery' });
+    const rejected = await settled(await submitted('AE', freshNumber('SBX-BUYER-REJECT')));
+    expect(rejected.state).to.equal('final_invalid');
+    expect(rejected.errors[0]).to.include({ code: 'BUYER_REJECTED', source: 'government' });
+    expect(rejected.government.status).to.equal('INVALID');
+    expect(rejected.compliance.ftaApprovedStatus).to.equal('REJECTED');
+  });
+
+  it('retries a transient failure after the back-off on the injected clock, then succeeds', async () => {
+    const id = await submitted('AE', freshNumber('SBX-TRANSIENT'));
+    const failed = await settled(id);
+    expect(failed.state).to.equal('delivery_failed');
+    expect(failed.isTerminal).to.equal(false);
+    expect(failed.errors[0]).to.include({ code: 'DESTINATION_UNAVAILABLE', source: 'delivery' });
+    expect(failed.validationResults.validationSteps[3]).to.deep.include({ name: 'Delivery Failed', status: 'Invalid' });
+    await tick();
+    expect((await u.status(id, 'status')).json.data.state).to.equal('delivery_failed'); // not due yet
+    clock.advance(RETRY_BASE_MS);
+    await tick();
+    expect((await settled(id, (s) => s === 'final_valid')).state).to.equal('final_valid');
+  });
+
+  it('gives up after the last attempt: final_invalid, with DELIVERY_OUTCOME_UNKNOWN when the outcome is unknown', async () => {
+    const exhausted = await submitted('AE', freshNumber('SBX-UNAVAILABLE'));
+    const unknown = await submitted('AE', freshNumber('SBX-TIMEOUT'));
+    for (let i = 0; i < 4; i++) {
+      await settled(exhausted);
+      await settled(unknown);
+      clock.advance(60_000);
+      await tick();
+    }
+    const a = await settled(exhausted, (s) => s === 'final_invalid');
+    expect(a.state).to.equal('final_invalid');
+    expect(a.errors[0]).to.include({ code: 'DELIVERY_ATTEMPTS_EXHAUSTED', source: 'delivery' });
+    const b = await settled(unknown, (s) => s === 'final_invalid');
+    expect(b.errors[0]).to.include({ code: 'DELIVERY_OUTCOME_UNKNOWN', source: 'delivery' });
+  });
+
+  it('refuses the number of a final_invalid document with CORE-HEAD-010', async () => {
+    const number = freshNumber('SBX-BUYER-REJECT');
+    expect((await settled(await submitted('AE', number))).state).to.equal('final_invalid');
+    const again = await u.submit(u.request(uaeInvoice({ documentNumber: number })));
+    expect(again.status).to.equal(422);
+    expect(again.json.errors[0].code).to.equal('CORE-HEAD-010');
+  });
+
+  it('leaves a production document without a connector in delivery_failed, named by /readyz', async () => {
+    const prod = await unifyTenant(t, { environment: 'production' });
+    const r = await prod.submit(prod.request(uaeInvoice({ documentNumber: freshNumber() })));
+    expect(r.status, r.text).to.equal(200);
+    const waiting = await settled(r.json.documentId, undefined, prod);
+    expect(waiting.state).to.equal('delivery_failed');
+    expect(waiting.isTerminal).to.equal(false);
+    expect(waiting.errors[0]).to.include({ code: 'DESTINATION_NOT_CONFIGURED', source: 'delivery' });
+    const ready = (await (await fetch(`${t.url}/readyz`)).json()) as { checks: { connectors: { missing: unknown[] } } };
+    expect(ready.checks.connectors.missing).to.deep.include({ environment: 'production', destination: 'PEPPOL' });
+  });
+});
+
+describe('delivery after a crash (no service running: the delivery steps are driven by hand)', function () {
+  this.timeout(30000);
+  const clock = new ManualClock(new Date());
+  let store: PostgresEventStore;
+  before(async () => {
+    store = await PostgresEventStore.connect(testDb().url, { poolSize: 5 });
+  });
+  after(async () => store.close());
+
+  async function submittedDocument(): Promise<{ documentId: string; uuid: string }> {
+    const documentId = randomUUID();
+    const uuid = randomUUID();
+    const coreDocument = uaeInvoice({ documentNumber: freshNumber('CRASH') });
+    await execute(
+      store,
+      documentDecider,
+      documentStream(documentId),
+      {
+        type: 'Receive',
+        event: {
+          type: 'DocumentSubmitted',
+          data: {
+            documentId, uuid, documentNumber: coreDocument.header.documentNumber, country: 'AE', environment: 'sandbox',
+            documentType: { base: 'tax_invoice', modifiers: [] }, source: { name: 'erp', version: '1', companyId: null },
+            format: 'new', externalId: null, destinations: ['TAX_AUTHORITY'], coreDocument, validation: {}, xmlBase64: null,
+          },
+        },
+      },
+      { now: clock.now(), workspaceId: 'ws_crash_test', actor: 'test' },
+    );
+    return { documentId, uuid };
+  }
+
+  const sandbox = () => sandboxConnectors(testDb().knex, clock, { latencyMs: 0, finalResultAfterMs: 0 });
+  const deps = (connectors: ConnectorRegistry): DeliveryDeps => ({ store, clock, connectors, policy: { maxAttempts: 3, retryBaseMs: RETRY_BASE_MS, retryMaxMs: 60_000 } });
+  /** A connector whose process dies right after the destination received the document. */
+  function dying(): ConnectorRegistry {
+    const real = sandbox();
+    return {
+      missing: () => [],
+      connectorFor: (env, destination) => {
+        const c = real.connectorFor(env, destination)!;
+        return {
+          name: c.name,
+          destination: c.destination,
+          deliver: async (request) => {
+            await c.deliver(request);
+            throw new Error('killed after the destination received the document');
+          },
+          finalResult: (r, g) => c.finalResult(r, g),
+        };
+      },
+    };
+  }
+
+  it('resumes the same attempt: the destination registers the document once and it ends once', async () => {
+    const { documentId, uuid } = await submittedDocument();
+    let crashed: unknown = null;
+    await deliverDocument(deps(dying()), documentId).catch((e) => (crashed = e));
+    expect(String(crashed)).to.contain('killed');
+    expect(await countSandboxReceipts(testDb().knex, uuid)).to.equal(1);
+
+    expect(await deliverDocument(deps(sandbox()), documentId)).to.equal('final');
+    expect(await deliverDocument(deps(sandbox()), documentId)).to.equal('skipped');
+    const types = (await store.readStream(documentStream(documentId))).map((e) => e.type);
+    expect(types).to.deep.equal(['DocumentSubmitted', 'DocumentDeliveryStarted', 'DocumentDelivered', 'DocumentFinalized']);
+    expect(await countSandboxReceipts(testDb().knex, uuid)).to.equal(1);
+  });
+
+  it('starts one attempt when two runners deliver the same document at once', async () => {
+    const { documentId, uuid } = await submittedDocument();
+    const outcomes = await Promise.all([deliverDocument(deps(sandbox()), documentId), deliverDocument(deps(sandbox()), documentId)]);
+    expect(outcomes).to.include('final');
+    const types = (await store.readStream(documentStream(documentId))).map((e) => e.type);
+    expect(types.filter((x) => x === 'DocumentDeliveryStarted')).to.have.length(1);
+    expect(types.filter((x) => x === 'DocumentFinalized')).to.have.length(1);
+    expect(await countSandboxReceipts(testDb().knex, uuid)).to.equal(1);
+  });
+});
