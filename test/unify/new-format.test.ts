@@ -183,6 +183,26 @@ describe('Unify new format and the sales document status (SPEC.md 2.1, 2.4, 2.6,
     });
   });
 
+  it('counts submitted sales documents in GET /v3/connect/invoices/counts', async () => {
+    const counts = async () => {
+      const r = await call(`${t.url}/v3/connect/invoices/counts?countryCode=AE`, { headers: { 'x-api-key': u.apiKey, 'x-environment': 'sandbox' } });
+      expect(r.status, r.text).to.equal(200);
+      return r.json.data;
+    };
+    const before = await counts();
+    const accepted = await u.submit(u.request(uaeInvoice()));
+    const invalid = uaeInvoice();
+    delete invalid.header.issueDate;
+    await u.submit(u.request(invalid));
+    const after = await counts();
+    expect(after.salesCount - before.salesCount).to.equal(2);
+    expect(after.totalCount - before.totalCount).to.equal(2);
+    const read = await u.status(accepted.json.documentId);
+    expect(read.status).to.equal(200);
+    const company = after.companies.find((c: { salesCount: number }) => c.salesCount > 0);
+    expect(company.companyId).to.match(/^[0-9a-f]{24}$/);
+  });
+
   it('serves the field-requirement catalogue generated from the rule sets', async () => {
     const r = await call(`${t.url}/api/v3/unify/requirements?country=AE&base=tax_invoice&modifiers=export`, { headers: { authorization: `Bearer ${u.apiKey}` } });
     expect(r.status, r.text).to.equal(200);
