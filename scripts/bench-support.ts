@@ -1,7 +1,12 @@
 /**
  * Small helpers for the benchmark scripts: percentiles, number formatting and a plain
- * (colourless) table, so that output piped to a file or CI log stays readable.
+ * (colourless) table, so that output piped to a file or CI log stays readable; and (below) the
+ * service as a child process for the benchmarks that drive the real server over HTTP.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
 import Table from 'cli-table3';
 
 /** The p-th percentile (0..100) of an ascending array, nearest-rank; NaN when empty. */
@@ -62,4 +67,276 @@ export function renderTable(head: readonly string[], rows: readonly (readonly st
   });
   for (const row of rows) table.push([...row]);
   return table.toString();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The service as a child process, for the HTTP benchmarks that drive the real server
+// (bench-submit, bench-delivery): `node --import tsx scripts/start.ts` on its own embedded
+// PostgreSQL data directory and ports, the admin CLI run against the same database, and the CPU
+// time and peak memory of the server and of its PostgreSQL processes read from /proc (Linux).
+
+const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ: 100 on every Linux architecture node runs on
+
+/** utime + stime (+ cutime + cstime with `children`) of a process in seconds; NaN when unreadable. */
+function procCpuSeconds(pid: number, children = false): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
+    const ticks = Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0);
+    return ticks / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function parentPid(pid: number): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return null;
+  }
+}
+
+export interface BenchServerOptions {
+  /** Embedded PostgreSQL data directory, relative to the working directory (e.g. var/pg-bench-submit). */
+  pgDir: string;
+  pgPort: number;
+  httpPort: number;
+  /** Extra environment of the server and the admin CLI. */
+  env?: Record<string, string>;
+}
+
+/** CPU seconds used so far by the benchmark process itself, the server, PostgreSQL and the whole machine. */
+export interface CpuSnapshot {
+  at: number;
+  client: number;
+  server: number;
+  postgres: number;
+  machine: number;
+}
+
+/** Non-idle CPU seconds of the whole machine since boot (/proc/stat), all cores together. */
+function machineCpuSeconds(): number {
+  try {
+    const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal (guest time is already in user)
+    const busy = f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + (f[7] ?? 0);
+    return busy / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+export class BenchServer {
+  readonly env: NodeJS.ProcessEnv;
+  readonly base: string;
+  readonly databaseUrl: string;
+  private child: ChildProcess | null = null;
+  private exited: Promise<void> = Promise.resolve();
+
+  constructor(readonly options: BenchServerOptions) {
+    this.env = {
+      ...process.env,
+      EMBEDDED_PG_DIR: options.pgDir,
+      EMBEDDED_PG_PORT: String(options.pgPort),
+      PORT: String(options.httpPort),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+      ...options.env,
+    };
+    delete this.env.DATABASE_URL;
+    delete this.env.EVENTSTORE_URL;
+    this.base = `http://127.0.0.1:${options.httpPort}`;
+    this.databaseUrl = `postgres://postgres:postgres@127.0.0.1:${options.pgPort}/${this.env.EMBEDDED_PG_DATABASE || 'einvoicing'}`;
+  }
+
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
+  /** Runs `node --import tsx <args>` (e.g. the admin CLI) with the server's environment; resolves its stdout. */
+  run(args: string[]): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: this.env, stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.on('error', reject);
+      child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${args.join(' ')} exited ${code}`))));
+    });
+  }
+
+  /** An admin CLI command; its JSON answer. */
+  async admin<T = any>(...args: string[]): Promise<T> {
+    return JSON.parse(await this.run(['scripts/admin.ts', ...args])) as T;
+  }
+
+  /** Starts the server (stdout, its request log, is discarded; stderr is shown) and waits for /readyz. */
+  async start(timeoutMs = 60_000): Promise<void> {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { env: this.env, stdio: ['ignore', 'ignore', 'inherit'] });
+    this.child = child;
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server exited during start-up (${child.exitCode ?? child.signalCode})`);
+      try {
+        if ((await fetch(`${this.base}/readyz`)).status === 200) return;
+      } catch {
+        /* not up yet */
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`the server did not become ready within ${timeoutMs / 1000} s`);
+  }
+
+  get running(): boolean {
+    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** SIGTERM (graceful: it stops the embedded PostgreSQL when no one else uses it), SIGKILL after `graceMs`. */
+  async stop(graceMs = 30_000): Promise<void> {
+    const child = this.child;
+    if (!child || !this.running) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  /** For a process 'exit' handler: signals the server synchronously if it still runs. */
+  killNow(): void {
+    if (this.running) this.child!.kill('SIGTERM');
+  }
+
+  /** The server's peak resident set size (VmHWM) in MB. */
+  peakRssMb(): number {
+    if (!this.child?.pid) return Number.NaN;
+    const status = fs.readFileSync(`/proc/${this.child.pid}/status`, 'utf8');
+    return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 'NaN') / 1024;
+  }
+
+  /** CPU seconds of the postmaster (with its reaped children) and of its live backends and workers. */
+  postgresCpuSeconds(): number {
+    let postmaster: number;
+    try {
+      postmaster = Number(fs.readFileSync(path.join(this.options.pgDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    } catch {
+      return Number.NaN;
+    }
+    let total = procCpuSeconds(postmaster, true);
+    for (const entry of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const pid = Number(entry);
+      if (pid !== postmaster && parentPid(pid) === postmaster) {
+        const s = procCpuSeconds(pid);
+        if (Number.isFinite(s)) total += s;
+      }
+    }
+    return total;
+  }
+
+  cpu(): CpuSnapshot {
+    const own = process.cpuUsage();
+    return {
+      at: performance.now(),
+      client: (own.user + own.system) / 1e6,
+      server: this.child?.pid ? procCpuSeconds(this.child.pid) : Number.NaN,
+      postgres: this.postgresCpuSeconds(),
+      machine: machineCpuSeconds(),
+    };
+  }
+}
+
+export interface Cores {
+  client: number;
+  server: number;
+  postgres: number;
+  /** Everything else on the machine (other programs, the kernel's own threads). */
+  other: number;
+}
+
+/** Cores used on average between two snapshots (CPU seconds per wall-clock second). */
+export function coresBetween(a: CpuSnapshot, b: CpuSnapshot): Cores {
+  const wall = (b.at - a.at) / 1000;
+  const client = (b.client - a.client) / wall;
+  const server = (b.server - a.server) / wall;
+  const postgres = (b.postgres - a.postgres) / wall;
+  const other = Math.max(0, (b.machine - a.machine) / wall - client - server - postgres);
+  return { client, server, postgres, other };
+}
+
+/** Starts measuring the CPU of every process but this one; the function returned gives its average cores so far. */
+export function otherCores(): () => number {
+  const own0 = process.cpuUsage();
+  const machine0 = machineCpuSeconds();
+  const t0 = performance.now();
+  return () => {
+    const own = process.cpuUsage(own0);
+    const wall = (performance.now() - t0) / 1000;
+    return Math.max(0, (machineCpuSeconds() - machine0 - (own.user + own.system) / 1e6) / wall);
+  };
+}
+
+/** `client / server / pg / other` cores. */
+export function fmtCores(c: Cores): string {
+  const f = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '–');
+  return `${f(c.client)} / ${f(c.server)} / ${f(c.postgres)} / ${f(c.other)}`;
+}
+
+export interface HttpAnswer {
+  status: number;
+  body: string;
+}
+
+/** One HTTP request on a keep-alive agent (cheaper per request than fetch); the body is read whole. */
+export function httpRequest(
+  agent: http.Agent,
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = { ...init.headers };
+    if (init.body !== undefined) headers['content-length'] = Buffer.byteLength(init.body);
+    const req = http.request(url, { method: init.method ?? 'GET', agent, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+/**
+ * A workspace with a read_write sandbox key and one onboarded AE source (admin CLI, then
+ * POST /v3/connect/companies): everything a Unify submission needs.
+ */
+export async function benchTenant(server: BenchServer, name: string): Promise<{ workspaceId: string; apiKey: string; source: string }> {
+  const { workspaceId } = await server.admin<{ workspaceId: string }>('workspace', 'create', '--name', name);
+  const { apiKey } = await server.admin<{ apiKey: string }>(
+    'key', 'create', '--workspace', workspaceId, '--environment', 'sandbox', '--permission', 'read_write', '--role', 'owner',
+  );
+  const tin = String(Date.now()).slice(-10);
+  const email = `bench+${tin}@example.ae`;
+  await server.admin('authorization', 'create', '--workspace', workspaceId, '--environment', 'sandbox', '--tin', tin, '--email', email);
+  const body = {
+    sourceName: `${name} ERP`,
+    sourceVersion: 'v1',
+    countryCode: 'AE',
+    tin,
+    contactPersonEmail: email,
+    contactPersonName: 'Bench Runner',
+    contactPersonMobile: '+971501234567',
+    branchName: 'Head office',
+    platformEnvironment: 'sandbox',
+  };
+  const res = await fetch(`${server.base}/v3/connect/companies`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 201) throw new Error(`onboarding the source failed: ${res.status} ${(await res.text()).slice(0, 500)}`);
+  const data = ((await res.json()) as { data: { sourceName: string; sourceVersion: string } }).data;
+  return { workspaceId, apiKey, source: `${data.sourceName}:${data.sourceVersion}` };
 }

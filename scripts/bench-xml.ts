@@ -1,6 +1,7 @@
 /**
  * Artifact generation throughput, in process: PINT AE XML documents per second for a realistic
- * 20-line UAE invoice (one thread, then one worker thread per core), and invoice PDFs per second.
+ * 20-line UAE invoice (one thread, the serialization step alone, then one worker thread per core),
+ * and invoice PDFs per second.
  *
  *   node --import tsx scripts/bench-xml.ts [--seconds 5]
  *
@@ -9,6 +10,9 @@
 import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { generateInvoiceXml, renderInvoicePdf, type CoreDocument, type CoreLineItem } from '../domain/artifacts/index.js';
+import { resolveDocumentType } from '../domain/artifacts/normalize.js';
+import { pintAeContext, writePintAeDocument } from '../domain/artifacts/pint-ae.js';
+import { newXmlDocument, serialize } from '../domain/artifacts/xml.js';
 
 const DOCUMENT_TYPE = { base: 'tax_invoice', modifiers: ['summary', 'continuous_supply'] };
 
@@ -93,6 +97,21 @@ function xmlLoop(seconds: number): { count: number; ms: number; bytes: number } 
   return { count, ms: performance.now() - start, bytes };
 }
 
+/** The serialization step alone (the XML library's share): the same document's tree, serialized again and again. */
+function serializeLoop(seconds: number): { count: number; ms: number } {
+  const tree = newXmlDocument();
+  writePintAeDocument(tree, pintAeContext(uaeInvoice(), resolveDocumentType(DOCUMENT_TYPE), 'uuid'));
+  for (let i = 0; i < 50; i++) serialize(tree);
+  const start = performance.now();
+  const deadline = start + seconds * 1000;
+  let count = 0;
+  while (performance.now() < deadline) {
+    serialize(tree);
+    count++;
+  }
+  return { count, ms: performance.now() - start };
+}
+
 async function pdfLoop(seconds: number): Promise<{ count: number; ms: number; bytes: number }> {
   const document = uaeInvoice();
   const input = { country: 'AE', documentType: DOCUMENT_TYPE, document, uuid: '5f0c7d2e-8a1b-4c3d-9e8f-0a1b2c3d4e5f', state: 'final_valid' };
@@ -135,6 +154,8 @@ if (!isMainThread) {
   const xml = xmlLoop(seconds);
   const perSecond = (r: { count: number; ms: number }) => (r.count / r.ms) * 1000;
   console.log(`xml  UAE PINT AE, 20 lines, 1 thread:         ${perSecond(xml).toFixed(0)} documents/s (${(xml.ms / xml.count).toFixed(2)} ms/document, ${(xml.bytes / 1024).toFixed(1)} KiB)`);
+  const ser = serializeLoop(seconds);
+  console.log(`xml  UAE PINT AE, 20 lines, serialization only: ${perSecond(ser).toFixed(0)} documents/s (${(ser.ms / ser.count).toFixed(2)} ms/document)`);
   const threads = availableParallelism();
   const parallel = await parallelXml(threads, seconds);
   console.log(`xml  UAE PINT AE, 20 lines, ${threads} worker threads: ${parallel.toFixed(0)} documents/s`);

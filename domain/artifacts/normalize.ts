@@ -82,7 +82,12 @@ export function formatAmount(n: number): string {
 /** A quantity or rate with up to 6 decimals and no trailing zeros. */
 export function formatDecimal(n: number, maxDecimals = 6): string {
   const fixed = n.toFixed(maxDecimals);
-  const trimmed = fixed.includes('.') ? fixed.replace(/0+$/, '').replace(/\.$/, '') : fixed;
+  if (!fixed.includes('.')) return fixed === '-0' ? '0' : fixed;
+  // Drop the trailing zeros, then a trailing point.
+  let end = fixed.length;
+  while (fixed.charCodeAt(end - 1) === 48 /* 0 */) end--;
+  if (fixed.charCodeAt(end - 1) === 46 /* . */) end--;
+  const trimmed = end === fixed.length ? fixed : fixed.slice(0, end);
   return trimmed === '-0' ? '0' : trimmed;
 }
 

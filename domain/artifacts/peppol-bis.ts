@@ -198,7 +198,13 @@ export function buildPeppolBisDocument(input: PeppolBisInput): { xml: string; ba
         listID: line.classification.scheme ?? 'STI',
       });
     }
-    taxCategory(item, 'cac:ClassifiedTaxCategory', { ...line, category: categoryOf(line.rawCategory, line.rate) }, BIS_LINE_CATEGORY);
+    const category = categoryOf(line.rawCategory, line.rate);
+    taxCategory(
+      item,
+      'cac:ClassifiedTaxCategory',
+      { category, rate: line.rate, exemptionReason: line.exemptionReason, exemptionReasonCode: line.exemptionReasonCode },
+      BIS_LINE_CATEGORY,
+    );
     const price = branch(el, 'cac:Price');
     priceAmount(price, 'cbc:PriceAmount', line.price, cur);
     if (line.baseQuantity !== 1) leaf(price, 'cbc:BaseQuantity', formatDecimal(line.baseQuantity), { unitCode: line.unitCode });

@@ -257,7 +257,12 @@ function aeLine(root: XmlNode, line: NormalizedLine, ctx: PintAeContext): void {
       listID: line.classification.scheme,
     });
   }
-  taxCategory(item, 'cac:ClassifiedTaxCategory', { ...line, category }, AE_TAX_CATEGORY);
+  taxCategory(
+    item,
+    'cac:ClassifiedTaxCategory',
+    { category, rate: line.rate, exemptionReason: line.exemptionReason, exemptionReasonCode: line.exemptionReasonCode },
+    AE_TAX_CATEGORY,
+  );
 
   const price = branch(el, 'cac:Price');
   priceAmount(price, 'cbc:PriceAmount', line.price, cur);
@@ -272,15 +277,18 @@ function aeLine(root: XmlNode, line: NormalizedLine, ctx: PintAeContext): void {
   if (category !== 'E') amount(branch(extension, 'cac:TaxTotal'), 'cbc:TaxAmount', line.tax, cur);
 }
 
-/** Appends the PINT AE Invoice or CreditNote element to `parent` (a document or an extension content). */
-export function writePintAeDocument(parent: XmlNode, ctx: PintAeContext): XmlNode {
+/**
+ * Appends the PINT AE Invoice or CreditNote element to `parent`: a document, or an extension
+ * content inside an envelope that declares the cac and cbc prefixes (`prefixesInScope`).
+ */
+export function writePintAeDocument(parent: XmlNode, ctx: PintAeContext, prefixesInScope = false): XmlNode {
   const { doc, dt, currency: cur } = ctx;
   const header = doc.header ?? {};
   const parties = doc.parties ?? {};
   const m = dt.modifiers;
   const credit = ctx.root === 'CreditNote';
 
-  const root = ublRoot(parent, ctx.root);
+  const root = ublRoot(parent, ctx.root, prefixesInScope);
   leaf(root, 'cbc:CustomizationID', ctx.ids.customizationId);
   leaf(root, 'cbc:ProfileID', ctx.ids.profileId);
   leaf(root, 'cbc:ProfileExecutionID', ctx.flags);

@@ -78,7 +78,7 @@ export function buildTaxDataDocument(
   const ctx = pintAeContext(doc, dt, uuid);
   const header = doc.header ?? {};
   const xml = newXmlDocument();
-  const root = xml.ele('pxs:TaxData', {
+  const root = branch(xml, 'pxs:TaxData', {
     'xmlns:pxs': TDD_NAMESPACE,
     'xmlns:cac': UBL_NS.cac,
     'xmlns:cbc': UBL_NS.cbc,
@@ -107,7 +107,7 @@ export function buildTaxDataDocument(
   leaf(transaction, 'pxs:TransportHeaderID', options.transportHeaderId);
   writeReportedDocument(branch(transaction, 'pxs:ReportedDocument'), ctx);
   const content = branch(branch(transaction, 'pxs:SourceDocument'), 'cec:ExtensionContent');
-  writePintAeDocument(content, ctx);
+  writePintAeDocument(content, ctx, true);
 
   const out = serialize(xml);
   return { xml: out, base64: toBase64(out) };

@@ -39,7 +39,7 @@ import {
   type ResolvedDocumentType,
 } from './normalize.js';
 import { billingReference, legalMonetaryTotal, partyTaxScheme, priceAmount, taxCategory, taxTotalAmountOnly, taxTotalWithBreakdown, type TaxCategoryOptions } from './ubl-parts.js';
-import { amount, branch, leaf, newXmlDocument, serialize, serializeHeadless, toBase64, ublRoot, type XmlNode } from './xml.js';
+import { amount, branch, branchAfter, leaf, newXmlDocument, serialize, serializeHeadless, toBase64, ublRoot, type XmlNode } from './xml.js';
 
 export const ZATCA_PROFILE_ID = 'reporting:1.0';
 
@@ -245,11 +245,10 @@ export function buildZatcaInvoice(input: ZatcaInput): { xml: string; base64: str
     vatTotal: formatAmount(totals.tax),
     invoiceHash: hash,
   });
-  const qrRef = branch(root, 'cac:AdditionalDocumentReference');
+  // The QR reference goes to its place in the XSD sequence, right after PIH.
+  const qrRef = branchAfter(root, pih, 'cac:AdditionalDocumentReference');
   leaf(qrRef, 'cbc:ID', 'QR');
   leaf(branch(qrRef, 'cac:Attachment'), 'cbc:EmbeddedDocumentBinaryObject', qr, { mimeCode: 'text/plain' });
-  // Move the QR reference to its place in the XSD sequence, right after PIH.
-  root.node.insertBefore(qrRef.node, pih.node.nextSibling);
 
   const xml = serialize(xmlDoc);
   return { xml, base64: toBase64(xml), hash, qr };

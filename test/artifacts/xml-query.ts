@@ -1,8 +1,8 @@
 /**
  * Reading generated XML back in tests: regular expressions over the compact serialization for the
- * well-known leaf elements, and xmlbuilder2's parser for structural paths.
+ * well-known leaf elements, and fast-xml-parser's XMLParser for structural paths.
  */
-import { convert } from 'xmlbuilder2';
+import { XMLParser } from 'fast-xml-parser';
 
 function unescape(text: string): string {
   return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
@@ -37,9 +37,22 @@ export function inner(xml: string, qname: string): string | undefined {
 
 type Obj = Record<string, unknown>;
 
-/** Parses XML into xmlbuilder2's object form (attributes as "@name", text as "#"). */
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '@',
+  textNodeName: '#',
+  ignoreDeclaration: true,
+  parseTagValue: false,
+  parseAttributeValue: false,
+  trimValues: false,
+});
+
+/**
+ * Parses XML into an object (attributes as "@name", text as "#", repeated elements as arrays, a
+ * leaf without attributes as its text); entity and character references are decoded.
+ */
 export function parseXml(xml: string): Obj {
-  return convert(xml, { format: 'object' }) as unknown as Obj;
+  return parser.parse(xml) as Obj;
 }
 
 /** Follows a path of element names (and "@attr") through the parsed object; arrays take the first item. */

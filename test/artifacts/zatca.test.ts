@@ -88,6 +88,29 @@ describe('artifacts: Saudi Arabia ZATCA UBL 2.1', function () {
     }
   });
 
+  it('hashes the canonical XML with apostrophes and quotes in attribute values and entity-like payload text', async function () {
+    const doc = saudiDocument({ number: 'SA-&amp;-&#38;-&apos;' });
+    doc.parties!.seller!.name = 'AT&amp;T &QUOT;Saudi&QUOT; &lt;Co&gt; O\'Brien "x"';
+    doc.parties!.seller!.registrationNumbers = [{ type: "C'R\"N&amp;", value: '1010010000' }];
+    doc.lineItems![0]!.unitCode = `O'K"&apos;<`;
+    doc.lineItems![1]!.name = "&#x26; it's ]]> done";
+    const out = generateInvoiceXml({ country: 'SA', documentType: { base: 'tax_invoice', modifiers: [] }, document: doc, uuid: "u'&quot;" });
+    const withoutQr = out.xml.replace(QR_REFERENCE, '');
+    expect(withoutQr).to.not.equal(out.xml);
+    const canonical = (await canonicalize(withoutQr)).replace(/\n$/, '');
+    expect(canonical).to.equal(withoutQr.replace(/^<\?xml[^>]*\?>/, ''));
+    expect(out.hash).to.equal(createHash('sha256').update(canonical, 'utf8').digest('base64'));
+    // The values are read back exactly as sent (attribute whitespace normalized, '>' dropped).
+    const o = parseXml(out.xml);
+    expect(at(o, 'Invoice', 'cbc:ID')).to.equal('SA-&amp;-&#38;-&apos;');
+    expect(at(o, 'Invoice', 'cac:AccountingSupplierParty', 'cac:Party', 'cac:PartyLegalEntity', 'cbc:RegistrationName')).to.equal(
+      'AT&amp;T &QUOT;Saudi&QUOT; &lt;Co&gt; O\'Brien "x"',
+    );
+    expect(at(o, 'Invoice', 'cac:AccountingSupplierParty', 'cac:Party', 'cac:PartyIdentification', 'cbc:ID', '@schemeID')).to.equal("C'R\"N&AMP;");
+    expect(attrs(out.xml, 'cbc:InvoicedQuantity', 'unitCode')).to.deep.equal([`O'K"&apos;<`, 'PCE']);
+    expect(at(o, 'Invoice', 'cbc:UUID')).to.equal("u'&quot;");
+  });
+
   it('chains two invoices: the second PIH is the first hash', function () {
     const first = standard('SA-0001', undefined, 1);
     const second = standard('SA-0002', first.hash, 2);
