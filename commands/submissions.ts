@@ -85,6 +85,7 @@ async function claimNumber(store: EventStore, input: SubmissionInput, documentNu
       const holderId = claim.state.holder;
       await execute(store, numberClaimDecider, streamId, { type: 'Claim', documentNumber, documentId, holderId, holderStatus, now: ctx.now.toISOString() }, ctx, {
         maxAttempts: 1,
+        loaded: claim,
       });
       return true;
     } catch (err) {
@@ -146,6 +147,9 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
   const event: DocumentEvent & { type: 'DocumentSubmitted' | 'DocumentRejected' } = report.success
     ? { type: 'DocumentSubmitted', data: { ...received, xmlBase64 } }
     : { type: 'DocumentRejected', data: { ...received, errors } };
-  const result = await execute(store, documentDecider, documentStream(documentId), { type: 'Receive', event }, { ...ctx, environment: input.environment });
+  // A new stream: nothing to read (a conflict, impossible for a fresh id, would read and retry).
+  const result = await execute(store, documentDecider, documentStream(documentId), { type: 'Receive', event }, { ...ctx, environment: input.environment }, {
+    loaded: { state: documentDecider.initialState, revision: 'no_stream' },
+  });
   return { accepted: report.success, documentId, documentNumber, uuid, xmlBase64, report, errors, position: result.appended!.position };
 }

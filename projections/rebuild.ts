@@ -45,7 +45,7 @@ export async function rebuildProjection(
 
   let eventsRead = 0;
   for (;;) {
-    const result = await applyBatch(knex, store, projection, batchSize, { checkpoint, schema });
+    const result = await applyBatch(knex, store, projection, batchSize, { checkpoint, schema }, { persist: true });
     if (result === 'locked') throw new Error(`another rebuild of ${projection.name} is running`);
     eventsRead += result.read;
     report({ projection: projection.name, eventsRead, phase: 'copying' });

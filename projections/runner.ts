@@ -9,7 +9,11 @@ import { EventEmitter } from 'node:events';
 import type { Knex } from 'knex';
 import { comparePositions, START, type EventStore, type Position, type RecordedEvent } from '../commands/eventstore/port.js';
 import { wakeSource } from '../commands/eventstore/catch-up-subscription.js';
+import { LogTail } from './log-tail.js';
 import type { Projection } from './projection.js';
+
+/** How long a position read past events a projection ignores may stay in memory only. */
+const PERSIST_IDLE_POSITION_MS = 1000;
 
 export class CheckpointMovedError extends Error {
   override readonly name = 'CheckpointMovedError';
@@ -46,33 +50,55 @@ export async function readCheckpoint(knex: Knex, checkpoint: string): Promise<Po
   return row ? { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) } : null;
 }
 
+/** The part of the store a batch reads from (the store itself, or the shared LogTail). */
+export type LogReader = Pick<EventStore, 'readAll'>;
+
+export interface BatchResult {
+  /** Events read (relevant or not). */
+  read: number;
+  /** Position the projection has now seen up to. */
+  position: Position;
+  /** Whether that position is written to the checkpoint (false: kept in memory only). */
+  persisted: boolean;
+}
+
 /**
- * Applies at most `batchSize` events after the checkpoint, atomically with the checkpoint.
- * Returns the number of events read, or 'locked' when another runner holds the projection.
+ * Reads at most `batchSize` events after `scannedTo` (default: the stored checkpoint) and
+ * applies those the projection reads, atomically with its checkpoint, under the projection's
+ * advisory lock. A batch with nothing to apply opens no transaction unless `persist` asks for
+ * the position to be stored: replaying events a projection ignores changes nothing, so the
+ * position may run ahead of the stored checkpoint in memory.
  */
 export async function applyBatch(
   knex: Knex,
-  store: EventStore,
+  log: LogReader,
   projection: Projection,
   batchSize: number,
   target: BatchTarget = {},
-): Promise<{ read: number; position: Position } | 'locked'> {
+  options: { scannedTo?: Position; persist?: boolean } = {},
+): Promise<BatchResult | 'locked'> {
   const checkpoint = target.checkpoint ?? projection.name;
+  const from = options.scannedTo ?? (await readCheckpoint(knex, checkpoint)) ?? START;
+  const events = await log.readAll(from, batchSize);
+  const last = events.length > 0 ? events[events.length - 1]!.position : from;
+  const relevant = events.some((e) => projection.eventTypes.has(e.type));
+  if (!relevant && !options.persist) return { read: events.length, position: last, persisted: false };
   return knex.transaction(async (trx) => {
     const lock = await trx.raw('select pg_try_advisory_xact_lock(hashtext(?)) as ok', [lockKey(checkpoint)]);
     if (!lock.rows[0].ok) return 'locked' as const;
     if (target.schema) await trx.raw(`set local search_path to "${target.schema}", public`);
-    let from = await readCheckpoint(trx, checkpoint);
-    if (!from) {
+    let stored = await readCheckpoint(trx, checkpoint);
+    if (!stored) {
       await ensureCheckpoint(trx, checkpoint, projection.version);
-      from = START;
+      stored = START;
     }
-    const events = await store.readAll(from, batchSize);
-    if (events.length === 0) return { read: 0, position: from };
-    const applied = await applyEvents(trx, projection, events);
-    const last = events[events.length - 1]!.position;
+    // Between the stored checkpoint and `from` lie only events this projection ignores. If the
+    // checkpoint is beyond `from`, another runner applied part of this batch: skip that part.
+    if (comparePositions(stored, last) >= 0) return { read: events.length, position: stored, persisted: true };
+    const fresh = comparePositions(stored, from) > 0 ? events.filter((e) => comparePositions(e.position, stored!) > 0) : events;
+    const applied = await applyEvents(trx, projection, fresh);
     const updated = await trx('projection_checkpoints')
-      .where({ projection: checkpoint, commit_position: from.commit.toString(), prepare_position: from.prepare.toString() })
+      .where({ projection: checkpoint, commit_position: stored.commit.toString(), prepare_position: stored.prepare.toString() })
       .update({
         commit_position: last.commit.toString(),
         prepare_position: last.prepare.toString(),
@@ -80,7 +106,7 @@ export async function applyBatch(
         updated_at: trx.fn.now(),
       });
     if (updated !== 1) throw new CheckpointMovedError(`checkpoint ${checkpoint} moved during the batch`);
-    return { read: events.length, position: last };
+    return { read: events.length, position: last, persisted: true };
   });
 }
 
@@ -101,6 +127,10 @@ export interface RunnerOptions {
 
 export class ProjectionRunner {
   private readonly progress = new EventEmitter().setMaxListeners(0);
+  /** Projections whose loop in this process applies batches (not locked out by another instance). */
+  private readonly activeHere = new Set<string>();
+  /** The log as all loops of this runner read it: one shared read of the tail. */
+  private readonly tail: LogTail;
   private readonly status = new Map<string, ProjectionStatus>();
   private readonly abort = new AbortController();
   private loops: Promise<void>[] = [];
@@ -117,6 +147,7 @@ export class ProjectionRunner {
     this.batchSize = options.batchSize ?? 500;
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.log = options.log ?? (() => {});
+    this.tail = new LogTail(store, Math.max(this.batchSize, 1000));
     for (const p of projections) this.status.set(p.name, { name: p.name, position: null, lastError: null, failingSince: null });
   }
 
@@ -145,7 +176,7 @@ export class ProjectionRunner {
   async catchUp(): Promise<void> {
     for (const p of this.projections) {
       for (;;) {
-        const result = await applyBatch(this.knex, this.store, p, this.batchSize);
+        const result = await applyBatch(this.knex, this.store, p, this.batchSize, {}, { persist: true });
         if (result === 'locked') {
           await new Promise((r) => setTimeout(r, 20));
           continue;
@@ -176,9 +207,12 @@ export class ProjectionRunner {
     while (!reached()) {
       const left = deadline - Date.now();
       if (left <= 0) return false;
-      if (Date.now() - checkedDbAt > 100) {
+      // Projections this process does not run (another instance holds them) are followed
+      // through their stored checkpoints.
+      const elsewhere = names.filter((n) => !this.activeHere.has(n));
+      if (elsewhere.length > 0 && Date.now() - checkedDbAt > 100) {
         checkedDbAt = Date.now();
-        for (const n of names) {
+        for (const n of elsewhere) {
           const at = await readCheckpoint(this.knex, n);
           if (at) this.recordProgress(n, at);
         }
@@ -211,22 +245,37 @@ export class ProjectionRunner {
     const signal = this.abort.signal;
     let backoffMs = 100;
     const nextWake = wakeSource(this.store, this.pollIntervalMs, signal);
+    // Where this loop has read up to (undefined: start from the stored checkpoint), and
+    // whether part of that is only in memory (batches with nothing to apply are not stored).
+    let scanned: Position | undefined;
+    let unpersistedSince: number | null = null;
     while (!signal.aborted) {
       const wake = nextWake();
       try {
-        const result = await applyBatch(this.knex, this.store, p, this.batchSize);
+        const persist = unpersistedSince !== null && Date.now() - unpersistedSince >= PERSIST_IDLE_POSITION_MS;
+        const result = await applyBatch(this.knex, this.tail, p, this.batchSize, {}, { scannedTo: scanned, persist });
         const s = this.status.get(p.name)!;
         s.lastError = null;
         s.failingSince = null;
         backoffMs = 100;
         if (result === 'locked') {
-          await sleep(1000, signal); // another instance runs this projection
+          // Another instance runs this projection: follow its checkpoint.
+          this.activeHere.delete(p.name);
+          scanned = undefined;
+          unpersistedSince = null;
+          await sleep(1000, signal);
           continue;
         }
+        this.activeHere.add(p.name);
+        scanned = result.position;
+        if (result.persisted) unpersistedSince = null;
+        else if (result.read > 0) unpersistedSince ??= Date.now();
         this.recordProgress(p.name, result.position);
         if (result.read < this.batchSize) await wake;
       } catch (err) {
         if (signal.aborted) break;
+        scanned = undefined;
+        unpersistedSince = null;
         const s = this.status.get(p.name)!;
         s.lastError = err instanceof Error ? err.message : String(err);
         s.failingSince ??= new Date();

@@ -1,0 +1,70 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
+import type { Position } from '../../commands/eventstore/port.js';
+import { LogTail } from '../../projections/log-tail.js';
+import { newEvent } from '../eventstore/contract.js';
+import { testDb } from '../support/db.js';
+
+describe('the shared tail of the log', function () {
+  this.timeout(30000);
+  let store: PostgresEventStore;
+  let reads = 0;
+  const counting = () => ({
+    readAll: (after: Position, limit: number) => {
+      reads++;
+      return store.readAll(after, limit);
+    },
+  });
+  before(async () => {
+    store = await PostgresEventStore.connect(testDb().url, { poolSize: 5 });
+  });
+  after(async () => store.close());
+
+  const ids = (events: { id: string }[]) => events.map((e) => e.id);
+
+  it('serves every reader exactly what the store would, and extends the tail once for all of them', async () => {
+    const head = await store.headPosition();
+    const stream = `tail-${randomUUID()}`;
+    await store.append(stream, Array.from({ length: 30 }, (_, i) => newEvent('T', { i })), 'no_stream');
+    const tail = new LogTail(counting(), 1000, 100);
+    const first = await tail.readAll(head, 10);
+    expect(ids(first)).to.deep.equal(ids(await store.readAll(head, 10)));
+    // Near the end of the run: it reads on before answering, so the answer is never short.
+    const second = await tail.readAll(first[4]!.position, 10);
+    expect(ids(second)).to.deep.equal(ids(await store.readAll(first[4]!.position, 10)));
+    // Well inside the run: no store read.
+    reads = 0;
+    const third = await tail.readAll(first[0]!.position, 5);
+    expect(ids(third)).to.deep.equal(ids(await store.readAll(first[0]!.position, 5)));
+    expect(reads).to.equal(0);
+
+    // Ten readers at the end of the run: one store read extends it for all.
+    const all = await store.readAll(head, 1000);
+    const end = (await tail.readAll(first[first.length - 1]!.position, 1000)).at(-1)!.position;
+    await store.append(stream, Array.from({ length: 5 }, (_, i) => newEvent('T', { i: 30 + i })), 29n);
+    reads = 0;
+    const answers = await Promise.all(Array.from({ length: 10 }, () => tail.readAll(end, 100)));
+    expect(reads).to.equal(1);
+    for (const a of answers) expect(a.map((e) => (e.data as { i: number }).i)).to.deep.equal([30, 31, 32, 33, 34]);
+    // A reader before the run reads the store and gets the same as the store.
+    expect(ids(await tail.readAll(head, 1000)).slice(0, all.length)).to.deep.equal(ids(all));
+  });
+
+  it('keeps at most its bound in memory and still answers from before it', async () => {
+    const head = await store.headPosition();
+    const stream = `tail-${randomUUID()}`;
+    await store.append(stream, Array.from({ length: 50 }, (_, i) => newEvent('T', { i })), 'no_stream');
+    const tail = new LogTail(store, 20, 25);
+    let position = head;
+    const seen: number[] = [];
+    for (;;) {
+      const batch = await tail.readAll(position, 7);
+      if (batch.length === 0) break;
+      seen.push(...batch.filter((e) => e.streamId === stream).map((e) => (e.data as { i: number }).i));
+      position = batch.at(-1)!.position;
+    }
+    expect(seen).to.deep.equal(Array.from({ length: 50 }, (_, i) => i));
+    expect((await tail.readAll(head, 3)).map((e) => (e.data as { i: number }).i)).to.deep.equal([0, 1, 2]);
+  });
+});
