@@ -1,0 +1,288 @@
+/**
+ * `npm run bench:submit`: end-to-end submission throughput of valid 20-line UAE tax invoices
+ * (POST /api/v3/unify, new format) at 1, 16 and 64 concurrent clients, against the real service
+ * started as a separate process on its own embedded PostgreSQL (var/pg-bench-submit, port
+ * 54399; HTTP port 3921); then the validation engine's own documents/s in process, and the
+ * server's peak RSS. Prints figures; asserts nothing about timings.
+ *
+ * Every request carries a fresh document number (autocannon's setupRequest splices it into a
+ * pre-serialised body, so the client does almost no work per request). The server also
+ * delivers every accepted document in the background (sandbox Peppol, DELIVERY_CONCURRENCY and
+ * SANDBOX_LATENCY_MS at their defaults unless set): each run starts with an empty delivery
+ * backlog, and the table shows how many of the run's documents were final when it ended and
+ * how long the rest took. CPU is shown per process (cores = CPU seconds per second) to tell
+ * which one is the bottleneck. Exits 1 only when something failed functionally: a response
+ * other than 200, or documents that never reach a terminal state within --drain-seconds.
+ *
+ *   node --import tsx scripts/bench-submit.ts [--seconds 10] [--count N] [--clients 1,16,64]
+ */
+import os from 'node:os';
+import autocannon from 'autocannon';
+import { Command, InvalidArgumentError } from 'commander';
+import pg from 'pg';
+import { TERMINAL_STATES } from '../domain/document/document.js';
+import { applyTemplate, identityTemplate, sampleDocument, validateDocument } from '../domain/validation/index.js';
+import { BenchServer, benchTenant, coresBetween, fmtCores, fmtInt, fmtMs, otherCores, renderTable } from './bench-support.js';
+
+const TARGET_DOCS_PER_SECOND = 1_500;
+const TARGET_P99_MS = 100;
+const TARGET_ENGINE_PER_SECOND = 20_000;
+
+function positiveInt(raw: string): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+const program = new Command('bench-submit')
+  .description('Submission throughput of valid 20-line UAE tax invoices over HTTP, and of the validation engine in process')
+  .option('--seconds <n>', 'duration of each run', positiveInt, 10)
+  .option('--count <n>', 'submissions per run instead of a duration')
+  .option('--clients <list>', 'concurrent clients of each run', (v) => v.split(',').map((x) => positiveInt(x.trim())), [1, 16, 64])
+  .option('--drain-seconds <n>', 'longest wait for the delivery backlog after a run', positiveInt, 180)
+  .option('--engine-seconds <n>', 'measuring time of each in-process engine figure', positiveInt, 3)
+  .option('--port <n>', 'HTTP port of the server', positiveInt, 3921)
+  .parse();
+const opts = program.opts<{ seconds: number; count?: string; clients: number[]; drainSeconds: number; engineSeconds: number; port: number }>();
+const count = opts.count === undefined ? null : positiveInt(opts.count);
+
+const server = new BenchServer({ pgDir: 'var/pg-bench-submit', pgPort: 54399, httpPort: opts.port });
+let db: pg.Client | null = null;
+const problems: string[] = [];
+
+// Cleanup on every way out: Ctrl-C, SIGTERM, an error, the end.
+let cleaning: Promise<void> | null = null;
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    // Our connection first: the server stops the embedded PostgreSQL only when no one else uses it.
+    await db?.end().catch(() => {});
+    db = null;
+    await server.stop();
+  })();
+  return cleaning;
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.log(`\n${signal}: stopping the server`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+process.on('exit', () => server.killNow());
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------
+
+interface StateCounts {
+  total: number;
+  terminal: number;
+  finalValid: number;
+  byState: Record<string, number>;
+}
+
+/** The workspace's documents by state, straight from the read model (cheaper than polling each one). */
+async function stateCounts(workspaceId: string): Promise<StateCounts> {
+  const { rows } = await db!.query<{ state: string; n: number }>(
+    'select state, count(*)::int as n from sales_documents where workspace_id = $1 group by state',
+    [workspaceId],
+  );
+  const byState = Object.fromEntries(rows.map((r) => [r.state, r.n]));
+  const total = rows.reduce((s, r) => s + r.n, 0);
+  const terminal = rows.filter((r) => (TERMINAL_STATES as ReadonlySet<string>).has(r.state)).reduce((s, r) => s + r.n, 0);
+  return { total, terminal, finalValid: byState.final_valid ?? 0, byState };
+}
+
+/** Waits until every document of the workspace is in a terminal state; the wait in ms, or null at the bound. */
+async function drain(workspaceId: string): Promise<{ ms: number | null; counts: StateCounts }> {
+  const t0 = performance.now();
+  for (;;) {
+    const counts = await stateCounts(workspaceId);
+    if (counts.terminal === counts.total) return { ms: performance.now() - t0, counts };
+    if (performance.now() - t0 > opts.drainSeconds * 1000) return { ms: null, counts };
+    await sleep(100);
+  }
+}
+
+function measureEngine(name: string, run: (payload: unknown) => boolean, documents: unknown[]): { name: string; perSecond: number; micros: number; ok: boolean } {
+  for (let i = 0; i < 20_000; i++) run(documents[i % documents.length]);
+  let n = 0;
+  let ok = true;
+  const started = performance.now();
+  const deadline = started + opts.engineSeconds * 1000;
+  while (performance.now() < deadline) {
+    for (let i = 0; i < 500; i++) ok = run(documents[n++ % documents.length]) && ok;
+  }
+  const elapsed = performance.now() - started;
+  return { name, perSecond: (n / elapsed) * 1000, micros: (elapsed * 1000) / n, ok };
+}
+
+async function main(): Promise<void> {
+  const startedAt = Date.now();
+  const deliveryConcurrency = process.env.DELIVERY_CONCURRENCY || '32 (default)';
+  const latency = process.env.SANDBOX_LATENCY_MS || '0 (default)';
+  console.log(
+    `submission benchmark — node ${process.version}, ${os.cpus().length} CPUs (client, server and PostgreSQL share them); ` +
+      `embedded PostgreSQL in ${server.options.pgDir} (port ${server.options.pgPort}); server on port ${opts.port}`,
+  );
+  console.log(
+    `  LOG_LEVEL ${server.env.LOG_LEVEL}, DELIVERY_CONCURRENCY ${deliveryConcurrency}, SANDBOX_LATENCY_MS ${latency}; ` +
+      `${count === null ? `${opts.seconds} s` : `${fmtInt(count)} submissions`} per run\n`,
+  );
+
+  await server.start();
+  const tenant = await benchTenant(server, `bench-submit-${startedAt}`);
+  db = new pg.Client({ connectionString: server.databaseUrl, application_name: 'einvoicing-bench-submit' });
+  await db.connect();
+
+  // The request body, serialised once; each request splices in a fresh document number.
+  const PLACEHOLDER = 'BENCH-DOCUMENT-NUMBER-PLACEHOLDER';
+  const [head, tail] = JSON.stringify({
+    country: 'AE',
+    environment: 'sandbox',
+    purpose: 'invoicing',
+    source: tenant.source,
+    documentType: { base: 'tax_invoice', modifiers: [] },
+    payload: sampleDocument('AE', { lines: 20, documentNumber: PLACEHOLDER }),
+  }).split(PLACEHOLDER) as [string, string];
+  const runId = startedAt.toString(36);
+  let sequence = 0;
+  const nextBody = () => `${head}BENCH-${runId}-${++sequence}${tail}`;
+  console.log(`  request body ${fmtInt(Buffer.byteLength(nextBody()))} bytes (20 lines); source ${tenant.source}; workspace ${tenant.workspaceId}`);
+  sequence = 0;
+
+  const attack = (connections: number, limit: { duration: number } | { amount: number }) =>
+    autocannon({
+      url: server.base,
+      connections,
+      ...limit,
+      timeout: 30,
+      requests: [
+        {
+          method: 'POST',
+          path: '/api/v3/unify',
+          headers: { authorization: `Bearer ${tenant.apiKey}`, 'new-api': 'true', 'content-type': 'application/json' },
+          setupRequest: (req) => ({ ...req, body: nextBody() }),
+        },
+      ],
+    });
+
+  // Warm-up: JIT, pools and caches on the whole path, deliveries included.
+  const warm = await attack(16, { duration: 3 });
+  const warmDrain = await drain(tenant.workspaceId);
+  console.log(
+    `  warm-up: ${fmtInt(warm['2xx'])} documents at 16 clients in 3 s, delivered in ${warmDrain.ms === null ? 'more than the bound' : `${(warmDrain.ms / 1000).toFixed(1)} s`} after\n`,
+  );
+  if (warm.non2xx > 0 || warm['2xx'] === 0) problems.push(`warm-up: ${warm.non2xx} non-2xx responses (${JSON.stringify(warm.statusCodeStats)})`);
+
+  const rows: string[][] = [];
+  const results: Record<number, { docsPerSecond: number; p99: number }> = {};
+  let accepted = warm['2xx'];
+  let last: StateCounts | null = null;
+  for (const clients of opts.clients) {
+    if (cleaning) return;
+    const before = await stateCounts(tenant.workspaceId);
+    const cpu0 = server.cpu();
+    const r = await attack(clients, count === null ? { duration: opts.seconds } : { amount: count });
+    const cpu1 = server.cpu();
+    const after = await stateCounts(tenant.workspaceId);
+    const ok = Number(r.statusCodeStats?.['200']?.count ?? 0);
+    accepted += ok;
+    const docsPerSecond = ok / r.duration;
+    results[clients] = { docsPerSecond, p99: r.latency.p99 };
+    const runDocs = after.total - before.total;
+    const finalAtEnd = after.terminal - before.terminal;
+    const drained = await drain(tenant.workspaceId);
+    const cpu2 = server.cpu();
+    last = drained.counts;
+    // Everything a document costs (submission, projections, delivery), from the run's start until its backlog is delivered.
+    const cpuPerDoc = runDocs ? ((cpu2.server - cpu0.server + cpu2.postgres - cpu0.postgres) * 1000) / runDocs : Number.NaN;
+    if (ok !== r.requests.total || r.non2xx > 0 || r.errors > 0 || r.timeouts > 0) {
+      problems.push(
+        `${clients} clients: ${ok} of ${r.requests.total} answered 200; non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts} (${JSON.stringify(r.statusCodeStats)})`,
+      );
+    }
+    if (drained.ms === null) problems.push(`${clients} clients: ${drained.counts.total - drained.counts.terminal} documents not final ${opts.drainSeconds} s after the run`);
+    rows.push([
+      String(clients),
+      fmtInt(docsPerSecond),
+      fmtMs(r.latency.p50),
+      fmtMs(r.latency.p99),
+      fmtMs(r.latency.max),
+      fmtInt(ok),
+      String(r.non2xx + r.errors + r.timeouts),
+      `${fmtInt(finalAtEnd)} of ${fmtInt(runDocs)} (${runDocs ? Math.round((100 * finalAtEnd) / runDocs) : 0}%)`,
+      drained.ms === null ? `> ${opts.drainSeconds} s` : `${(drained.ms / 1000).toFixed(1)} s`,
+      fmtCores(coresBetween(cpu0, cpu1)),
+      `${cpuPerDoc.toFixed(1)} ms`,
+    ]);
+  }
+  console.log(
+    renderTable(
+      ['clients', 'documents/s', 'p50', 'p99', 'max', '200s', 'non-2xx/errors', 'final at end of run', 'rest final after', 'CPU cores client/server/pg/other', 'server+pg CPU/doc'],
+      rows,
+    ),
+  );
+  console.log(
+    'CPU cores during a run: this process (autocannon) / the server / its PostgreSQL / everything else on the machine; ' +
+      'CPU/doc: server and PostgreSQL CPU per document of the run, from its start until its last document was delivered',
+  );
+  const rss = server.peakRssMb();
+  const end = last ?? (await stateCounts(tenant.workspaceId));
+  const notValid = Object.entries(end.byState).filter(([s]) => s !== 'final_valid');
+  console.log(
+    `documents accepted (200, warm-up included): ${fmtInt(accepted)}; in the read model: ${fmtInt(end.total)}, ` +
+      `terminal ${fmtInt(end.terminal)} (final_valid ${fmtInt(end.finalValid)}${notValid.length ? `; ${notValid.map(([s, n]) => `${s} ${n}`).join(', ')}` : ''})`,
+  );
+  // A run ends at its deadline with requests in flight: the server still stores those documents, uncounted.
+  if (end.total > accepted) console.log(`  (${fmtInt(end.total - accepted)} of them from requests still in flight when a run ended, not counted as answered)`);
+  if (end.total < accepted) problems.push(`${accepted} documents accepted but only ${end.total} in the read model`);
+  if (end.finalValid !== end.total) problems.push(`documents not final_valid: ${JSON.stringify(Object.fromEntries(notValid))}`);
+  console.log(`server peak RSS: ${rss.toFixed(0)} MB`);
+  await cleanup();
+
+  // The engine alone, in this process, with the server stopped (so it has a core to itself).
+  const now = new Date('2026-01-15T10:00:00.000Z');
+  const documentType = { base: 'tax_invoice', modifiers: [] as string[] };
+  const others = otherCores();
+  const payloads = Array.from({ length: 2000 }, (_, i) => JSON.parse(JSON.stringify(sampleDocument('AE', { lines: 20, documentNumber: `INV-${i}` }))) as unknown);
+  const engine = [
+    measureEngine('validateDocument', (document) => validateDocument({ country: 'AE', documentType, document, now, durationMs: 0 }).success, payloads),
+    measureEngine(
+      'identity template + validateDocument (as the server does)',
+      (payload) => {
+        const { document, pathMap, problems: mappingProblems } = applyTemplate(identityTemplate, payload);
+        return validateDocument({ country: 'AE', documentType, document, now, pathMap, mappingProblems, durationMs: 0 }).success;
+      },
+      payloads,
+    ),
+  ];
+  console.log(
+    `\nvalidation engine in process, one core, valid 20-line AE tax invoices (${opts.engineSeconds} s each; other processes used ${others().toFixed(2)} cores meanwhile):`,
+  );
+  console.log(renderTable(['scenario', 'documents/s', 'µs/document'], engine.map((e) => [e.name, fmtInt(e.perSecond), e.micros.toFixed(1)])));
+  for (const e of engine) if (!e.ok) problems.push(`engine: ${e.name} reported a valid sample invalid`);
+
+  const top = opts.clients[opts.clients.length - 1]!;
+  const atTop = results[top];
+  const enginePerSecond = engine[0]!.perSecond;
+  if (atTop) {
+    console.log(
+      `\ntargets: >= ${fmtInt(TARGET_DOCS_PER_SECOND)} documents/s end to end at ${top} clients: ${atTop.docsPerSecond >= TARGET_DOCS_PER_SECOND ? 'met' : 'NOT met'} (${fmtInt(atTop.docsPerSecond)}); ` +
+        `p99 < ${TARGET_P99_MS} ms: ${atTop.p99 < TARGET_P99_MS ? 'met' : 'NOT met'} (${fmtMs(atTop.p99)}); ` +
+        `engine >= ${fmtInt(TARGET_ENGINE_PER_SECOND)} documents/s: ${enginePerSecond >= TARGET_ENGINE_PER_SECOND ? 'met' : 'NOT met'} (${fmtInt(enginePerSecond)})`,
+    );
+  }
+  console.log(`total ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
+}
+
+try {
+  await main();
+} catch (err) {
+  problems.push(err instanceof Error ? (err.stack ?? err.message) : String(err));
+} finally {
+  await cleanup();
+}
+if (problems.length > 0) {
+  console.log(`\nproblems:\n  ${problems.slice(0, 20).join('\n  ')}`);
+  process.exitCode = 1;
+}
