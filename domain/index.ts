@@ -12,6 +12,8 @@ import './connect/company.js';
 import './connect/connect-settings.js';
 import './connect/onboarding-job.js';
 import './connect/source-claim.js';
+import './credits/credits.js';
+import './credits/jobs.js';
 import './workspace/workspace.js';
 
 export { aggregateFor, registeredCategories, streamCategory } from './aggregates.js';

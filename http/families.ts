@@ -2,6 +2,7 @@
 import Router from '@koa/router';
 import type { FamilyRoutes } from './app.js';
 import { connectFamily } from './connect/routes.js';
+import { creditsFamily } from './credits/routes.js';
 import { documentsRoutes } from './documents/routes.js';
 import { unifyRoutes } from './unify/routes.js';
 
@@ -17,6 +18,8 @@ const family = (name: FamilyRoutes['family'], prefix: string): FamilyRoutes => (
 
 export function apiFamilies(): FamilyRoutes[] {
   return [
+    // Before Connect: its prefix /v3/connect/credits is inside Connect's.
+    creditsFamily(),
     connectFamily(),
     unifyRoutes(),
     documentsRoutes(),

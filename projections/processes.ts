@@ -10,6 +10,7 @@ import type { Config } from '../platform/config.js';
 import type { ConnectorRegistry } from '../commands/delivery/connector.js';
 import type { DeliveryDeps } from '../commands/delivery/deliver.js';
 import { sandboxConnectors } from '../commands/delivery/sandbox-connectors.js';
+import { creditProcesses } from './credits-processes.js';
 import { deliveryReactor, deliveryWorker } from './delivery.js';
 import type { Reactor, Worker } from './reactor.js';
 
@@ -37,9 +38,10 @@ export function serviceProcesses(deps: ProcessDeps): Processes {
     connectors,
     policy: { maxAttempts: d.maxAttempts, retryBaseMs: d.retryBaseMs, retryMaxMs: d.retryMaxMs },
   };
+  const credits = creditProcesses(deps);
   return {
-    reactors: [deliveryReactor(delivery, d.concurrency)],
-    workers: [{ worker: deliveryWorker(delivery, deps.knex, { concurrency: d.concurrency }), intervalMs: d.workerIntervalMs }],
+    reactors: [deliveryReactor(delivery, d.concurrency), ...credits.reactors],
+    workers: [{ worker: deliveryWorker(delivery, deps.knex, { concurrency: d.concurrency }), intervalMs: d.workerIntervalMs }, ...credits.workers],
     connectors,
   };
 }

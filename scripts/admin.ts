@@ -16,6 +16,7 @@ import { allProjections } from '../projections/index.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { findWorkspace, listKeys } from '../readmodels/keys.js';
 import { registerConnectCommands } from './admin-connect.js';
+import { registerCreditCommands } from './admin-credits.js';
 
 class UsageError extends Error {}
 
@@ -122,6 +123,7 @@ export function buildProgram(): Command {
       );
     });
   registerConnectCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
+  registerCreditCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
   return program;
 }
 

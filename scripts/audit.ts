@@ -9,6 +9,12 @@
  *   registered for the stream's category). Bigints are printed as strings.
  * table: a table of the events and the folded state, for people.
  *
+ *   npm run audit -- credits --workspace <id> --company <id> [--as-of <ISO time>]
+ *
+ * reconstructs a company's credit balance (and the pool's) as of an instant from the workspace's
+ * credit events alone, and checks every recorded balance against the fold: one JSON document;
+ * exit 1 when a recorded balance disagrees (listed under "inconsistencies").
+ *
  * Exit codes: 0 ok; 1 unknown stream, database unreachable, or the fold failed; 2 bad arguments.
  */
 import Table from 'cli-table3';
@@ -16,6 +22,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { positionToString, type RecordedEvent } from '../commands/eventstore/port.js';
 import type { AggregateFold } from '../domain/aggregates.js';
 import { aggregateFor, streamCategory } from '../domain/index.js';
+import { auditCompanyCredits } from '../domain/credits/audit.js';
+import { creditsStream } from '../domain/credits/values.js';
 import { CliError, isMainModule, runCli, toJson, withRuntime } from './cli-support.js';
 
 /** One event as the audit prints it (JSON-ready: bigints and dates as strings). */
@@ -198,6 +206,24 @@ async function streamCommand(streamId: string, options: StreamCommandOptions): P
   return 0;
 }
 
+async function creditsCommand(options: { workspace: string; company: string; asOf?: Date }): Promise<number> {
+  const streamId = creditsStream(options.workspace);
+  const events = await withRuntime((runtime) => runtime.store.readStream(streamId));
+  if (events.length === 0) throw new CliError(`no credit events for workspace ${options.workspace} (stream ${streamId} is empty)`);
+  const audit = auditCompanyCredits(
+    events.map((e) => ({ id: e.id, type: e.type, schemaVersion: e.schemaVersion, data: e.data, occurredAt: e.metadata.occurredAt, revision: e.revision })),
+    options.company,
+    options.asOf ?? null,
+  );
+  const { total: _total, ...pool } = audit.pool;
+  process.stdout.write(`${toJson({ workspaceId: options.workspace, companyId: options.company, ...audit, pool })}\n`);
+  if (audit.inconsistencies.length > 0) {
+    process.stderr.write(`error: ${audit.inconsistencies.length} recorded balance(s) disagree with the events\n`);
+    return 1;
+  }
+  return 0;
+}
+
 export function auditProgram(setExitCode: (code: number) => void): Command {
   const program = new Command('audit')
     .description('Reconstruct the history and the state of event streams.')
@@ -219,6 +245,23 @@ export function auditProgram(setExitCode: (code: number) => void): Command {
     .addOption(new Option('--format <format>', 'output format').choices(['json', 'table']).default('json'))
     .action(async (streamId: string, opts: StreamCommandOptions) => {
       setExitCode(await streamCommand(streamId, opts));
+    });
+  program
+    .command('credits')
+    .description("Reconstruct a company's credit balance and the pool as of an instant from the workspace's credit events.")
+    .requiredOption('--workspace <id>', 'workspace id')
+    .requiredOption('--company <id>', 'company id')
+    .addOption(
+      new Option('--as-of <time>', 'only events that occurred at or before this ISO 8601 time').argParser((raw) => {
+        try {
+          return parseAsOf(raw);
+        } catch (err) {
+          throw new InvalidArgumentError((err as Error).message);
+        }
+      }),
+    )
+    .action(async (opts: { workspace: string; company: string; asOf?: Date }) => {
+      setExitCode(await creditsCommand(opts));
     });
   return program;
 }

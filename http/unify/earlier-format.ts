@@ -7,6 +7,7 @@ import * as t from 'io-ts';
 import type { Context } from 'koa';
 import { recordMappingSample } from '../../commands/mapping-samples.js';
 import { submitDocument } from '../../commands/submissions.js';
+import { checkCreditsForSubmission } from '../../commands/credits/metering.js';
 import { produceInvoiceXml } from '../../commands/artifacts.js';
 import { derivedFlags, resolveLogicalDocumentType, supportedCountries } from '../../domain/validation/index.js';
 import { listMalaysianDocuments } from '../../readmodels/sales-documents.js';
@@ -154,6 +155,17 @@ async function submit(ctx: Context, deps: HttpDeps, raw: Record<string, unknown>
         ...common, status: 'stored', payloadId: sample.payloadId, documentId: null,
         validation: { success: true, errors: [] }, submission: { success: false, errors: [], governmentResponse: null, submittedAt: null }, errors: [],
       });
+      continue;
+    }
+    // Credit enforcement (issue 7): a blocked company's invoice fails on its own, nothing is recorded.
+    const credit = await checkCreditsForSubmission(deps, { workspaceId: auth.workspaceId, companyId: source.companyId, now: deps.clock.now() });
+    if (!credit.allowed) {
+      const error = { code: 'CREDITS_BLOCKED', message: credit.message, path: ['invoices', index], blockReason: credit.blockReason };
+      results.push({
+        ...common, status: 'failed', payloadId: null, documentId: null,
+        validation: { success: true, errors: [] }, submission: { success: false, errors: [error], governmentResponse: null, submittedAt: null }, errors: [error],
+      });
+      aborted = !continueOnError;
       continue;
     }
     const outcome = await submitDocument(

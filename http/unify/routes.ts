@@ -7,6 +7,7 @@ import Router from '@koa/router';
 import * as t from 'io-ts';
 import type { Context } from 'koa';
 import { submitDocument, type SubmissionOutcome } from '../../commands/submissions.js';
+import { checkCreditsForSubmission } from '../../commands/credits/metering.js';
 import { DomainError } from '../../domain/errors.js';
 import { checkDocumentType, requirementsCatalogue, supportedCountries } from '../../domain/validation/index.js';
 import { findCompanySource } from '../../readmodels/connect.js';
@@ -108,6 +109,11 @@ async function submitNewFormat(ctx: Context, deps: HttpDeps, raw: unknown, prefi
   const reference = parseSourceReference(body.source);
   if (!reference) throw new HttpProblem(400, 'source must be "name:version" of one of the workspace\'s sources', { path: at(prefix, 'source') });
   const source = await resolveSource(deps, auth.workspaceId, reference.name, reference.version, at(prefix, 'source'));
+  // Credit enforcement (issue 7): a blocked company is refused before anything is recorded.
+  const credit = await checkCreditsForSubmission(deps, { workspaceId: auth.workspaceId, companyId: source.companyId, now: deps.clock.now() });
+  if (!credit.allowed) {
+    throw new HttpProblem(403, credit.message, { code: 'credits_blocked', path: at(prefix, 'source'), extra: { blockReason: credit.blockReason } });
+  }
   const outcome = await submitDocument(
     deps.store,
     {
@@ -168,9 +174,9 @@ export function unifyRoutes(): FamilyRoutes {
     routes(deps) {
       const router = new Router({ prefix });
       const idem = idempotent({ store: deps.store, clock: deps.clock });
-      router.post('/', async (ctx, next) => {
+      router.post('/', async (ctx) => {
         if (ctx.get('new-api').toLowerCase() !== 'true') return handleEarlierFormat(ctx, deps);
-        return idem(ctx, () => handleNewFormat(ctx, deps).then(next));
+        return idem(ctx, () => handleNewFormat(ctx, deps));
       });
       router.get('/requirements', (ctx) => {
         const { country, base, variant } = ctx.query;

@@ -8,6 +8,7 @@ import { projectionCheckpointsMigration } from './0002_projection_checkpoints.js
 import { workspacesKeysMigration } from './0003_workspaces_keys.js';
 import { companiesMigration } from './0004_companies.js';
 import { salesDocumentsMigration } from './0006_sales_documents.js';
+import { creditsMigration } from './0007_credits.js';
 import { deliveryMigration } from './0020_delivery.js';
 
 interface Migration {
@@ -23,6 +24,7 @@ export const migrations: readonly Migration[] = [
   companiesMigration,
   appendV2Migration,
   salesDocumentsMigration,
+  creditsMigration,
   deliveryMigration,
 ];
 

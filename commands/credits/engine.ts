@@ -1,0 +1,332 @@
+/**
+ * Runs commands against the credits stream of a workspace (`credits-<workspaceId>`), the one
+ * hot stream of the service: every reservation of every company of a workspace is appended
+ * there. The rules are commands/execute.ts's (fold, decide, append with the expected revision,
+ * decide again on a conflict), with three additions for throughput:
+ *
+ * - the folded state is cached per stream: a write is decided on the cache and appended with the
+ *   cache's revision; when another writer (another service instance) got there first, the append
+ *   fails on the revision, the events after the cached revision are read, and the batch is
+ *   decided again. A read reads those events first. A persisted snapshot, when given, starts a
+ *   cold cache;
+ * - commands for one stream queue up, and the queue is decided and appended as one batch
+ *   (group commit): one tail read and one append for many commands, each decided on the
+ *   state its predecessors in the batch left. A command refused by the domain is refused
+ *   alone; a conflict re-decides the whole batch on the fresher state; nothing is answered
+ *   before the append is durable;
+ * - a command that passes `idSeed` (a reactor) gets event ids derived from it. Replayed after a
+ *   crash, its append is recognised by those ids (a replay or a duplicate), reported as
+ *   `replayed` and not applied again. A batch holding such a replay is split and each command
+ *   appended alone.
+ *
+ * Several service instances may run engines on the same stream: the expected revision keeps
+ * them correct, the cache and the tail read keep them cheap.
+ */
+import { randomUUID } from 'node:crypto';
+import { v5 as uuidv5 } from 'uuid';
+import { decideCredits, evolveCredits, initialCreditsState, type CreditsCommand, type CreditsState, type CompanyCredits, type Reservation } from '../../domain/credits/credits.js';
+import { creditEventDefinitions, type CreditEvent } from '../../domain/credits/events.js';
+import { pfromEntries, pvalues } from '../../domain/credits/pmap.js';
+import { creditsStream } from '../../domain/credits/values.js';
+import { decodeEventData } from '../../domain/events/envelope.js';
+import { DuplicateEventError, WrongExpectedVersionError, type EventStore, type NewEvent, type Position } from '../eventstore/port.js';
+import { eventMetadata, type CommandContext } from '../execute.js';
+
+const EVENT_ID_NAMESPACE = '2d8f6b1e-7c4a-5e93-b0a1-4f6c2e9d8a71';
+/** Bump when the shape of CreditsState changes: older snapshots are then ignored. */
+export const CREDITS_SNAPSHOT_VERSION = 1;
+
+/** Where folded states are kept between processes (commands/credits/snapshots.ts); optional. */
+export interface SnapshotStore {
+  load(streamId: string): Promise<{ revision: bigint; version: number; state: unknown } | null>;
+  save(streamId: string, revision: bigint, version: number, state: unknown): Promise<void>;
+}
+
+export interface CreditsOutcome {
+  /** The state right after this command's events (or the current state for a no-op). */
+  state: CreditsState;
+  events: CreditEvent[];
+  /** Position of the batch's last event; null when nothing was appended. */
+  position: Position | null;
+  /** True when the command's events were already in the stream (a reaction replayed after a crash). */
+  replayed: boolean;
+}
+
+interface Pending {
+  command: CreditsCommand | null; // null: a read
+  ctx: CommandContext;
+  idSeed?: string;
+  resolve(outcome: CreditsOutcome): void;
+  reject(err: unknown): void;
+}
+
+interface Entry {
+  streamId: string;
+  state: CreditsState;
+  revision: bigint | 'no_stream';
+  loaded: boolean;
+  queue: Pending[];
+  draining: boolean;
+  snapshotRevision: bigint;
+  snapshotAt: number;
+  /** The cache may be behind the stream (a replayed append was detected): read before deciding. */
+  stale: boolean;
+}
+
+export interface CreditsEngineOptions {
+  snapshots?: SnapshotStore | null;
+  /** Write a snapshot after this many new events (default 2,000)… */
+  snapshotEvery?: number;
+  /** …and not more often than this (default 60 s): a snapshot serializes the whole state. */
+  snapshotMinIntervalMs?: number;
+  /** Commands decided and appended together at most (default 200). */
+  maxBatch?: number;
+  /** Streams kept in memory at most (default 2,000). */
+  cacheSize?: number;
+  maxAttempts?: number;
+}
+
+export function serializeCreditsState(state: CreditsState): unknown {
+  return {
+    enforcement: state.enforcement,
+    lots: state.lots,
+    companies: [...pvalues(state.companies)],
+    reservations: [...pvalues(state.reservations)],
+  };
+}
+
+export function deserializeCreditsState(raw: unknown): CreditsState {
+  const s = raw as { enforcement: boolean; lots: CreditsState['lots']; companies: CompanyCredits[]; reservations: Reservation[] };
+  return {
+    enforcement: s.enforcement,
+    lots: s.lots,
+    companies: pfromEntries(s.companies.map((c) => [c.companyId, c] as const)),
+    reservations: pfromEntries(s.reservations.map((r) => [r.reservationId, r] as const)),
+  };
+}
+
+/**
+ * The environment of an event a system process caused (lifecycle, lot expiry): the one of the
+ * allowance or lot it concerns, since each event is produced in the environment of the
+ * operation behind it (SPEC.md 6.1).
+ */
+function environmentOfEvent(e: CreditEvent): string | null {
+  const d = e.data as { environment?: unknown; allowance?: { environment?: unknown } };
+  if (typeof d.environment === 'string') return d.environment;
+  if (typeof d.allowance?.environment === 'string') return d.allowance.environment;
+  return null;
+}
+
+export class CreditsEngine {
+  private readonly entries = new Map<string, Entry>();
+  private readonly maxBatch: number;
+  private readonly cacheSize: number;
+  private readonly snapshotEvery: number;
+  private readonly maxAttempts: number;
+
+  constructor(
+    readonly store: EventStore,
+    private readonly options: CreditsEngineOptions = {},
+  ) {
+    this.maxBatch = options.maxBatch ?? 200;
+    this.cacheSize = options.cacheSize ?? 2000;
+    this.snapshotEvery = options.snapshotEvery ?? 2000;
+    this.maxAttempts = options.maxAttempts ?? 50;
+  }
+
+  /** Decides and appends one command on the workspace's credits stream. Domain refusals reject with their DomainError. */
+  execute(workspaceId: string, command: CreditsCommand, ctx: CommandContext, options: { idSeed?: string } = {}): Promise<CreditsOutcome> {
+    return this.enqueue(creditsStream(workspaceId), command, { ...ctx, workspaceId }, options.idSeed);
+  }
+
+  /** The workspace's credits state, brought up to date with the stream. */
+  async read(workspaceId: string): Promise<CreditsState> {
+    return (await this.enqueue(creditsStream(workspaceId), null, { now: new Date(0) })).state;
+  }
+
+  /** Forgets every cached state (tests). */
+  clear(): void {
+    for (const [key, entry] of this.entries) if (!entry.draining) this.entries.delete(key);
+  }
+
+  private enqueue(streamId: string, command: CreditsCommand | null, ctx: CommandContext, idSeed?: string): Promise<CreditsOutcome> {
+    const entry = this.entry(streamId);
+    return new Promise<CreditsOutcome>((resolve, reject) => {
+      entry.queue.push({ command, ctx, idSeed, resolve, reject });
+      if (!entry.draining) void this.drain(entry);
+    });
+  }
+
+  private entry(streamId: string): Entry {
+    let entry = this.entries.get(streamId);
+    if (entry) {
+      this.entries.delete(streamId); // most recently used last
+      this.entries.set(streamId, entry);
+      return entry;
+    }
+    entry = { streamId, state: initialCreditsState, revision: 'no_stream', loaded: false, queue: [], draining: false, snapshotRevision: -1n, snapshotAt: 0, stale: false };
+    this.entries.set(streamId, entry);
+    if (this.entries.size > this.cacheSize) {
+      for (const [key, old] of this.entries) {
+        if (this.entries.size <= this.cacheSize) break;
+        if (!old.draining && old.queue.length === 0 && old !== entry) this.entries.delete(key);
+      }
+    }
+    return entry;
+  }
+
+  private async drain(entry: Entry): Promise<void> {
+    entry.draining = true;
+    try {
+      while (entry.queue.length > 0) {
+        const batch = entry.queue.splice(0, this.maxBatch);
+        try {
+          await this.runBatch(entry, batch);
+        } catch (err) {
+          for (const p of batch) p.reject(err);
+          entry.loaded = false; // start from a clean load next time
+          entry.state = initialCreditsState;
+          entry.revision = 'no_stream';
+        }
+      }
+    } finally {
+      entry.draining = false;
+    }
+  }
+
+  /** Brings the cached state up to the stream's last event. */
+  private async refresh(entry: Entry): Promise<void> {
+    if (!entry.loaded) {
+      entry.state = initialCreditsState;
+      entry.revision = 'no_stream';
+      const snapshot = await this.options.snapshots?.load(entry.streamId).catch(() => null);
+      if (snapshot && snapshot.version === CREDITS_SNAPSHOT_VERSION) {
+        entry.state = deserializeCreditsState(snapshot.state);
+        entry.revision = snapshot.revision;
+        entry.snapshotRevision = snapshot.revision;
+      }
+      entry.loaded = true;
+    }
+    for (;;) {
+      const from = entry.revision === 'no_stream' ? 0n : entry.revision + 1n;
+      const events = await this.store.readStream(entry.streamId, { fromRevision: from, maxCount: 5000 });
+      let state = entry.state;
+      for (const recorded of events) {
+        const definition = (creditEventDefinitions as Record<string, Parameters<typeof decodeEventData>[0]>)[recorded.type];
+        if (!definition) throw new Error(`stream ${entry.streamId} holds an event type ${recorded.type} unknown to credits`);
+        state = evolveCredits(state, { type: recorded.type, data: decodeEventData(definition, recorded.schemaVersion, recorded.data) } as CreditEvent);
+      }
+      entry.state = state;
+      if (events.length > 0) entry.revision = events[events.length - 1]!.revision;
+      if (events.length < 5000) return;
+    }
+  }
+
+  /**
+   * Decides and appends `batch` (owned by the caller, which rejects every item still pending if
+   * this throws). After a conflict the retry also takes in commands that queued meanwhile: under
+   * contention from another instance the batches grow instead of the queue.
+   */
+  private async runBatch(entry: Entry, batch: Pending[]): Promise<void> {
+    let writes = batch.filter((p) => p.command !== null);
+    let reads = batch.filter((p) => p.command === null);
+    for (let attempt = 1; ; attempt++) {
+      // The cache is trusted for a first attempt: the append's expected revision proves it was
+      // current (another instance's events make the append fail, and the retry reads them).
+      // Reads always look at the stream.
+      if (attempt > 1 || !entry.loaded || entry.stale || reads.length > 0) {
+        await this.refresh(entry);
+        entry.stale = false;
+      }
+      if (attempt > 1 && batch.length < this.maxBatch) {
+        const more = entry.queue.splice(0, this.maxBatch - batch.length);
+        batch.push(...more);
+        writes = [...writes, ...more.filter((p) => p.command !== null)];
+        reads = [...reads, ...more.filter((p) => p.command === null)];
+      }
+      for (const p of reads) p.resolve({ state: entry.state, events: [], position: null, replayed: false });
+      reads = [];
+      if (writes.length === 0) return;
+
+      let state = entry.state;
+      const decided: { p: Pending; events: CreditEvent[]; state: CreditsState; error?: unknown }[] = [];
+      const toAppend: NewEvent[] = [];
+      for (const p of writes) {
+        try {
+          const events = decideCredits(p.command!, state);
+          for (const e of events) state = evolveCredits(state, e);
+          const metadata = eventMetadata(p.ctx);
+          events.forEach((e, i) =>
+            toAppend.push({
+              id: p.idSeed ? uuidv5(`${p.idSeed}/${i}`, EVENT_ID_NAMESPACE) : randomUUID(),
+              type: e.type,
+              schemaVersion: creditEventDefinitions[e.type].version,
+              data: e.data,
+              metadata: metadata.environment ? metadata : { ...metadata, environment: environmentOfEvent(e) },
+            }),
+          );
+          decided.push({ p, events, state });
+        } catch (err) {
+          decided.push({ p, events: [], state, error: err });
+        }
+      }
+      if (toAppend.length === 0) {
+        for (const d of decided) (d.error ? d.p.reject(d.error) : d.p.resolve({ state: d.state, events: [], position: null, replayed: false }));
+        return;
+      }
+      try {
+        const result = await this.store.append(entry.streamId, toAppend, entry.revision);
+        if (result.replayed) {
+          // Everything in this batch was written before: nothing new, and the cache must re-read.
+          entry.stale = true;
+          for (const d of decided) (d.error ? d.p.reject(d.error) : d.p.resolve({ state: entry.state, events: [], position: result.position, replayed: d.events.length > 0 }));
+          return;
+        }
+        entry.state = state;
+        entry.revision = result.nextExpectedRevision;
+        for (const d of decided) (d.error ? d.p.reject(d.error) : d.p.resolve({ state: d.state, events: d.events, position: d.events.length > 0 ? result.position : null, replayed: false }));
+        this.maybeSnapshot(entry);
+        return;
+      } catch (err) {
+        if (err instanceof WrongExpectedVersionError && attempt < this.maxAttempts) {
+          // Another writer appended first: a short random pause keeps two instances from colliding in step.
+          await new Promise((r) => setTimeout(r, Math.random() * Math.min(20, attempt * 2)));
+          continue;
+        }
+        if (err instanceof DuplicateEventError) {
+          entry.stale = true;
+          if (writes.length === 1) {
+            writes[0]!.resolve({ state: entry.state, events: [], position: null, replayed: true });
+            return;
+          }
+          for (const p of writes) await this.runBatch(entry, [p]).catch((e) => p.reject(e));
+          return;
+        }
+        throw err;
+      }
+    }
+  }
+
+  private maybeSnapshot(entry: Entry): void {
+    const snapshots = this.options.snapshots;
+    if (!snapshots || entry.revision === 'no_stream') return;
+    if (entry.revision - entry.snapshotRevision < BigInt(this.snapshotEvery)) return;
+    if (Date.now() - entry.snapshotAt < (this.options.snapshotMinIntervalMs ?? 60_000)) return;
+    const revision = entry.revision;
+    entry.snapshotRevision = revision;
+    entry.snapshotAt = Date.now();
+    void snapshots.save(entry.streamId, revision, CREDITS_SNAPSHOT_VERSION, serializeCreditsState(entry.state)).catch(() => {});
+  }
+}
+
+const engines = new WeakMap<EventStore, CreditsEngine>();
+
+/** The process's engine for an event store (one per store, so every caller shares its cache and batches). */
+export function creditsEngineFor(store: EventStore, options: CreditsEngineOptions = {}): CreditsEngine {
+  let engine = engines.get(store);
+  if (!engine) {
+    engine = new CreditsEngine(store, options);
+    engines.set(store, engine);
+  }
+  return engine;
+}

@@ -1,0 +1,29 @@
+/**
+ * Ledger exports (SPEC.md 4.5): a request records the filters; the export holds every ledger
+ * transaction written before the request (in log order), so its content is fixed from the
+ * moment it is asked for and can be produced again identically. Completion is recorded by a
+ * reactor once the ledger read model has caught up with the request (projections/credits-processes.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { creditExportDecider, type LedgerFilters } from '../../domain/credits/jobs.js';
+import { creditExportStream } from '../../domain/credits/values.js';
+import type { EventStore, Position } from '../eventstore/port.js';
+import { execute, type CommandContext } from '../execute.js';
+
+export const newExportId = () => `cex_${randomBytes(12).toString('hex')}`;
+
+export async function requestExport(
+  store: EventStore,
+  input: { workspaceId: string; filters: LedgerFilters },
+  ctx: CommandContext,
+): Promise<{ exportId: string; position: Position }> {
+  const exportId = newExportId();
+  const result = await execute(
+    store,
+    creditExportDecider,
+    creditExportStream(exportId),
+    { type: 'RequestExport', exportId, workspaceId: input.workspaceId, filters: input.filters, now: ctx.now.toISOString() },
+    { ...ctx, workspaceId: input.workspaceId },
+  );
+  return { exportId, position: result.appended!.position };
+}
