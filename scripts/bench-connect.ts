@@ -21,14 +21,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
-import pg from 'pg';
 import { createAspAuthorization } from '../commands/connect/settings.js';
 import { createApiKey, createWorkspace } from '../commands/workspaces.js';
 import { startService, type Service } from '../http/service.js';
 import { loadConfig, type Config } from '../platform/config.js';
 import { openDatabase, type Database } from '../platform/database.js';
 import { createLogger } from '../platform/logger.js';
-import { fmtInt, fmtMs, percentile, renderTable } from './bench-support.js';
+import { dropStaleBenchDatabases, fmtInt, fmtMs, percentile, quoteIdent, renderTable, withClient, withDatabase } from './bench-support.js';
 
 const BENCH_PG_DIR = 'var/pg-bench-connect';
 const BENCH_PG_PORT = '54369';
@@ -69,36 +68,9 @@ const problems: string[] = [];
 // ---------------------------------------------------------------------------------------------
 // Database plumbing (as bench-eventstore does)
 
-function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
 
-async function withClient<T>(url: string, f: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, application_name: 'einvoicing-bench-connect' });
-  await client.connect();
-  try {
-    return await f(client);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
 
-function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
-}
 
-async function dropStaleBenchDatabases(adminUrl: string): Promise<void> {
-  await withClient(adminUrl, async (client) => {
-    const { rows } = await client.query<{ datname: string }>("select datname from pg_database where datname ~ '^bench_connect_[0-9]+_[0-9]+$'");
-    for (const { datname } of rows) {
-      const startedAt = Number(/^bench_connect_(\d+)_/.exec(datname)![1]);
-      if (Date.now() - startedAt < 30 * 60_000) continue; // perhaps another run still going
-      await client.query(`drop database ${quoteIdent(datname)} with (force)`).catch(() => {});
-    }
-  });
-}
 
 // ---------------------------------------------------------------------------------------------
 // Data
@@ -264,7 +236,7 @@ async function main(): Promise<void> {
       if (!server.ownsServer) log(`joined an embedded PostgreSQL already running on port ${BENCH_PG_PORT}`);
     }
     const admin = adminUrl!;
-    await dropStaleBenchDatabases(admin);
+    await dropStaleBenchDatabases(admin, 'bench_connect');
     await withClient(admin, (c) => c.query(`create database ${quoteIdent(database)}`));
     created = true;
     const info = await withClient(admin, async (c) => (await c.query<{ v: string }>("select current_setting('server_version') as v")).rows[0]!.v);

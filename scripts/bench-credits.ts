@@ -34,7 +34,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
-import pg from 'pg';
 import { CreditsEngine } from '../commands/credits/engine.js';
 import { reserveForDocument } from '../commands/credits/metering.js';
 import { issueCredits } from '../commands/credits/pool.js';
@@ -50,7 +49,7 @@ import { loadConfig, type Config } from '../platform/config.js';
 import { openDatabase, type Database } from '../platform/database.js';
 import { createLogger } from '../platform/logger.js';
 import { creditProcesses } from '../projections/credits-processes.js';
-import { fmtInt, fmtMs, percentile, renderTable } from './bench-support.js';
+import { dropStaleBenchDatabases, fmtInt, fmtMs, percentile, quoteIdent, renderTable, withClient, withDatabase } from './bench-support.js';
 
 const BENCH_PG_DIR = 'var/pg-bench-credits';
 const BENCH_PG_PORT = '54389';
@@ -94,36 +93,9 @@ const problems: string[] = [];
 // ---------------------------------------------------------------------------------------------
 // Database plumbing (as the other benchmarks do)
 
-function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
 
-async function withClient<T>(url: string, f: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, application_name: 'einvoicing-bench-credits' });
-  await client.connect();
-  try {
-    return await f(client);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
 
-function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
-}
 
-async function dropStaleBenchDatabases(adminUrl: string): Promise<void> {
-  await withClient(adminUrl, async (client) => {
-    const { rows } = await client.query<{ datname: string }>("select datname from pg_database where datname ~ '^bench_credits_[0-9]+_[0-9]+$'");
-    for (const { datname } of rows) {
-      const startedAt = Number(/^bench_credits_(\d+)_/.exec(datname)![1]);
-      if (Date.now() - startedAt < 30 * 60_000) continue; // perhaps another run still going
-      await client.query(`drop database ${quoteIdent(datname)} with (force)`).catch(() => {});
-    }
-  });
-}
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -225,7 +197,7 @@ async function main(): Promise<void> {
       if (!server.ownsServer) log(`joined an embedded PostgreSQL already running on port ${BENCH_PG_PORT}`);
     }
     const admin = adminUrl!;
-    await dropStaleBenchDatabases(admin);
+    await dropStaleBenchDatabases(admin, 'bench_credits');
     await withClient(admin, (c) => c.query(`create database ${quoteIdent(database)}`));
     created = true;
     const info = await withClient(admin, async (c) => (await c.query<{ v: string }>("select current_setting('server_version') as v")).rows[0]!.v);

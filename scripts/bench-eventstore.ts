@@ -22,7 +22,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import pg from 'pg';
 import { PostgresEventStore } from '../commands/eventstore/postgres.js';
 import {
   START,
@@ -34,15 +33,7 @@ import {
 import { loadConfig, type Config } from '../platform/config.js';
 import { openDatabase, type Database } from '../platform/database.js';
 import { migrateToLatest } from '../readmodels/migrations/index.js';
-import {
-  distribution,
-  fmtBytes,
-  fmtDist,
-  fmtInt,
-  fmtMs,
-  renderTable,
-  type Distribution,
-} from './bench-support.js';
+import { distribution, fmtBytes, fmtDist, fmtInt, fmtMs, quoteIdent, renderTable, type Distribution, withClient, withDatabase } from './bench-support.js';
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -566,25 +557,8 @@ function comparison(results: readonly ModeResult[]): void {
 // ---------------------------------------------------------------------------------------------
 // Database set-up and clean-up
 
-function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
 
-async function withClient<T>(url: string, f: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, application_name: 'einvoicing-bench' });
-  await client.connect();
-  try {
-    return await f(client);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
 
-function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
-}
 
 function describeServer(url: string): string {
   const u = new URL(url);

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import Table from 'cli-table3';
+import pg from 'pg';
 
 /** The p-th percentile (0..100) of an ascending array, nearest-rank; NaN when empty. */
 export function percentile(sorted: readonly number[], p: number): number {
@@ -339,4 +340,40 @@ export async function benchTenant(server: BenchServer, name: string): Promise<{ 
   if (res.status !== 201) throw new Error(`onboarding the source failed: ${res.status} ${res.body.slice(0, 500)}`);
   const data = (JSON.parse(res.body) as { data: { sourceName: string; sourceVersion: string } }).data;
   return { workspaceId, apiKey, source: `${data.sourceName}:${data.sourceVersion}` };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Databases of the benchmarks (each run works in a fresh database it drops afterwards)
+
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+export async function withClient<T>(url: string, f: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, application_name: 'einvoicing-bench' });
+  await client.connect();
+  try {
+    return await f(client);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** The same server, another database. */
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+/** Drops `<prefix>_<startedAtMs>_<pid>` databases left by runs that started over 30 minutes ago. */
+export async function dropStaleBenchDatabases(adminUrl: string, prefix: string): Promise<void> {
+  await withClient(adminUrl, async (client) => {
+    const { rows } = await client.query<{ datname: string }>('select datname from pg_database where datname ~ $1', [`^${prefix}_[0-9]+_[0-9]+$`]);
+    for (const { datname } of rows) {
+      const startedAt = Number(datname.slice(prefix.length + 1).split('_')[0]);
+      if (Date.now() - startedAt < 30 * 60_000) continue; // perhaps another run still going
+      await client.query(`drop database ${quoteIdent(datname)} with (force)`).catch(() => {});
+    }
+  });
 }
