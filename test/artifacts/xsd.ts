@@ -1,13 +1,14 @@
 /**
- * XSD validation with xmllint-wasm (libxml2 compiled to WebAssembly): the OASIS UBL 2.1 schemas from
- * ../shared/ubl-2.1-xsd, loaded as the main schema plus every common/*.xsd as preloaded files under
+ * XSD validation with xmllint-wasm (libxml2 compiled to WebAssembly): the OASIS UBL 2.1 schemas
+ * (copied into test/fixtures/ubl-2.1-xsd with their notices), loaded as the main schema plus every
+ * common/*.xsd as preloaded files under
  * the same relative paths, so the `../common/...` imports resolve in xmllint's in-memory file system.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { validateXML, memoryPages, type XMLFileInfo } from 'xmllint-wasm';
 
-export const UBL_XSD_DIR = fileURLToPath(new URL('../../../shared/ubl-2.1-xsd/', import.meta.url));
+export const UBL_XSD_DIR = fileURLToPath(new URL('../fixtures/ubl-2.1-xsd/', import.meta.url));
 
 let common: XMLFileInfo[] | undefined;
 
