@@ -138,3 +138,11 @@ export const workspaceDecider: Decider<WorkspaceCommand, WorkspaceState, Workspa
 registerDecider(workspaceDecider);
 
 export const workspaceStream = (workspaceId: string) => `workspace-${workspaceId}`;
+
+/**
+ * The environments a key serves: a production key serves production only; a sandbox (mock) key
+ * serves the test environments, sandbox and simulation.
+ */
+export function keyServesEnvironment(keyEnvironment: KeyEnvironment, requested: 'sandbox' | 'simulation' | 'production'): boolean {
+  return keyEnvironment === 'production' ? requested === 'production' : requested !== 'production';
+}

@@ -10,6 +10,7 @@ import { submitDocument } from '../../commands/submissions.js';
 import { checkCreditsForSubmission } from '../../commands/credits/metering.js';
 import { produceInvoiceXml } from '../../commands/artifacts.js';
 import { derivedFlags, resolveLogicalDocumentType, supportedCountries } from '../../domain/validation/index.js';
+import { keyServesEnvironment } from '../../domain/workspace/workspace.js';
 import { listMalaysianDocuments } from '../../readmodels/sales-documents.js';
 import type { HttpDeps } from '../app.js';
 import type { AuthContext } from '../auth.js';
@@ -72,8 +73,7 @@ function decodeOrThrow<A>(codec: t.Decoder<unknown, A>, body: unknown): A {
 /** The key's environment must serve the requested one: sandbox keys serve sandbox and simulation. */
 function checkEnvironment(auth: AuthContext, env: (typeof ENVIRONMENTS)[number]): 'sandbox' | 'simulation' | 'production' {
   const environment = env === 'prod' ? 'production' : env;
-  const keyServes = auth.environment === 'production' ? environment === 'production' : environment !== 'production';
-  if (!keyServes) {
+  if (!keyServesEnvironment(auth.environment, environment)) {
     const message = `this ${auth.environment} API key cannot be used for env ${env}`;
     throw new HttpProblem(403, message, { code: 'AUTH_INVALID_API_KEY', path: ['env'], details: [{ code: 'AUTH_INVALID_API_KEY', message, path: ['env'] }] });
   }
