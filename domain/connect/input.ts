@@ -6,6 +6,9 @@
  * CONNECT_UNSUPPORTED_COUNTRY for a country other than AE).
  */
 import { DomainError } from '../errors.js';
+import { checkMetadata, invalid, isPlainObject, printable, refuseUnknownFields, requireObject, refuseUnknownParams, single, type QueryValues } from './input-rules.js';
+
+export { isPlainObject, type QueryValues } from './input-rules.js';
 import {
   COMPANY_ID_PATTERN,
   CONNECT_COUNTRY,
@@ -102,9 +105,6 @@ export interface CountsQuery {
 
 type Path = readonly string[];
 
-function invalid(path: Path, message: string): never {
-  throw new DomainError('validation', ConnectErrorCodes.validation, message, path);
-}
 
 function unsupportedCountry(path: Path, value: string): never {
   throw new DomainError(
@@ -115,31 +115,11 @@ function unsupportedCountry(path: Path, value: string): never {
   );
 }
 
-/** A value shown back in a message: short, and without characters a log would mangle. */
-function printable(value: string): string {
-  const clean = value.replace(/[^\x20-\x7e]/g, '?');
-  return clean.length > 40 ? `${clean.slice(0, 40)}…` : clean;
-}
 
 const at = (path: Path, field: string | number): Path => [...path, String(field)];
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
-function requireObject(value: unknown, path: Path, what: string): Record<string, unknown> {
-  if (!isPlainObject(value)) invalid(path, `${what} must be a JSON object`);
-  return value;
-}
 
-function refuseUnknown(body: Record<string, unknown>, allowed: readonly string[], path: Path): void {
-  for (const key of Object.keys(body)) {
-    if ((SYSTEM_MANAGED as readonly string[]).includes(key) && !allowed.includes(key)) {
-      invalid(at(path, key), `${key} is system-managed and must not be sent`);
-    }
-    if (!allowed.includes(key)) invalid(at(path, key), `unknown field "${printable(key)}"`);
-  }
-}
 
 interface TextRule {
   max?: number;
@@ -216,7 +196,7 @@ function companyFields(
 /** POST /v3/connect/companies. */
 export function parseCompanyCreation(body: unknown): CompanyCreationInput {
   const b = requireObject(body, [], 'the request body');
-  refuseUnknown(b, COMPANY_FIELDS, []);
+  refuseUnknownFields(b, COMPANY_FIELDS, [], SYSTEM_MANAGED);
   const countryCode = country(b.countryCode, ['countryCode']);
   return companyFields(b, [], countryCode, environment(b.platformEnvironment, ['platformEnvironment']));
 }
@@ -224,7 +204,7 @@ export function parseCompanyCreation(body: unknown): CompanyCreationInput {
 /** POST /v3/connect/companies/onboarding-jobs: the job level; rows are checked one by one with parseJobRow. */
 export function parseOnboardingJob(body: unknown): OnboardingJobInput {
   const b = requireObject(body, [], 'the request body');
-  refuseUnknown(b, ['countryCode', 'platformEnvironment', 'rows', 'filename'], []);
+  refuseUnknownFields(b, ['countryCode', 'platformEnvironment', 'rows', 'filename'], [], SYSTEM_MANAGED);
   const countryCode = country(b.countryCode, ['countryCode']);
   const platformEnvironment = environment(b.platformEnvironment, ['platformEnvironment']);
   const filename = optionalText(b, 'filename', []);
@@ -240,7 +220,7 @@ export function parseOnboardingJob(body: unknown): OnboardingJobInput {
 /** One row of an onboarding job: the company-creation fields; countryCode and platformEnvironment may be left to the job. */
 export function parseJobRow(row: unknown, job: Pick<OnboardingJobInput, 'countryCode' | 'platformEnvironment'>): CompanyCreationInput {
   const b = requireObject(row, [], 'the row');
-  refuseUnknown(b, COMPANY_FIELDS, []);
+  refuseUnknownFields(b, COMPANY_FIELDS, [], SYSTEM_MANAGED);
   const countryCode = b.countryCode === undefined || b.countryCode === null ? job.countryCode : country(b.countryCode, ['countryCode']);
   let platformEnvironment = job.platformEnvironment;
   if (b.platformEnvironment !== undefined && b.platformEnvironment !== null) {
@@ -263,7 +243,7 @@ export function echoText(value: unknown): string | null {
 /** POST /v3/connect/companies/{companyId}/branches, and each item of the bulk form. */
 export function parseBranch(body: unknown, what = 'the request body'): BranchInput {
   const b = requireObject(body, [], what);
-  refuseUnknown(b, ['branchName', 'sourceName', 'sourceVersion'], []);
+  refuseUnknownFields(b, ['branchName', 'sourceName', 'sourceVersion'], [], SYSTEM_MANAGED);
   return {
     branchName: requiredText(b, 'branchName', []),
     sourceName: requiredText(b, 'sourceName', []),
@@ -274,7 +254,7 @@ export function parseBranch(body: unknown, what = 'the request body'): BranchInp
 /** POST …/branches/bulk: the array; each item is checked on its own with parseBranch. */
 export function parseBranchBulk(body: unknown): unknown[] {
   const b = requireObject(body, [], 'the request body');
-  refuseUnknown(b, ['branches'], []);
+  refuseUnknownFields(b, ['branches'], [], SYSTEM_MANAGED);
   if (b.branches === undefined || b.branches === null) invalid(['branches'], 'branches is required');
   if (!Array.isArray(b.branches)) invalid(['branches'], 'branches must be an array');
   if (b.branches.length < 1 || b.branches.length > LIMITS.branchesBulkMax) {
@@ -283,24 +263,11 @@ export function parseBranchBulk(body: unknown): unknown[] {
   return b.branches;
 }
 
-function checkMetadata(value: unknown, path: Path, depth: number): void {
-  if (depth > LIMITS.metadataDepthMax) invalid(path, `metadata may nest at most ${LIMITS.metadataDepthMax} levels`);
-  if (typeof value === 'string') {
-    if (!isStorableText(value)) invalid(path, 'metadata holds characters that are not allowed');
-  } else if (Array.isArray(value)) {
-    value.forEach((v, i) => checkMetadata(v, at(path, i), depth + 1));
-  } else if (isPlainObject(value)) {
-    for (const [k, v] of Object.entries(value)) {
-      if (!isStorableText(k)) invalid(path, 'metadata holds a key with characters that are not allowed');
-      checkMetadata(v, at(path, k), depth + 1);
-    }
-  }
-}
 
 /** PATCH /v3/connect/companies/{sourceName}: only the fields sent change. */
 export function parseSourcePatch(body: unknown): SourcePatch {
   const b = requireObject(body, [], 'the request body');
-  refuseUnknown(b, ['sourceVersion', 'legalName', 'legalIdentifier', 'countryCode', 'status', 'metadata'], []);
+  refuseUnknownFields(b, ['sourceVersion', 'legalName', 'legalIdentifier', 'countryCode', 'status', 'metadata'], [], SYSTEM_MANAGED);
   const patch: SourcePatch = {};
   if (b.sourceVersion !== undefined) patch.sourceVersion = text(b.sourceVersion, ['sourceVersion'], 'sourceVersion');
   if (b.legalName !== undefined) patch.legalName = text(b.legalName, ['legalName'], 'legalName');
@@ -316,7 +283,7 @@ export function parseSourcePatch(body: unknown): SourcePatch {
   }
   if (b.metadata !== undefined) {
     if (!isPlainObject(b.metadata)) invalid(['metadata'], 'metadata must be a JSON object');
-    checkMetadata(b.metadata, ['metadata'], 1);
+    checkMetadata(b.metadata, ['metadata'], LIMITS.metadataDepthMax);
     if (Buffer.byteLength(JSON.stringify(b.metadata)) > LIMITS.metadataBytesMax) {
       invalid(['metadata'], `metadata must be at most ${LIMITS.metadataBytesMax} bytes of JSON`);
     }
@@ -331,20 +298,8 @@ export function parseSourcePatch(body: unknown): SourcePatch {
 // ------------------------------------------------------------------------------------------
 // Query strings
 
-export type QueryValues = Record<string, string | string[] | undefined>;
 
-function single(query: QueryValues, name: string): string | undefined {
-  const v = query[name];
-  if (Array.isArray(v)) invalid(['query', name], `${name} may be given once`);
-  if (v !== undefined && !isStorableText(v)) invalid(['query', name], `${name} contains characters that are not allowed`);
-  return v;
-}
 
-function refuseUnknownParams(query: QueryValues, allowed: readonly string[]): void {
-  for (const key of Object.keys(query)) {
-    if (!allowed.includes(key)) invalid(['query', key], `unknown query parameter "${printable(key)}"`);
-  }
-}
 
 function integer(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {
   if (raw === undefined) return fallback;

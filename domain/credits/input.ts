@@ -7,6 +7,9 @@
 import { createHash } from 'node:crypto';
 import { COMPANY_ID_PATTERN, isStorableText } from '../connect/values.js';
 import { DomainError } from '../errors.js';
+import { checkMetadata, invalid, isPlainObject, printable, refuseUnknownFields, requireObject, refuseUnknownParams, single, type QueryValues } from '../connect/input-rules.js';
+
+export { isPlainObject, type QueryValues } from '../connect/input-rules.js';
 import type { AllowanceInput, Precondition } from './credits.js';
 import type { BulkRow, LedgerFilters } from './jobs.js';
 import {
@@ -26,31 +29,12 @@ import {
 
 type Path = readonly (string | number)[];
 
-function invalid(path: Path, message: string): never {
-  throw new DomainError('validation', CreditErrorCodes.validation, message, path.map(String));
-}
 
-function printable(value: string): string {
-  const clean = value.replace(/[^\x20-\x7e]/g, '?');
-  return clean.length > 40 ? `${clean.slice(0, 40)}…` : clean;
-}
 
 const at = (path: Path, field: string | number): Path => [...path, field];
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
-function requireObject(value: unknown, path: Path, what: string): Record<string, unknown> {
-  if (!isPlainObject(value)) invalid(path, `${what} must be a JSON object`);
-  return value;
-}
 
-function refuseUnknown(body: Record<string, unknown>, allowed: readonly string[], path: Path): void {
-  for (const key of Object.keys(body)) {
-    if (!allowed.includes(key)) invalid(at(path, key), `unknown field "${printable(key)}"`);
-  }
-}
 
 function text(value: unknown, path: Path, name: string, max: number = CREDIT_LIMITS.textMax, allowEmpty = false): string {
   if (typeof value !== 'string') invalid(path, `${name} must be a string`);
@@ -79,25 +63,12 @@ function timestamp(body: Record<string, unknown>, field: string, path: Path): st
   return iso;
 }
 
-function checkMetadata(value: unknown, path: Path, depth: number): void {
-  if (depth > CREDIT_LIMITS.metadataDepthMax) invalid(path, `metadata may nest at most ${CREDIT_LIMITS.metadataDepthMax} levels`);
-  if (typeof value === 'string') {
-    if (!isStorableText(value)) invalid(path, 'metadata holds characters that are not allowed');
-  } else if (Array.isArray(value)) {
-    value.forEach((v, i) => checkMetadata(v, at(path, i), depth + 1));
-  } else if (isPlainObject(value)) {
-    for (const [k, v] of Object.entries(value)) {
-      if (!isStorableText(k)) invalid(path, 'metadata holds a key with characters that are not allowed');
-      checkMetadata(v, at(path, k), depth + 1);
-    }
-  }
-}
 
 function metadata(body: Record<string, unknown>, path: Path): Record<string, unknown> {
   const value = body.metadata;
   if (value === undefined || value === null) return {};
   if (!isPlainObject(value)) invalid(at(path, 'metadata'), 'metadata must be a JSON object');
-  checkMetadata(value, at(path, 'metadata'), 1);
+  checkMetadata(value, at(path, 'metadata'), CREDIT_LIMITS.metadataDepthMax);
   if (Buffer.byteLength(JSON.stringify(value)) > CREDIT_LIMITS.metadataBytesMax) {
     invalid(at(path, 'metadata'), `metadata must be at most ${CREDIT_LIMITS.metadataBytesMax} bytes of JSON`);
   }
@@ -145,7 +116,7 @@ function allowanceFields(b: Record<string, unknown>, path: Path): AllowanceInput
 /** PUT /allowances/{companyId}/current and /scheduled. */
 export function parseAllowanceBody(body: unknown): AllowanceInput {
   const b = requireObject(body, [], 'the request body');
-  refuseUnknown(b, ALLOWANCE_FIELDS, []);
+  refuseUnknownFields(b, ALLOWANCE_FIELDS, []);
   return allowanceFields(b, []);
 }
 
@@ -153,7 +124,7 @@ export function parseAllowanceBody(body: unknown): AllowanceInput {
 export function parseActionBody(body: unknown, reasonRequired: boolean): { reason: string | null } {
   if (body === undefined && !reasonRequired) return { reason: null };
   const b = requireObject(body, [], 'the request body');
-  refuseUnknown(b, ['reason'], []);
+  refuseUnknownFields(b, ['reason'], []);
   return { reason: reasonRequired ? requiredText(b, 'reason', []) : optionalText(b, 'reason', []) };
 }
 
@@ -203,7 +174,7 @@ export function bulkTarget(operation: BulkOperation): 'current' | 'scheduled' {
 /** POST /allowances/bulk: 1 to 500 operations, each checked here; the state-dependent rules are checked per row when the job runs. */
 export function parseBulkBody(body: unknown): BulkRow[] {
   const b = requireObject(body, [], 'the request body');
-  refuseUnknown(b, ['operations'], []);
+  refuseUnknownFields(b, ['operations'], []);
   const ops = b.operations;
   if (ops === undefined || ops === null) invalid(['operations'], 'operations is required');
   if (!Array.isArray(ops)) invalid(['operations'], 'operations must be an array');
@@ -222,7 +193,7 @@ export function parseBulkBody(body: unknown): BulkRow[] {
     }
     const operation = operationValue as BulkOperation;
     const replacement = operation === 'replace_current' || operation === 'replace_scheduled';
-    refuseUnknown(row, replacement ? [...ACTION_FIELDS, 'limit', 'periodType', 'startAt', 'endAt', 'planReference', 'metadata'] : ACTION_FIELDS, path);
+    refuseUnknownFields(row, replacement ? [...ACTION_FIELDS, 'limit', 'periodType', 'startAt', 'endAt', 'planReference', 'metadata'] : ACTION_FIELDS, path);
     const operationId = requiredText(row, 'operationId', path, CREDIT_LIMITS.operationIdMax);
     if (operationIds.has(operationId)) invalid(at(path, 'operationId'), `operationId "${printable(operationId)}" is used twice in this job`);
     operationIds.add(operationId);
@@ -259,20 +230,8 @@ export function parseBulkBody(body: unknown): BulkRow[] {
 // ---------------------------------------------------------------------------------------------
 // Query strings and cursors
 
-export type QueryValues = Record<string, string | string[] | undefined>;
 
-function single(query: QueryValues, name: string): string | undefined {
-  const v = query[name];
-  if (Array.isArray(v)) invalid(['query', name], `${name} may be given once`);
-  if (v !== undefined && !isStorableText(v)) invalid(['query', name], `${name} contains characters that are not allowed`);
-  return v;
-}
 
-function refuseUnknownParams(query: QueryValues, allowed: readonly string[]): void {
-  for (const key of Object.keys(query)) {
-    if (!allowed.includes(key)) invalid(['query', key], `unknown query parameter "${printable(key)}"`);
-  }
-}
 
 function limitParam(query: QueryValues, fallback: number, max: number): number {
   const raw = single(query, 'limit');
@@ -416,12 +375,12 @@ export function parseLedgerQuery(query: QueryValues): LedgerQuery {
 /** POST /exports: format csv and the ledger filters (no cursor, no limit). */
 export function parseExportBody(body: unknown): { format: 'csv'; filters: LedgerFilters } {
   const b = requireObject(body, [], 'the request body');
-  refuseUnknown(b, ['format', 'filters'], []);
+  refuseUnknownFields(b, ['format', 'filters'], []);
   if (b.format === undefined || b.format === null) invalid(['format'], 'format is required');
   if (b.format !== 'csv') invalid(['format'], 'format must be csv');
   if (b.filters === undefined || b.filters === null) return { format: 'csv', filters: ledgerFilters({}) };
   const f = requireObject(b.filters, ['filters'], 'filters');
-  refuseUnknown(f, LEDGER_FILTER_NAMES, ['filters']);
+  refuseUnknownFields(f, LEDGER_FILTER_NAMES, ['filters']);
   const query: QueryValues = {};
   for (const [k, v] of Object.entries(f)) {
     if (v === null || v === undefined) continue;
