@@ -27,7 +27,7 @@ import { startService, type Service } from '../http/service.js';
 import { loadConfig, type Config } from '../platform/config.js';
 import { openDatabase, type Database } from '../platform/database.js';
 import { createLogger } from '../platform/logger.js';
-import { dropStaleBenchDatabases, fmtInt, fmtMs, percentile, quoteIdent, renderTable, withClient, withDatabase } from './bench-support.js';
+import { dropStaleBenchDatabases, fmtInt, fmtMs, positiveInt, quoteIdent, percentile, renderTable, withClient, withDatabase } from './bench-support.js';
 
 const BENCH_PG_DIR = 'var/pg-bench-connect';
 const BENCH_PG_PORT = '54369';
@@ -38,13 +38,6 @@ const WARM_UP = 20;
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-function positiveInt(max: number) {
-  return (raw: string) => {
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1 || n > max) throw new InvalidArgumentError(`expected an integer from 1 to ${max}`);
-    return n;
-  };
-}
 
 const program = new Command()
   .name('bench:connect')

@@ -49,7 +49,7 @@ import { loadConfig, type Config } from '../platform/config.js';
 import { openDatabase, type Database } from '../platform/database.js';
 import { createLogger } from '../platform/logger.js';
 import { creditProcesses } from '../projections/credits-processes.js';
-import { dropStaleBenchDatabases, fmtInt, fmtMs, percentile, quoteIdent, renderTable, withClient, withDatabase } from './bench-support.js';
+import { dropStaleBenchDatabases, fmtInt, fmtMs, positiveInt, quoteIdent, percentile, renderTable, withClient, withDatabase } from './bench-support.js';
 
 const BENCH_PG_DIR = 'var/pg-bench-credits';
 const BENCH_PG_PORT = '54389';
@@ -61,13 +61,6 @@ const TARGET_PAGE_P95_MS = 30;
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-function positiveInt(max: number) {
-  return (raw: string) => {
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1 || n > max) throw new InvalidArgumentError(`expected an integer from 1 to ${max}`);
-    return n;
-  };
-}
 
 const program = new Command()
   .name('bench:credits')

@@ -35,44 +35,26 @@ import pg from 'pg';
 import { generateInvoiceXml, type CoreDocument } from '../domain/artifacts/index.js';
 import { TERMINAL_STATES } from '../domain/document/document.js';
 import { applyTemplate, identityTemplate, sampleDocument } from '../domain/validation/index.js';
-import {
-  BenchServer,
-  benchTenant,
-  coresBetween,
-  distribution,
-  fmtCores,
-  fmtDist,
-  fmtInt,
-  fmtMs,
-  httpRequest,
-  otherCores,
-  renderTable,
-  type CpuSnapshot,
-} from './bench-support.js';
+import { BenchServer, benchTenant, coresBetween, type CpuSnapshot, distribution, fmtCores, fmtDist, fmtInt, fmtMs, httpRequest, positiveInt, otherCores, renderTable } from './bench-support.js';
 
 const TARGET_FINAL_PER_SECOND = 1_000;
 const TARGET_P99_MS = 2_000;
 const TARGET_XML_PER_SECOND = 5_000;
 
-function positiveInt(raw: string): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
-  return n;
-}
 
 const program = new Command('bench-delivery')
   .description('Submit-to-final latency and throughput of sandbox deliveries over HTTP, and XML generation in process')
-  .option('--count <n>', 'documents submitted', positiveInt, 10_000)
-  .option('--concurrency <n>', 'submissions in flight at once', positiveInt, 32)
-  .option('--seconds <n>', 'longest wait for the documents to become final after the last submission', positiveInt, 120)
-  .option('--max-seconds <n>', 'stop submitting after this long (a bound on the run time when the service is slow)', positiveInt, 180)
+  .option('--count <n>', 'documents submitted', positiveInt(), 10_000)
+  .option('--concurrency <n>', 'submissions in flight at once', positiveInt(), 32)
+  .option('--seconds <n>', 'longest wait for the documents to become final after the last submission', positiveInt(), 120)
+  .option('--max-seconds <n>', 'stop submitting after this long (a bound on the run time when the service is slow)', positiveInt(), 180)
   .option('--warm-up <n>', 'documents submitted (and delivered) before measuring', (v) => Number(v), 300)
-  .option('--sample-every <n>', 'poll every n-th document for its client-observed time to final', positiveInt, 20)
-  .option('--poll-interval <ms>', 'shortest time between two polls of one document', positiveInt, 25)
-  .option('--poll-rate <n>', 'most status polls per second in all', positiveInt, 100)
+  .option('--sample-every <n>', 'poll every n-th document for its client-observed time to final', positiveInt(), 20)
+  .option('--poll-interval <ms>', 'shortest time between two polls of one document', positiveInt(), 25)
+  .option('--poll-rate <n>', 'most status polls per second in all', positiveInt(), 100)
   .option('--poll-share <x>', 'while submitting, most polls per submission answered', (v) => Number(v), 0.5)
-  .option('--xml-seconds <n>', 'measuring time of the in-process XML figure', positiveInt, 3)
-  .option('--port <n>', 'HTTP port of the server', positiveInt, 3923)
+  .option('--xml-seconds <n>', 'measuring time of the in-process XML figure', positiveInt(), 3)
+  .option('--port <n>', 'HTTP port of the server', positiveInt(), 3923)
   .parse();
 const opts = program.opts<{
   count: number;

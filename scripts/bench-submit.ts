@@ -22,29 +22,24 @@ import { Command, InvalidArgumentError } from 'commander';
 import pg from 'pg';
 import { TERMINAL_STATES } from '../domain/document/document.js';
 import { applyTemplate, identityTemplate, sampleDocument, validateDocument } from '../domain/validation/index.js';
-import { BenchServer, benchTenant, coresBetween, fmtCores, fmtInt, fmtMs, otherCores, renderTable } from './bench-support.js';
+import { BenchServer, benchTenant, coresBetween, fmtCores, fmtInt, fmtMs, positiveInt, otherCores, renderTable } from './bench-support.js';
 
 const TARGET_DOCS_PER_SECOND = 1_500;
 const TARGET_P99_MS = 100;
 const TARGET_ENGINE_PER_SECOND = 20_000;
 
-function positiveInt(raw: string): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
-  return n;
-}
 
 const program = new Command('bench-submit')
   .description('Submission throughput of valid 20-line UAE tax invoices over HTTP, and of the validation engine in process')
-  .option('--seconds <n>', 'duration of each run', positiveInt, 10)
+  .option('--seconds <n>', 'duration of each run', positiveInt(), 10)
   .option('--count <n>', 'submissions per run instead of a duration')
-  .option('--clients <list>', 'concurrent clients of each run', (v) => v.split(',').map((x) => positiveInt(x.trim())), [1, 16, 64])
-  .option('--drain-seconds <n>', 'longest wait for the delivery backlog after a run', positiveInt, 180)
-  .option('--engine-seconds <n>', 'measuring time of each in-process engine figure', positiveInt, 3)
-  .option('--port <n>', 'HTTP port of the server', positiveInt, 3921)
+  .option('--clients <list>', 'concurrent clients of each run', (v) => v.split(',').map((x) => positiveInt()(x.trim())), [1, 16, 64])
+  .option('--drain-seconds <n>', 'longest wait for the delivery backlog after a run', positiveInt(), 180)
+  .option('--engine-seconds <n>', 'measuring time of each in-process engine figure', positiveInt(), 3)
+  .option('--port <n>', 'HTTP port of the server', positiveInt(), 3921)
   .parse();
 const opts = program.opts<{ seconds: number; count?: string; clients: number[]; drainSeconds: number; engineSeconds: number; port: number }>();
-const count = opts.count === undefined ? null : positiveInt(opts.count);
+const count = opts.count === undefined ? null : positiveInt()(opts.count);
 
 const server = new BenchServer({ pgDir: 'var/pg-bench-submit', pgPort: 54399, httpPort: opts.port });
 let db: pg.Client | null = null;

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import Table from 'cli-table3';
+import { InvalidArgumentError } from 'commander';
 import pg from 'pg';
 
 /** The p-th percentile (0..100) of an ascending array, nearest-rank; NaN when empty. */
@@ -376,4 +377,15 @@ export async function dropStaleBenchDatabases(adminUrl: string, prefix: string):
       await client.query(`drop database ${quoteIdent(datname)} with (force)`).catch(() => {});
     }
   });
+}
+
+/** A commander option parser for a whole number from 1 to `max`. */
+export function positiveInt(max = Number.MAX_SAFE_INTEGER): (raw: string) => number {
+  return (raw: string) => {
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1 || n > max) {
+      throw new InvalidArgumentError(max === Number.MAX_SAFE_INTEGER ? 'expected a positive integer' : `expected an integer from 1 to ${max}`);
+    }
+    return n;
+  };
 }
