@@ -5,18 +5,8 @@
  */
 import { stringify } from 'csv-stringify/sync';
 import type { LedgerRow } from '../../readmodels/credits.js';
+import { BALANCE_KEYS } from './present.js';
 
-const BALANCE_FIELDS = [
-  'companyLimit',
-  'companyFinalizedUsage',
-  'companyReserved',
-  'companyAvailable',
-  'poolActive',
-  'poolReserved',
-  'poolConsumed',
-  'poolExpired',
-  'poolAvailable',
-] as const;
 
 export const CSV_COLUMNS = [
   'transactionId',
@@ -36,8 +26,8 @@ export const CSV_COLUMNS = [
   'idempotencyKey',
   'requestId',
   'bulkJobId',
-  ...BALANCE_FIELDS.map((f) => `balanceBefore.${f}`),
-  ...BALANCE_FIELDS.map((f) => `balanceAfter.${f}`),
+  ...BALANCE_KEYS.map((f) => `balanceBefore.${f}`),
+  ...BALANCE_KEYS.map((f) => `balanceAfter.${f}`),
 ] as const;
 
 export function csvLine(values: readonly unknown[]): string {
@@ -63,7 +53,7 @@ export function csvRow(row: LedgerRow): string {
     row.idempotencyKey,
     row.requestId,
     row.bulkJobId,
-    ...BALANCE_FIELDS.map((f) => row.balanceBefore?.[f]),
-    ...BALANCE_FIELDS.map((f) => row.balanceAfter?.[f]),
+    ...BALANCE_KEYS.map((f) => row.balanceBefore?.[f]),
+    ...BALANCE_KEYS.map((f) => row.balanceAfter?.[f]),
   ]);
 }

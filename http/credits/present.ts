@@ -45,7 +45,8 @@ export function companyStateFromFacts(facts: CompanyCreditFacts, pool: PoolRow, 
 
 export const quoted = (version: number) => `"${version}"`;
 
-const BALANCE_KEYS = [
+/** The fields of a ledger balance, in the order the API and the CSV export write them. */
+export const BALANCE_KEYS = [
   'companyLimit',
   'companyFinalizedUsage',
   'companyReserved',
