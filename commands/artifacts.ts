@@ -24,9 +24,27 @@ export function documentCompliance(country: string, documentType: { base: string
   return COMPLIANCE_COUNTRIES.has(country) ? complianceIdentifiers(country, documentType) : null;
 }
 
+/**
+ * Rendered PDFs of final documents (a final document never changes), so clients polling
+ * `/status` do not render the same PDF again on every call. Bounded; oldest entries go first.
+ */
+const pdfCache = new Map<string, string>();
+const PDF_CACHE_ENTRIES = 256;
+
 /** The PDF of a compliant (final_valid) document as base64; null otherwise, or when it cannot be rendered. */
 export async function renderCompliantPdf(row: SalesDocumentRow): Promise<string | null> {
   if (row.state !== 'final_valid') return null;
+  const cached = pdfCache.get(row.documentId);
+  if (cached) return cached;
+  const rendered = await renderPdf(row);
+  if (rendered) {
+    if (pdfCache.size >= PDF_CACHE_ENTRIES) pdfCache.delete(pdfCache.keys().next().value!);
+    pdfCache.set(row.documentId, rendered);
+  }
+  return rendered;
+}
+
+async function renderPdf(row: SalesDocumentRow): Promise<string | null> {
   try {
     const pdf = await renderInvoicePdf({
       country: row.country,

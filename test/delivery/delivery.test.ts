@@ -70,6 +70,7 @@ describe('delivery pipeline: every sandbox scenario through every state (SPEC.md
       ['Final Valid', 'Valid'],
     ]);
     expect(Buffer.from(data.pdfBase64, 'base64').subarray(0, 4).toString()).to.equal('%PDF');
+    expect((await u.status(id, 'status')).json.data.pdfBase64).to.equal(data.pdfBase64);
     const read = await u.status(id);
     expect(read.json.data).not.to.have.property('pdfBase64');
   });
