@@ -39,6 +39,18 @@ export type MappingReadiness =
   | { status: 'READY'; templateId: string }
   | { status: 'ACTION_REQUIRED'; code: string };
 
+/**
+ * Whether documents may be submitted through a source: it must be active and its field
+ * mapping ready. Returns the mapping template to use, or why the source cannot be used.
+ */
+export function sourceForInvoicing(source: { status: 'active' | 'inactive'; mappingReadiness: MappingReadiness }):
+  | { ok: true; templateId: string }
+  | { ok: false; reason: 'inactive' | 'mapping_not_configured' } {
+  if (source.status !== 'active') return { ok: false, reason: 'inactive' };
+  if (source.mappingReadiness.status !== 'READY') return { ok: false, reason: 'mapping_not_configured' };
+  return { ok: true, templateId: source.mappingReadiness.templateId };
+}
+
 export const MappingReadinessCodec: t.Type<MappingReadiness, unknown, unknown> = t.union([
   t.type({ status: t.literal('READY'), templateId: t.string }),
   t.type({ status: t.literal('ACTION_REQUIRED'), code: t.string }),

@@ -10,6 +10,7 @@ import { submitDocument, type SubmissionOutcome } from '../../commands/submissio
 import { checkCreditsForSubmission } from '../../commands/credits/metering.js';
 import { DomainError } from '../../domain/errors.js';
 import { checkDocumentType, requirementsCatalogue, supportedCountries } from '../../domain/validation/index.js';
+import { sourceForInvoicing } from '../../domain/connect/values.js';
 import { findCompanySource } from '../../readmodels/connect.js';
 import type { FamilyRoutes, HttpDeps } from '../app.js';
 import { requireWritePermission, type AuthContext } from '../auth.js';
@@ -45,11 +46,12 @@ export function parseSourceReference(value: string): { name: string; version: st
 export async function resolveSource(deps: HttpDeps, workspaceId: string, name: string, version: string, path: ErrorPath) {
   const source = await findCompanySource(deps.knex, workspaceId, name, version);
   if (!source) throw new HttpProblem(404, `source ${name}:${version} was not found in this workspace`, { path, code: 'not_found' });
-  if (source.status !== 'active') throw new HttpProblem(400, `source ${name}:${version} is inactive`, { path });
-  if (source.mappingReadiness.status !== 'READY') {
-    throw new HttpProblem(400, `source ${name}:${version} is not ready for invoicing: its field mapping is not configured`, { path });
+  const usable = sourceForInvoicing(source);
+  if (!usable.ok) {
+    const why = usable.reason === 'inactive' ? 'is inactive' : 'is not ready for invoicing: its field mapping is not configured';
+    throw new HttpProblem(400, `source ${name}:${version} ${why}`, { path });
   }
-  return { name, version, companyId: source.companyId, templateId: source.mappingReadiness.templateId };
+  return { name, version, companyId: source.companyId, templateId: usable.templateId };
 }
 
 function outcomeBody(outcome: SubmissionOutcome) {

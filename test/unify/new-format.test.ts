@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import { call, startTestService, withoutProcesses, type TestService } from '../support/http.js';
+import { setMappingAutoAssign } from '../../commands/connect/settings.js';
+import { clientFor } from '../connect/support.js';
 import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant } from './support.js';
 
 describe('Unify new format and the sales document status (SPEC.md 2.1, 2.4, 2.6, 4.1, 4.2)', function () {
@@ -124,6 +126,29 @@ describe('Unify new format and the sales document status (SPEC.md 2.1, 2.4, 2.6,
         expect(r.json.path, JSON.stringify(change)).to.deep.equal(path);
       }
     });
+    it('answers 400 for a source that cannot be used for invoicing: archived, or without a configured mapping', async () => {
+      const archived = await unifyTenant(t);
+      const [name, version] = [archived.source.slice(0, archived.source.lastIndexOf(':')), archived.source.slice(archived.source.lastIndexOf(':') + 1)];
+      const del = await archived.client.del(`/v3/connect/companies/${encodeURIComponent(name)}?sourceVersion=${encodeURIComponent(version)}`);
+      expect(del.status, del.text).to.equal(200);
+      const r = await archived.submit(archived.request(uaeInvoice()));
+      expect(r.status).to.equal(400);
+      expect(r.json).to.include({ code: 'invalid_argument' });
+      expect(r.json.message).to.contain('inactive');
+      expect(r.json.path).to.deep.equal(['source']);
+
+      const unmapped = await t.tenant();
+      const settings = await setMappingAutoAssign(t.service.runtime.store, { workspaceId: unmapped.workspaceId, enabled: false, templateId: null }, { now: new Date(), actor: 'test' });
+      if (settings.position) await t.settle(settings.position);
+      const client = clientFor(t, unmapped);
+      const company = await client.onboard();
+      expect(company.readyForInvoicing).to.equal(false);
+      const body = u.request(uaeInvoice(), { source: `${company.sourceName}:${company.sourceVersion}` });
+      const m = await call(`${t.url}/api/v3/unify`, { headers: { authorization: `Bearer ${unmapped.apiKey}`, 'new-api': 'true' }, body });
+      expect(m.status).to.equal(400);
+      expect(m.json.message).to.contain('mapping is not configured');
+    });
+
     it('answers 404 for a source that is not in the workspace', async () => {
       const r = await u.submit(u.request(uaeInvoice(), { source: 'Nobody ERP:v9' }));
       expect(r.status).to.equal(404);
