@@ -229,3 +229,80 @@ export const appendV2Migration = {
     await knex.raw(`drop function if exists es_replay(text, jsonb); ${appendFunction({ notify: true })}`);
   },
 };
+
+/**
+ * Group commit: several appends (to any streams) in one transaction, so concurrent writers share
+ * one round trip and one WAL flush. p_batch is a jsonb array of {stream, expected, events}, sorted
+ * by the adapter by stream id (a stable sort: appends to one stream keep their order), so two
+ * batches lock their streams in the same order and cannot deadlock on each other.
+ *
+ * Each append is checked and written as es_append() does it, but a wrong expected revision does
+ * not abort the batch: that append writes nothing and returns ok = false with the stream's
+ * revision, and the adapter then runs it alone through es_append() (which also recognises a
+ * replay). Any error (a stored event id, a deadlock) rolls the whole batch back; the adapter then
+ * runs each append alone. Every event of a batch shares the transaction id; global_position
+ * orders them.
+ */
+const appendBatch = `
+  create or replace function es_append_batch(p_batch jsonb, p_serialize boolean default false)
+  returns table (item integer, ok boolean, last_revision bigint, transaction_id xid8, last_position bigint)
+  language plpgsql as $$
+  #variable_conflict use_column
+  declare
+    v_item jsonb;
+    v_ord bigint;
+    v_stream text;
+    v_expected text;
+    v_events jsonb;
+    v_count integer;
+    v_current bigint;
+    v_last_position bigint;
+    v_tx xid8 := pg_current_xact_id();
+  begin
+    if p_serialize then
+      perform pg_advisory_xact_lock(7239001);
+    end if;
+    for v_item, v_ord in select b.x, b.o from jsonb_array_elements(p_batch) with ordinality as b(x, o) loop
+      v_stream := v_item->>'stream';
+      v_expected := v_item->>'expected';
+      v_events := v_item->'events';
+      v_count := jsonb_array_length(v_events);
+
+      select s.revision into v_current from es_streams s where s.stream_id = v_stream for update;
+      if not found then
+        insert into es_streams as s (stream_id, revision) values (v_stream, -1) on conflict (stream_id) do nothing;
+        select s.revision into v_current from es_streams s where s.stream_id = v_stream for update;
+      end if;
+
+      if (v_expected = 'no_stream' and v_current <> -1)
+         or (v_expected = 'stream_exists' and v_current = -1)
+         or (v_expected not in ('any', 'no_stream', 'stream_exists') and v_current <> v_expected::bigint) then
+        return query select (v_ord - 1)::integer, false, v_current, v_tx, null::bigint;
+        continue;
+      end if;
+
+      with inserted as (
+        insert into es_events (event_id, stream_id, stream_revision, event_type, schema_version, data, metadata)
+        select (x.ev->>'id')::uuid, v_stream, v_current + x.ord, x.ev->>'type', (x.ev->>'version')::integer,
+               x.ev->'data', x.ev->'metadata'
+          from jsonb_array_elements(v_events) with ordinality as x(ev, ord)
+         order by x.ord
+        returning global_position
+      )
+      select max(global_position) into v_last_position from inserted;
+
+      update es_streams s set revision = v_current + v_count where s.stream_id = v_stream;
+      return query select (v_ord - 1)::integer, true, v_current + v_count, v_tx, v_last_position;
+    end loop;
+  end $$;
+`;
+
+export const appendBatchMigration = {
+  name: '0021_event_store_append_batch',
+  async up(knex: Knex) {
+    await knex.raw(appendBatch);
+  },
+  async down(knex: Knex) {
+    await knex.raw('drop function if exists es_append_batch(jsonb, boolean)');
+  },
+};

@@ -73,9 +73,31 @@ function expectedToText(expected: ExpectedRevision): string {
 }
 
 const NOTIFY_COALESCE_MS = 5;
+/** Upper bound of the events' JSON in one group-commit batch (one append alone may be larger). */
+const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+
+/** Read-ahead (see readAll): only for pages this large, and at most this many pages waiting to be used. */
+const READ_AHEAD_MIN_PAGE = 100;
+const MAX_READ_AHEADS = 8;
+const readAheadKey = (after: Position, limit: number) => `${after.commit}/${after.prepare}/${limit}`;
+
+interface PendingAppend {
+  streamId: string;
+  ids: string[];
+  expected: ExpectedRevision;
+  expectedText: string;
+  /** The events as es_append's jsonb array. */
+  payload: string;
+  resolve: (result: AppendResult) => void;
+  reject: (err: unknown) => void;
+}
 
 export interface PostgresEventStoreOptions {
   poolSize?: number;
+  /** Group commit: most appends one transaction carries (default 64; 1 turns group commit off). */
+  maxBatchedAppends?: number;
+  /** Group commit: most batches in flight at once (default 2). */
+  maxInFlightBatches?: number;
   /** Serialize all appends behind one lock instead of relying on transaction-id ordering (benchmark only). */
   serializeAppends?: boolean;
 }
@@ -87,17 +109,22 @@ export class PostgresEventStore implements EventStore {
   private listenerStarting: Promise<void> | null = null;
   private closed = false;
   private notifyTimer: NodeJS.Timeout | null = null;
+  private readonly pending: PendingAppend[] = [];
+  private readonly readAhead = new Map<string, Promise<EventRow[]>>();
+  private inFlightBatches = 0;
 
   private constructor(
     private readonly pool: pg.Pool,
     private readonly url: string,
     private readonly serializeAppends: boolean,
+    private readonly maxBatchedAppends: number,
+    private readonly maxInFlightBatches: number,
   ) {}
 
   static async connect(url: string, options: PostgresEventStoreOptions = {}): Promise<PostgresEventStore> {
     const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 20, application_name: 'einvoicing-eventstore' });
     pool.on('error', () => {}); // idle client errors surface on the next query instead
-    const store = new PostgresEventStore(pool, url, options.serializeAppends ?? false);
+    const store = new PostgresEventStore(pool, url, options.serializeAppends ?? false, options.maxBatchedAppends ?? 64, options.maxInFlightBatches ?? 2);
     await store.ping();
     return store;
   }
@@ -111,7 +138,76 @@ export class PostgresEventStore implements EventStore {
     const payload = JSON.stringify(
       events.map((e) => ({ id: e.id, type: e.type, version: e.schemaVersion, data: e.data, metadata: e.metadata })),
     );
-    const args = [streamId, expectedToText(expected), payload, this.serializeAppends];
+    const append: PendingAppend = { streamId, ids: events.map((e) => e.id), expected, expectedText: expectedToText(expected), payload, resolve: null!, reject: null! };
+    if (this.maxBatchedAppends <= 1) return this.appendOne(append);
+    return new Promise<AppendResult>((resolve, reject) => {
+      append.resolve = resolve;
+      append.reject = reject;
+      this.pending.push(append);
+      this.flushPending();
+    });
+  }
+
+  /**
+   * Group commit: an append goes out at once while fewer than `maxInFlightBatches` batches are in
+   * flight; appends made meanwhile wait and go out together, in one transaction (es_append_batch).
+   * A lone writer thus pays no delay, and many writers share round trips and WAL flushes.
+   */
+  private flushPending(): void {
+    while (this.inFlightBatches < this.maxInFlightBatches && this.pending.length > 0) {
+      const batch: PendingAppend[] = [];
+      let bytes = 0;
+      while (this.pending.length > 0 && batch.length < this.maxBatchedAppends && (batch.length === 0 || bytes + this.pending[0]!.payload.length <= MAX_BATCH_BYTES)) {
+        const next = this.pending.shift()!;
+        bytes += next.payload.length;
+        batch.push(next);
+      }
+      this.inFlightBatches++;
+      void this.appendBatch(batch).finally(() => {
+        this.inFlightBatches--;
+        this.flushPending();
+      });
+    }
+  }
+
+  private async appendBatch(batch: PendingAppend[]): Promise<void> {
+    const settle = (append: PendingAppend, result: Promise<AppendResult>) => result.then(append.resolve, append.reject);
+    if (batch.length === 1) return settle(batch[0]!, this.appendOne(batch[0]!));
+    // Stable sort by stream id: every batch locks its streams in the same order.
+    const sorted = [...batch].sort((a, b) => (a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0));
+    let rows: { item: number; ok: boolean; last_revision: string; tx: string; last_position: string | null }[];
+    try {
+      const body = `[${sorted.map((a) => `{"stream":${JSON.stringify(a.streamId)},"expected":"${a.expectedText}","events":${a.payload}}`).join(',')}]`;
+      ({ rows } = await this.pool.query(
+        'select item, ok, last_revision, transaction_id::text as tx, last_position from es_append_batch($1::jsonb, $2)',
+        [body, this.serializeAppends],
+      ));
+    } catch {
+      // Nothing of the batch was written (or, had the connection dropped after the commit, each
+      // append is recognised as a replay): each append runs alone and gets its own answer.
+      await Promise.all(sorted.map((a) => settle(a, this.appendOne(a))));
+      return;
+    }
+    this.appended.emit('append');
+    this.notifyOtherProcesses();
+    await Promise.all(
+      rows.map((row) => {
+        const append = sorted[row.item]!;
+        if (!row.ok) return settle(append, this.appendOne(append)); // a wrong expected revision, or a replay
+        append.resolve({
+          nextExpectedRevision: BigInt(row.last_revision),
+          position: { commit: BigInt(row.tx), prepare: BigInt(row.last_position!) },
+          replayed: false,
+        });
+        return undefined;
+      }),
+    );
+  }
+
+  /** One append in its own transaction (es_append), with the replay check after a failure. */
+  private async appendOne(append: PendingAppend): Promise<AppendResult> {
+    const { streamId, expected, payload } = append;
+    const args = [streamId, append.expectedText, payload, this.serializeAppends];
     let failure: Error;
     try {
       const [row] = await this.appendRows('select last_revision, transaction_id::text as tx, last_position, replayed from es_append($1, $2, $3::jsonb, $4)', args);
@@ -135,7 +231,7 @@ export class PostgresEventStore implements EventStore {
       const [replay] = await this.appendRows('select last_revision, transaction_id::text as tx, last_position, replayed from es_replay($1, $2::jsonb)', [streamId, payload]);
       if (replay) return replay;
     } catch (err) {
-      if ((err as { code?: string }).code === DUPLICATE_EVENT_SQLSTATE) throw new DuplicateEventError(streamId, events.map((x) => x.id));
+      if ((err as { code?: string }).code === DUPLICATE_EVENT_SQLSTATE) throw new DuplicateEventError(streamId, append.ids);
       throw err;
     }
     throw failure;
@@ -167,9 +263,33 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
+  /**
+   * A page of the global log. A full page means the reader is catching up and will ask for the
+   * page after it next: that query is sent at once (read-ahead), so PostgreSQL produces the next
+   * page while this one is decoded and handled. A read-ahead page is correct whenever it is used:
+   * it holds only events below the oldest transaction in flight when it was read, which no later
+   * commit can join; newer events come with the read after it. Each is used once, by the read
+   * that asks for exactly its position and limit.
+   */
   async readAll(after: Position, limit: number): Promise<RecordedEvent[]> {
-    const { rows } = await this.pool.query<EventRow>(READ_ALL_SQL, [after.commit.toString(), after.prepare.toString(), limit]);
+    const key = readAheadKey(after, limit);
+    const ahead = this.readAhead.get(key);
+    this.readAhead.delete(key);
+    const rows = await (ahead ?? this.queryPage(after, limit));
+    if (rows.length === limit && limit >= READ_AHEAD_MIN_PAGE && !this.closed) {
+      const last = rows[rows.length - 1]!;
+      const next: Position = { commit: BigInt(last.tx), prepare: BigInt(last.global_position) };
+      const page = this.queryPage(next, limit);
+      page.catch(() => {}); // a failed read-ahead is retried by the read that wanted it
+      if (this.readAhead.size >= MAX_READ_AHEADS) this.readAhead.delete(this.readAhead.keys().next().value!);
+      this.readAhead.set(readAheadKey(next, limit), page.catch(() => this.queryPage(next, limit)));
+    }
     return rows.map(toRecorded);
+  }
+
+  private async queryPage(after: Position, limit: number): Promise<EventRow[]> {
+    const { rows } = await this.pool.query<EventRow>(READ_ALL_SQL, [after.commit.toString(), after.prepare.toString(), limit]);
+    return rows;
   }
 
   subscribe(after: Position, options: { batchSize?: number } = {}): EventSubscription {

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
 import { HEAD_POSITION_SQL, PostgresEventStore, READ_ALL_SQL } from '../../commands/eventstore/postgres.js';
-import { eventStoreContract } from './contract.js';
+import { DuplicateEventError, START, WrongExpectedVersionError, type Position, type RecordedEvent } from '../../commands/eventstore/port.js';
+import { eventStoreContract, newEvent } from './contract.js';
 import { testDb } from '../support/db.js';
 
 eventStoreContract('postgres', async () => PostgresEventStore.connect(testDb().url, { poolSize: 30 }), 'never skipped');
@@ -9,6 +11,98 @@ eventStoreContract(
   async () => PostgresEventStore.connect(testDb().url, { poolSize: 30, serializeAppends: true }),
   'never skipped',
 );
+eventStoreContract(
+  'postgres (no group commit)',
+  async () => PostgresEventStore.connect(testDb().url, { poolSize: 30, maxBatchedAppends: 1 }),
+  'never skipped',
+);
+
+describe('PostgreSQL event store: group commit and read-ahead', () => {
+  let store: PostgresEventStore;
+  before(async () => {
+    // One batch in flight at a time, so appends made together are sure to share batches.
+    store = await PostgresEventStore.connect(testDb().url, { poolSize: 10, maxInFlightBatches: 1 });
+  });
+  after(async () => store.close());
+
+  const stream = (name: string) => `gc-${name}-${randomUUID()}`;
+
+  it('commits concurrent appends to many streams together, each at its own revision', async () => {
+    const streams = Array.from({ length: 60 }, (_, i) => stream(`many-${i}`));
+    const results = await Promise.all(streams.map((s, i) => store.append(s, [newEvent('Noted', { i }), newEvent('Noted', { i, second: true })], 'no_stream')));
+    for (const r of results) {
+      expect(r.nextExpectedRevision).to.equal(1n);
+      expect(r.replayed).to.equal(false);
+    }
+    // Fewer transactions than appends: the appends were grouped.
+    expect(new Set(results.map((r) => r.position.commit)).size).to.be.lessThan(streams.length);
+    for (const [i, s] of streams.entries()) {
+      const events = await store.readStream(s);
+      expect(events.map((e) => [e.revision, (e.data as { i: number }).i])).to.deep.equal([[0n, i], [1n, i]]);
+    }
+  });
+
+  it('keeps the other appends of a batch when one has a wrong expected revision or a stored event id', async () => {
+    const existing = stream('existing');
+    await store.append(existing, [newEvent('Noted', { n: 0 })], 'no_stream');
+    const stored = newEvent('Noted', { n: 'stored' });
+    const other = stream('other');
+    await store.append(other, [stored], 'no_stream');
+
+    const blocker = store.append(stream('first'), [newEvent('Noted', {})], 'any'); // goes out alone; the rest wait and batch
+    const good = Array.from({ length: 10 }, (_, i) => store.append(stream(`good-${i}`), [newEvent('Noted', { i })], 'no_stream'));
+    const wrong = store.append(existing, [newEvent('Noted', { n: 1 })], 5n);
+    const duplicate = store.append(stream('dup'), [stored], 'no_stream');
+    const outcomes = await Promise.allSettled([blocker, ...good, wrong, duplicate]);
+
+    expect(outcomes.slice(0, 11).every((o) => o.status === 'fulfilled')).to.equal(true);
+    const wrongOutcome = outcomes[11] as PromiseRejectedResult;
+    expect(wrongOutcome.status).to.equal('rejected');
+    expect(wrongOutcome.reason).to.be.instanceOf(WrongExpectedVersionError);
+    expect((wrongOutcome.reason as WrongExpectedVersionError).actual).to.equal(0n);
+    const duplicateOutcome = outcomes[12] as PromiseRejectedResult;
+    expect(duplicateOutcome.status).to.equal('rejected');
+    expect(duplicateOutcome.reason).to.be.instanceOf(DuplicateEventError);
+    expect((await store.readStream(existing)).map((e) => e.revision)).to.deep.equal([0n]);
+  });
+
+  it('answers a replayed append inside a batch as a replay', async () => {
+    const s = stream('replay');
+    const events = [newEvent('Noted', { a: 1 }), newEvent('Noted', { a: 2 })];
+    const first = await store.append(s, events, 'no_stream');
+    const blocker = store.append(stream('blocker'), [newEvent('Noted', {})], 'any');
+    const [, again, fresh] = await Promise.all([blocker, store.append(s, events, 'no_stream'), store.append(stream('fresh'), [newEvent('Noted', {})], 'no_stream')]);
+    expect(again.replayed).to.equal(true);
+    expect(again.nextExpectedRevision).to.equal(first.nextExpectedRevision);
+    expect(fresh.replayed).to.equal(false);
+    expect(await store.readStream(s)).to.have.length(2);
+  });
+
+  it('reads the log in full pages with read-ahead exactly as without it, and sees events appended after a read-ahead', async () => {
+    const head = await store.headPosition();
+    const s = stream('pages');
+    for (let i = 0; i < 5; i++) await store.append(s, Array.from({ length: 100 }, (_, j) => newEvent('Paged', { n: i * 100 + j })), 'any');
+    const readFrom = async (from: Position, limit: number) => {
+      const out: RecordedEvent[] = [];
+      for (;;) {
+        const page = await store.readAll(from, limit);
+        out.push(...page);
+        if (page.length < limit) return out;
+        from = page[page.length - 1]!.position;
+      }
+    };
+    const paged = (await readFrom(head, 100)).filter((e) => e.streamId === s);
+    expect(paged.map((e) => (e.data as { n: number }).n)).to.deep.equal(Array.from({ length: 500 }, (_, n) => n));
+
+    // A full page sends the read of the next page at once; an event appended after that still
+    // shows up, after the 400 events the read-ahead holds, and nothing is skipped or repeated.
+    const first = await store.readAll(head, 100);
+    expect(first).to.have.length(100);
+    await store.append(s, [newEvent('Paged', { n: 'late' })], 'any');
+    const rest = (await readFrom(first[first.length - 1]!.position, 100)).filter((e) => e.streamId === s);
+    expect(rest.map((e) => (e.data as { n: unknown }).n)).to.deep.equal([...Array.from({ length: 400 }, (_, n) => n + 100), 'late']);
+  });
+});
 
 describe('PostgreSQL event store queries', () => {
   // Ordering by a text rendering of the transaction id sorts '10000' before '9999', which skips
