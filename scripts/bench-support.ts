@@ -175,7 +175,9 @@ export class BenchServer {
 
   /** Starts the server (stdout, its request log, is discarded; stderr is shown) and waits for /readyz. */
   async start(timeoutMs = 60_000): Promise<void> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { env: this.env, stdio: ['ignore', 'ignore', 'inherit'] });
+    // BENCH_SERVER_NODE_ARGS: extra node flags for the server only (e.g. "--cpu-prof --cpu-prof-dir=var/prof").
+    const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+    const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'scripts/start.ts'], { env: this.env, stdio: ['ignore', 'ignore', 'inherit'] });
     this.child = child;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     const deadline = Date.now() + timeoutMs;
