@@ -21,6 +21,7 @@ import {
 } from './port.js';
 import { APPEND_CHANNEL, DUPLICATE_EVENT_SQLSTATE, WRONG_EXPECTED_VERSION_SQLSTATE } from './postgres-schema.js';
 
+// The hot statements are named: each connection parses and plans them once, not on every call.
 // The transaction id is selected as text under another name: an ORDER BY on an output column
 // of the same name would sort the text (so '10000' < '9999') instead of the xid8.
 const EVENT_COLUMNS = `global_position, transaction_id::text as tx, event_id, stream_id, stream_revision,
@@ -178,10 +179,11 @@ export class PostgresEventStore implements EventStore {
     let rows: { item: number; ok: boolean; last_revision: string; tx: string; last_position: string | null }[];
     try {
       const body = `[${sorted.map((a) => `{"stream":${JSON.stringify(a.streamId)},"expected":"${a.expectedText}","events":${a.payload}}`).join(',')}]`;
-      ({ rows } = await this.pool.query(
-        'select item, ok, last_revision, transaction_id::text as tx, last_position from es_append_batch($1::jsonb, $2)',
-        [body, this.serializeAppends],
-      ));
+      ({ rows } = await this.pool.query({
+        name: 'es_append_batch',
+        text: 'select item, ok, last_revision, transaction_id::text as tx, last_position from es_append_batch($1::jsonb, $2)',
+        values: [body, this.serializeAppends],
+      }));
     } catch {
       // Nothing of the batch was written (or, had the connection dropped after the commit, each
       // append is recognised as a replay): each append runs alone and gets its own answer.
@@ -210,7 +212,7 @@ export class PostgresEventStore implements EventStore {
     const args = [streamId, append.expectedText, payload, this.serializeAppends];
     let failure: Error;
     try {
-      const [row] = await this.appendRows('select last_revision, transaction_id::text as tx, last_position, replayed from es_append($1, $2, $3::jsonb, $4)', args);
+      const [row] = await this.appendRows('es_append', 'select last_revision, transaction_id::text as tx, last_position, replayed from es_append($1, $2, $3::jsonb, $4)', args);
       this.appended.emit('append');
       this.notifyOtherProcesses();
       return row!;
@@ -228,7 +230,7 @@ export class PostgresEventStore implements EventStore {
     // The append failed on the revision or on a stored event id: it may be a replay of an
     // append that already succeeded (same ids, same stream, same order), or a duplicate.
     try {
-      const [replay] = await this.appendRows('select last_revision, transaction_id::text as tx, last_position, replayed from es_replay($1, $2::jsonb)', [streamId, payload]);
+      const [replay] = await this.appendRows('es_replay', 'select last_revision, transaction_id::text as tx, last_position, replayed from es_replay($1, $2::jsonb)', [streamId, payload]);
       if (replay) return replay;
     } catch (err) {
       if ((err as { code?: string }).code === DUPLICATE_EVENT_SQLSTATE) throw new DuplicateEventError(streamId, append.ids);
@@ -237,8 +239,8 @@ export class PostgresEventStore implements EventStore {
     throw failure;
   }
 
-  private async appendRows(sql: string, args: unknown[]): Promise<AppendResult[]> {
-    const { rows } = await this.pool.query<{ last_revision: string; tx: string; last_position: string; replayed: boolean }>(sql, args);
+  private async appendRows(name: string, text: string, values: unknown[]): Promise<AppendResult[]> {
+    const { rows } = await this.pool.query<{ last_revision: string; tx: string; last_position: string; replayed: boolean }>({ name, text, values });
     return rows.map((row) => ({
       nextExpectedRevision: BigInt(row.last_revision),
       position: { commit: BigInt(row.tx), prepare: BigInt(row.last_position) },
@@ -248,18 +250,20 @@ export class PostgresEventStore implements EventStore {
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     const { rows } = options.backwards
-      ? await this.pool.query<EventRow>(
-          `select ${EVENT_COLUMNS} from es_events
+      ? await this.pool.query<EventRow>({
+          name: 'es_read_stream_backwards',
+          text: `select ${EVENT_COLUMNS} from es_events
             where stream_id = $1 and ($2::bigint is null or stream_revision <= $2::bigint)
             order by stream_revision desc limit $3`,
-          [streamId, options.fromRevision?.toString() ?? null, options.maxCount ?? null],
-        )
-      : await this.pool.query<EventRow>(
-          `select ${EVENT_COLUMNS} from es_events
+          values: [streamId, options.fromRevision?.toString() ?? null, options.maxCount ?? null],
+        })
+      : await this.pool.query<EventRow>({
+          name: 'es_read_stream',
+          text: `select ${EVENT_COLUMNS} from es_events
             where stream_id = $1 and stream_revision >= $2
             order by stream_revision limit $3`,
-          [streamId, (options.fromRevision ?? 0n).toString(), options.maxCount ?? null],
-        );
+          values: [streamId, (options.fromRevision ?? 0n).toString(), options.maxCount ?? null],
+        });
     return rows.map(toRecorded);
   }
 
@@ -288,7 +292,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   private async queryPage(after: Position, limit: number): Promise<EventRow[]> {
-    const { rows } = await this.pool.query<EventRow>(READ_ALL_SQL, [after.commit.toString(), after.prepare.toString(), limit]);
+    const { rows } = await this.pool.query<EventRow>({ name: 'es_read_all', text: READ_ALL_SQL, values: [after.commit.toString(), after.prepare.toString(), limit] });
     return rows;
   }
 
@@ -297,7 +301,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async headPosition(): Promise<Position> {
-    const { rows } = await this.pool.query<{ tx: string; global_position: string }>(HEAD_POSITION_SQL);
+    const { rows } = await this.pool.query<{ tx: string; global_position: string }>({ name: 'es_head_position', text: HEAD_POSITION_SQL });
     const row = rows[0];
     return row ? { commit: BigInt(row.tx), prepare: BigInt(row.global_position) } : START;
   }
