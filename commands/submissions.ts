@@ -74,7 +74,10 @@ function numberClaimStream(input: SubmissionInput, documentNumber: string): stri
 async function claimNumber(store: EventStore, input: SubmissionInput, documentNumber: string, documentId: string, ctx: CommandContext): Promise<boolean> {
   const streamId = numberClaimStream(input, documentNumber);
   for (let attempt = 0; attempt < 10; attempt++) {
-    const claim = await loadAggregate(store, numberClaimDecider, streamId);
+    // Most numbers are new: the first attempt claims a stream it assumes does not exist yet
+    // (expected revision no_stream) without reading it; if it exists, the append fails and the
+    // next attempt reads the claim and its holder.
+    const claim = attempt === 0 ? { state: numberClaimDecider.initialState, revision: 'no_stream' as const } : await loadAggregate(store, numberClaimDecider, streamId);
     let holderStatus: 'none' | 'rejected' | 'never_submitted' | 'live' = 'none';
     if (claim.state.holder) {
       const holder = await loadAggregate(store, documentDecider, documentStream(claim.state.holder));
