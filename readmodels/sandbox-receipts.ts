@@ -17,8 +17,9 @@ export async function recordSandboxReceipt(
     .insert({ uuid: receipt.uuid, destination: receipt.destination, environment: receipt.environment, answer: JSON.stringify(receipt.answer), received_at: receipt.receivedAt })
     .onConflict('uuid')
     .ignore()
-    .returning('uuid');
-  const row = await knex('sandbox_receipts').where({ uuid: receipt.uuid }).first();
+    .returning(['uuid', 'destination', 'answer', 'received_at']);
+  // Received before: the earlier receipt stands (read only then).
+  const row = inserted[0] ?? (await knex('sandbox_receipts').where({ uuid: receipt.uuid }).first());
   return { receipt: { uuid: row.uuid, destination: row.destination, answer: row.answer, receivedAt: row.received_at }, firstTime: inserted.length > 0 };
 }
 
