@@ -15,7 +15,7 @@ export function deliveryReactor(deps: DeliveryDeps, concurrency: number): Reacto
     eventTypes: new Set([DocumentSubmitted.type]),
     concurrency,
     async react(event) {
-      await deliverDocument(deps, event.streamId.slice('document-'.length));
+      await deliverDocument(deps, event.streamId.slice('document-'.length), event);
     },
   };
 }

@@ -55,8 +55,15 @@ interface DocumentHistory {
   ctx: CommandContext;
 }
 
-async function history(deps: DeliveryDeps, documentId: string): Promise<DocumentHistory | null> {
-  const events = await deps.store.readStream(documentStream(documentId));
+/**
+ * The document's events. A reactor passes the DocumentSubmitted event it reacts to (always the
+ * stream's first event): only the events after it are read then, not the submitted document
+ * (with its XML) again.
+ */
+async function history(deps: DeliveryDeps, documentId: string, submittedEvent?: RecordedEvent): Promise<DocumentHistory | null> {
+  const stream = documentStream(documentId);
+  const known = submittedEvent && submittedEvent.streamId === stream && submittedEvent.revision === 0n ? submittedEvent : null;
+  const events = known ? [known, ...(await deps.store.readStream(stream, { fromRevision: 1n }))] : await deps.store.readStream(stream);
   const first = events[0];
   if (!first || first.type !== DocumentSubmitted.type) return null;
   const submitted = decodeEventData(DocumentSubmitted, first.schemaVersion, first.data);
@@ -152,9 +159,12 @@ async function record(deps: DeliveryDeps, h: DocumentHistory, loaded: Loaded<Doc
   });
 }
 
-/** Runs one delivery attempt of a document if one is due; safe to call any number of times. */
-export async function deliverDocument(deps: DeliveryDeps, documentId: string): Promise<DeliveryOutcome> {
-  const h = await history(deps, documentId);
+/**
+ * Runs one delivery attempt of a document if one is due; safe to call any number of times.
+ * `submittedEvent`: the document's DocumentSubmitted event, when the caller has it already.
+ */
+export async function deliverDocument(deps: DeliveryDeps, documentId: string, submittedEvent?: RecordedEvent): Promise<DeliveryOutcome> {
+  const h = await history(deps, documentId, submittedEvent);
   if (!h) return 'skipped';
   let loaded = h.loaded;
   const state = loaded.state.state;
