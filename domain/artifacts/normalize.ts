@@ -74,13 +74,33 @@ export function round2(n: number): number {
   return r === 0 ? 0 : sign * r;
 }
 
-/** An amount as UBL writes it: 2 decimals, never "-0.00". */
+/**
+ * Below this magnitude a whole number of cents is written from the integer (see `centsText`): the
+ * figures are those of `round2(n).toFixed(2)`, without its cost (amounts are most of a document's
+ * text). Larger values, NaN and infinities take `toFixed`.
+ */
+const CENTS_FAST_LIMIT = 1e12;
+
+/** `cents` hundredths (a non-negative integer below 2^53) written with 2 decimals, "-" first when `negative`. */
+function centsText(cents: number, negative: boolean): string {
+  const whole = Math.floor(cents / 100);
+  const fraction = cents - whole * 100;
+  return (negative ? '-' : '') + whole + (fraction < 10 ? '.0' : '.') + fraction;
+}
+
+/** An amount as UBL writes it: 2 decimals, rounded as `round2` rounds, never "-0.00". */
 export function formatAmount(n: number): string {
-  return round2(n).toFixed(2);
+  const abs = n < 0 ? -n : n;
+  if (!(abs < CENTS_FAST_LIMIT)) return round2(n).toFixed(2);
+  // The same integer as round2 (which divides it by 100 again).
+  const cents = Math.round(abs * 100 + 1e-7);
+  return centsText(cents, n < 0 && cents !== 0);
 }
 
 /** A quantity or rate with up to 6 decimals and no trailing zeros. */
 export function formatDecimal(n: number, maxDecimals = 6): string {
+  // Safe integers (most quantities) are written as they are, which is what trimming toFixed gives.
+  if (Number.isSafeInteger(n)) return String(n);
   const fixed = n.toFixed(maxDecimals);
   if (!fixed.includes('.')) return fixed === '-0' ? '0' : fixed;
   // Drop the trailing zeros, then a trailing point.
@@ -93,7 +113,7 @@ export function formatDecimal(n: number, maxDecimals = 6): string {
 
 /** A percentage with 2 decimals ("5.00"). */
 export function formatPercent(n: number): string {
-  return round2(n).toFixed(2);
+  return formatAmount(n);
 }
 
 export function str(value: unknown): string | undefined {
@@ -240,6 +260,7 @@ const CATEGORY_WORDS: Record<string, string> = {
  */
 export function uncl5305Category(raw: string | undefined, rate: number, modifiers: ReadonlySet<string>): string {
   if (raw) {
+    if (UNCL5305.has(raw)) return raw;
     const key = raw.replace(/[\s-]+/g, '_');
     if (UNCL5305.has(key)) return key;
     const word = CATEGORY_WORDS[key];

@@ -3,11 +3,17 @@
  * the order of the UBL 2.1 XSD sequence of its type (the XSD is the judge; see the tests).
  */
 import type { CoreAddress } from './core-document.js';
-import { formatDecimal, formatPercent, round2, str, type BreakdownEntry, type DocumentTotals } from './normalize.js';
+import { formatAmount, formatDecimal, formatPercent, round2, str, type BreakdownEntry, type DocumentTotals } from './normalize.js';
 import { amount, branch, leaf, type XmlNode } from './xml.js';
 
 /** A unit price: at least 2 decimals, more (up to 6) only when the price needs them. */
 export function formatPrice(n: number): string {
+  // A price that is a whole number of cents (the double nearest to one, as parsed or rounded) has
+  // 2 decimals: formatAmount's, which spares the toFixed/Number round trips below.
+  if (n < 1e9 && n > -1e9) {
+    const cents = Math.round(n * 100);
+    if (cents / 100 === n) return formatAmount(n);
+  }
   const r = Number(n.toFixed(6));
   const twoDecimals = round2(r).toFixed(2);
   return Number(twoDecimals) === r ? twoDecimals : formatDecimal(r, 6);

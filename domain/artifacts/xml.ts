@@ -1,13 +1,15 @@
 /**
- * Thin helpers over fast-xml-parser's XMLBuilder shared by the UBL generators: namespaces, "write
- * this element only when it has a value", amounts with their currency, and serialization.
+ * Thin helpers over ltx's element tree shared by the UBL generators: namespaces, "write this
+ * element only when it has a value", amounts with their currency, and serialization.
  *
- * The generators build the document as XMLBuilder's ordered tree (`preserveOrder: true`): a list of
- * nodes, each `{ [qname]: children, ':@'?: attributes }`, so elements and attributes are written in
- * the order they are appended (the UBL XSD sequences depend on it). A leaf's content is its text as
- * a string, `{ [qname]: 'text' }`, which XMLBuilder writes as the element's (escaped) text, like a
- * `[{ '#text': 'text' }]` child but without a text node to walk. The markup and all escaping are
- * produced by XMLBuilder; this module only prepares the values.
+ * The generators build the document as a tree of ltx `Element`s (name, attributes, children: other
+ * elements or text), so elements and attributes are written in the order they are appended (the UBL
+ * XSD sequences depend on it); a leaf is an element with one text child. ltx writes the markup and
+ * does all the escaping (`Element#toString`); this module only prepares the values, closes empty
+ * elements (see `closeEmptyElements`), restores the literal apostrophes of attribute values (see
+ * `build`) and writes the fixed XML declaration before the root, as ltx has no declaration node.
+ * (ltx replaced fast-xml-parser's XMLBuilder, whose ordered-tree walk with its per-node path
+ * tracking cost several times as much for the same output.)
  *
  * The serialization is also the canonical (C14N 1.0) form of the document without its XML
  * declaration, which the ZATCA invoice hash relies on (see `serializeHeadless`):
@@ -18,19 +20,14 @@
  * - attributes: `&`, `<`, `"` escaped, `'` literal, tabs and line breaks normalized to spaces and
  *   `>` dropped (see `attrValue`).
  */
-import { XMLBuilder, type XmlBuilderOptions } from 'fast-xml-parser';
+import { Element } from 'ltx';
 import { formatAmount } from './normalize.js';
 
-/** Attributes of an element, in the order they are written. */
-type XmlAttributes = Record<string, string>;
-/** A node of XMLBuilder's ordered tree: an element (children, or text for a leaf) or the XML declaration. */
-type OrderedNode = { [name: string]: OrderedNode[] | XmlAttributes | string };
-
 /**
- * An element's children (or the document's top-level nodes): what the generators append to. Opaque
- * to them: only this module's helpers read or write it.
+ * An element (or the document, see `newXmlDocument`): what the generators append to. Opaque to
+ * them: only this module's helpers read or write it.
  */
-export type XmlNode = OrderedNode[] & { readonly __xmlNode?: never };
+export type XmlNode = Element & { readonly __xmlNode?: never };
 
 export const UBL_NS = {
   invoice: 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2',
@@ -42,52 +39,19 @@ export const UBL_NS = {
 
 export type UblRoot = 'Invoice' | 'CreditNote';
 
-const ATTRIBUTES = ':@';
-const TEXT = '#text';
-const DECLARATION = '?xml';
+const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
+/** The name of the element that holds a document's top-level nodes; never serialized itself. */
+const DOCUMENT = '#document';
 
-/**
- * XMLBuilder's entity escaping (`processEntities`), applied by the builder to every text and
- * attribute value. Its default entity list also turns `'` and `"` into `&apos;` and `&quot;` in
- * text, which canonical XML writes literally, so the list is narrowed to `&`, `<` and `>`, as one
- * entry (one pass over each value instead of one per character). The builder still escapes `"`
- * (and `'`, see `build`) in attribute values on its own. `entities` is an option of XMLBuilder
- * (fast-xml-builder's Builder, whose default is the five-entity list) that the typings omit.
- */
-const ENTITY: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
-const CANONICAL_ENTITIES = [{ regex: /[&<>]/g, val: (c: string) => ENTITY[c]! }];
-
-const BUILDER_OPTIONS: XmlBuilderOptions & { entities: typeof CANONICAL_ENTITIES } = {
-  preserveOrder: true,
-  ignoreAttributes: false,
-  attributeNamePrefix: '',
-  textNodeName: TEXT,
-  format: false,
-  suppressEmptyNode: false,
-  suppressBooleanAttributes: false,
-  processEntities: true,
-  entities: CANONICAL_ENTITIES,
-};
-
-const builder = new XMLBuilder(BUILDER_OPTIONS);
-
-/** A new XML document with the UTF-8 declaration. */
+/** A new XML document (serialized with the UTF-8 declaration, see `serialize`). */
 export function newXmlDocument(): XmlNode {
-  return [{ [DECLARATION]: [], [ATTRIBUTES]: { version: '1.0', encoding: 'UTF-8' } }];
+  return new Element(DOCUMENT);
 }
 
-/** A new element node. (Assigned, not a computed-key literal: several times faster in V8.) */
-function elementNode(name: string, content: XmlNode | string, attrs: XmlAttributes | undefined): OrderedNode {
-  const node: OrderedNode = {};
-  node[name] = content;
-  if (attrs) node[ATTRIBUTES] = attrs;
-  return node;
-}
-
-function element(parent: XmlNode, name: string, attrs: XmlAttributes | undefined): XmlNode {
-  const children: XmlNode = [];
-  parent.push(elementNode(name, children, attrs));
-  return children;
+function element(parent: XmlNode, name: string, attrs: Attrs | undefined): XmlNode {
+  const el = new Element(name);
+  if (attrs) setAttrs(el, attrs);
+  return parent.cnode(el);
 }
 
 /**
@@ -106,41 +70,57 @@ export type Attrs = Record<string, string | undefined>;
 // XML 1.0 forbids most C0 controls and U+FFFE/U+FFFF; payload text is cleaned before it is written.
 // eslint-disable-next-line no-control-regex
 const INVALID_XML_CHARS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
-/** Anything `attrValue` changes (non-global: used with `test`). */
-// eslint-disable-next-line no-control-regex
-const ATTR_NEEDS_CLEANING = /[\u0000-\u001F>\uFFFE\uFFFF]/;
-/** Anything `textValue` changes (non-global: used with `test`). */
-// eslint-disable-next-line no-control-regex
-const TEXT_NEEDS_CLEANING = /[\u0000-\u0008\u000B\u000C\r\u000E-\u001F\uFFFE\uFFFF]/;
 const ATTR_WHITESPACE = /[\t\n\r]/g;
 const GREATER_THAN = />/g;
 const CR_LINE_BREAK = /\r\n?/g;
 const APOSTROPHE = "'";
+const EMPTY_TEXT = '';
 
 /**
  * Attribute values (codes, schemes, currencies) are written as an XML parser will read them back:
  * tabs and line breaks become spaces (attribute-value normalization) and ">" is dropped (it never
- * belongs in a code, and the builder would escape it where canonical XML does not). The serialized
+ * belongs in a code, and ltx would escape it as `&gt;` where canonical XML does not). The serialized
  * form is then also the canonical one, which the ZATCA invoice hash relies on.
  */
 function attrValue(v: string): string {
-  if (!ATTR_NEEDS_CLEANING.test(v)) return v;
+  if (!attrNeedsCleaning(v)) return v;
   return v.replace(INVALID_XML_CHARS, '').replace(ATTR_WHITESPACE, ' ').replace(GREATER_THAN, '');
 }
 
 /** Text is written with its line breaks normalized to LF, as an XML parser reads them back. */
 function textValue(v: string): string {
-  if (!TEXT_NEEDS_CLEANING.test(v)) return v;
+  if (!textNeedsCleaning(v)) return v;
   return v.replace(INVALID_XML_CHARS, '').replace(CR_LINE_BREAK, '\n');
 }
 
-function cleanAttrs(attrs: Attrs): XmlAttributes | undefined {
-  let out: XmlAttributes | undefined;
+// The checks below run on every value written. A loop over the (short) values is several times
+// cheaper than a regular expression test here.
+
+/** Whether `attrValue` changes `v`: a C0 control (tab and line breaks included), `>`, U+FFFE or U+FFFF. */
+function attrNeedsCleaning(v: string): boolean {
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 0x20 || c === 0x3e || c >= 0xfffe) return true;
+  }
+  return false;
+}
+
+/** Whether `textValue` changes `v`: a C0 control other than tab and LF (so CR too), U+FFFE or U+FFFF. */
+function textNeedsCleaning(v: string): boolean {
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 0x20 ? c !== 0x09 && c !== 0x0a : c >= 0xfffe) return true;
+  }
+  return false;
+}
+
+/** Sets the attributes that have a value (a non-empty string), cleaned, in the order given. */
+function setAttrs(el: Element, attrs: Attrs): void {
+  const out = el.attrs;
   for (const key in attrs) {
     const v = attrs[key];
-    if (v !== undefined && v !== '') (out ??= {})[key] = attrValue(v);
+    if (v !== undefined && v !== '') out[key] = attrValue(v);
   }
-  return out;
 }
 
 /** Appends `<name attrs>value</name>` when `value` is a non-empty string or a number; otherwise nothing. */
@@ -148,12 +128,15 @@ export function leaf(parent: XmlNode, name: string, value: string | number | und
   if (value === undefined || value === null) return;
   const text = textValue(typeof value === 'number' ? String(value) : value.trim());
   if (text === '') return;
-  parent.push(elementNode(name, text, attrs ? cleanAttrs(attrs) : undefined));
+  const el = new Element(name);
+  if (attrs) setAttrs(el, attrs);
+  el.children.push(text);
+  parent.cnode(el);
 }
 
 /** Appends an aggregate element and returns it. */
 export function branch(parent: XmlNode, name: string, attrs?: Attrs): XmlNode {
-  return element(parent, name, attrs ? cleanAttrs(attrs) : undefined);
+  return element(parent, name, attrs);
 }
 
 /**
@@ -161,29 +144,55 @@ export function branch(parent: XmlNode, name: string, attrs?: Attrs): XmlNode {
  * and returns it.
  */
 export function branchAfter(parent: XmlNode, sibling: XmlNode, name: string, attrs?: Attrs): XmlNode {
-  const index = parent.findIndex((node) => Object.values(node).includes(sibling));
+  const siblings = parent.children;
+  const index = siblings.indexOf(sibling);
   if (index < 0) throw new Error(`branchAfter: the sibling of ${name} is not a child of the parent`);
-  const children: XmlNode = [];
-  parent.splice(index + 1, 0, elementNode(name, children, attrs ? cleanAttrs(attrs) : undefined));
-  return children;
+  const el = element(parent, name, attrs);
+  siblings.pop();
+  siblings.splice(index + 1, 0, el);
+  return el;
 }
 
 /** Appends an amount with 2 decimals and its `currencyID` when `value` is defined. */
 export function amount(parent: XmlNode, name: string, value: number | undefined, currency: string): void {
   if (value === undefined || !Number.isFinite(value)) return;
-  parent.push(elementNode(name, formatAmount(value), { currencyID: attrValue(currency) }));
+  const el = new Element(name);
+  el.attrs['currencyID'] = attrValue(currency);
+  el.children.push(formatAmount(value));
+  parent.cnode(el);
 }
 
 /**
- * XMLBuilder writes every `'` of an attribute value as `&apos;` whatever its options (its
- * escapeAttribute runs after the configurable entities); canonical XML writes it literally, and the
- * ZATCA hash is taken over this serialization. Undone on the serialized string: with the entity
- * list above every `&` of content is written `&amp;`, so each `&apos;` in the output is one the
- * builder wrote for an apostrophe in an attribute value, inside double quotes, where a literal `'`
- * is well-formed. (Text never gets `&apos;`: its apostrophes are written as they are.)
+ * ltx writes an element without children as an empty-element tag (`<a/>`); canonical XML writes a
+ * start-end tag pair, which an empty text child gives (`<a></a>`). Added before serializing, to the
+ * (few) aggregates that stayed empty.
  */
-function build(nodes: XmlNode): string {
-  const xml: string = builder.build(nodes);
+function closeEmptyElements(el: Element): void {
+  const children = el.children;
+  if (children.length === 0) {
+    children.push(EMPTY_TEXT);
+    return;
+  }
+  for (let i = 0; i < children.length; i++) {
+    const child = children[i]!;
+    if (typeof child !== 'string') closeEmptyElements(child);
+  }
+}
+
+/**
+ * ltx writes every `'` of an attribute value as `&apos;` (and `"` as `&quot;`); canonical XML
+ * writes the apostrophe literally, and the ZATCA hash is taken over this serialization. Undone on
+ * the serialized string: ltx writes every `&` of content as `&amp;`, so each `&apos;` in the output
+ * is one it wrote for an apostrophe in an attribute value, inside double quotes, where a literal
+ * `'` is well-formed. (Text never gets `&apos;`: its apostrophes are written as they are.)
+ */
+function build(doc: XmlNode): string {
+  let xml = '';
+  for (const node of doc.children) {
+    if (typeof node === 'string') continue;
+    closeEmptyElements(node);
+    xml += node.toString();
+  }
   return xml.includes('&apos;') ? xml.replaceAll('&apos;', APOSTROPHE) : xml;
 }
 
@@ -192,12 +201,12 @@ function build(nodes: XmlNode): string {
  * are written as start-end tag pairs, as canonical XML writes them.
  */
 export function serialize(doc: XmlNode): string {
-  return build(doc);
+  return DECLARATION + build(doc);
 }
 
 /** The serialized document without the XML declaration: its canonical (C14N) form here. */
 export function serializeHeadless(doc: XmlNode): string {
-  return build(doc.filter((node) => !(DECLARATION in node)) as XmlNode);
+  return build(doc);
 }
 
 export function toBase64(xml: string): string {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { countryAlpha3, emirateCode, malaysianStateCode } from '../../domain/artifacts/codes.js';
 import { myTaxType } from '../../domain/artifacts/myinvois.js';
 import {
@@ -28,6 +29,39 @@ describe('artifacts: reading the core document', function () {
     expect(formatDecimal(2)).to.equal('2');
     expect(formatPrice(12.5)).to.equal('12.50');
     expect(formatPrice(0.125)).to.equal('0.125');
+  });
+
+  it('writes the figures toFixed gives, through the integer fast paths too', function () {
+    // The definitions the fast paths of formatAmount, formatDecimal and formatPrice must match.
+    const amountByToFixed = (n: number) => round2(n).toFixed(2);
+    const decimalByToFixed = (n: number, max = 6) => {
+      const trimmed = n.toFixed(max).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+      return trimmed === '-0' ? '0' : trimmed;
+    };
+    const priceByToFixed = (n: number) => {
+      const r = Number(n.toFixed(6));
+      const two = round2(r).toFixed(2);
+      return Number(two) === r ? two : decimalByToFixed(r);
+    };
+    const cents = fc.integer({ min: -1e14, max: 1e14 }).map((c) => c / 100);
+    const decimals = fc.tuple(fc.integer({ min: -1e9, max: 1e9 }), fc.integer({ min: 0, max: 8 })).map(([m, d]) => m / 10 ** d);
+    const neighbours = fc.tuple(cents, fc.integer({ min: -3, max: 3 })).map(([c, k]) => {
+      const b = new Float64Array([c]);
+      new BigInt64Array(b.buffer)[0]! += BigInt(k);
+      return b[0]!;
+    });
+    // From 1e21 on toFixed writes exponential notation, which formatDecimal does not trim (nor expect).
+    const values = fc
+      .oneof(cents, decimals, neighbours, fc.double(), fc.maxSafeInteger(), fc.constantFrom(1e12, -1e12, 1e9, -1e9, 2 ** 53, 1e20, -0, 0.005, 1.005, 2.675))
+      .filter((n) => !(Math.abs(n) >= 1e21));
+    fc.assert(
+      fc.property(values, (n) => {
+        expect(formatAmount(n), `formatAmount(${n})`).to.equal(amountByToFixed(n));
+        expect(formatDecimal(n), `formatDecimal(${n})`).to.equal(decimalByToFixed(n));
+        expect(formatPrice(n), `formatPrice(${n})`).to.equal(priceByToFixed(n));
+      }),
+      { numRuns: 20_000 },
+    );
   });
 
   it('resolves the document type and normalizes modifier spellings', function () {
