@@ -130,7 +130,7 @@ export function leaf(parent: XmlNode, name: string, value: string | number | und
   if (text === '') return;
   const el = new Element(name);
   if (attrs) setAttrs(el, attrs);
-  el.children.push(text);
+  el.children = [text];
   parent.cnode(el);
 }
 
@@ -158,7 +158,7 @@ export function amount(parent: XmlNode, name: string, value: number | undefined,
   if (value === undefined || !Number.isFinite(value)) return;
   const el = new Element(name);
   el.attrs['currencyID'] = attrValue(currency);
-  el.children.push(formatAmount(value));
+  el.children = [formatAmount(value)];
   parent.cnode(el);
 }
 
