@@ -186,8 +186,10 @@ function closeEmptyElements(el: Element): void {
  * is one it wrote for an apostrophe in an attribute value, inside double quotes, where a literal
  * `'` is well-formed. (Text never gets `&apos;`: its apostrophes are written as they are.)
  */
-function build(doc: XmlNode): string {
-  let xml = '';
+function build(doc: XmlNode, declaration: string): string {
+  // The declaration starts the string, so the one flattening of the result (by the check below)
+  // copies it once.
+  let xml = declaration;
   for (const node of doc.children) {
     if (typeof node === 'string') continue;
     closeEmptyElements(node);
@@ -201,12 +203,12 @@ function build(doc: XmlNode): string {
  * are written as start-end tag pairs, as canonical XML writes them.
  */
 export function serialize(doc: XmlNode): string {
-  return DECLARATION + build(doc);
+  return build(doc, DECLARATION);
 }
 
 /** The serialized document without the XML declaration: its canonical (C14N) form here. */
 export function serializeHeadless(doc: XmlNode): string {
-  return build(doc);
+  return build(doc, '');
 }
 
 export function toBase64(xml: string): string {
