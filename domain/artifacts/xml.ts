@@ -165,7 +165,8 @@ export function amount(parent: XmlNode, name: string, value: number | undefined,
 /**
  * ltx writes an element without children as an empty-element tag (`<a/>`); canonical XML writes a
  * start-end tag pair, which an empty text child gives (`<a></a>`). Added before serializing, to the
- * (few) aggregates that stayed empty.
+ * (few) aggregates that stayed empty; it writes nothing, so children appended after a first
+ * serialization (ZATCA's QR reference) change nothing else.
  */
 function closeEmptyElements(el: Element): void {
   const children = el.children;
