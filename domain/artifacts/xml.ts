@@ -5,7 +5,8 @@
  * The generators build the document as a tree of ltx `Element`s (name, attributes, children: other
  * elements or text), so elements and attributes are written in the order they are appended (the UBL
  * XSD sequences depend on it); a leaf is an element with one text child. ltx writes the markup and
- * does all the escaping (`Element#toString`); this module only prepares the values, closes empty
+ * does all the escaping (`Element#toString`; not ltx's pretty-printing `stringify`, which writes an
+ * element's only text child unescaped); this module only prepares the values, closes empty
  * elements (see `closeEmptyElements`), restores the literal apostrophes of attribute values (see
  * `build`) and writes the fixed XML declaration before the root, as ltx has no declaration node.
  * (ltx replaced fast-xml-parser's XMLBuilder, whose ordered-tree walk with its per-node path
