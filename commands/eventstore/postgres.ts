@@ -25,7 +25,7 @@ import { APPEND_CHANNEL, DUPLICATE_EVENT_SQLSTATE, WRONG_EXPECTED_VERSION_SQLSTA
 // The transaction id is selected as text under another name: an ORDER BY on an output column
 // of the same name would sort the text (so '10000' < '9999') instead of the xid8.
 const EVENT_COLUMNS = `global_position, transaction_id::text as tx, event_id, stream_id, stream_revision,
-  event_type, schema_version, data, metadata, recorded_at`;
+  event_type, schema_version, data, metadata, (extract(epoch from recorded_at) * 1000)::float8 as recorded_ms`;
 
 /** Reads of the global log; exported so a test can check they walk the (transaction_id, global_position) index. */
 export const READ_ALL_SQL = `select ${EVENT_COLUMNS} from es_events
@@ -48,7 +48,8 @@ interface EventRow {
   schema_version: number;
   data: unknown;
   metadata: unknown;
-  recorded_at: Date;
+  /** recorded_at in epoch milliseconds: a number is parsed much faster than timestamp text. */
+  recorded_ms: number;
 }
 
 function toRecorded(row: EventRow): RecordedEvent {
@@ -61,7 +62,7 @@ function toRecorded(row: EventRow): RecordedEvent {
     streamId: row.stream_id,
     revision: BigInt(row.stream_revision),
     position: { commit: BigInt(row.tx), prepare: BigInt(row.global_position) },
-    recordedAt: row.recorded_at,
+    recordedAt: new Date(row.recorded_ms),
   };
 }
 
