@@ -62,7 +62,28 @@ export function decodeEventData<A>(def: EventDefinition<A>, schemaVersion: numbe
   return result.right;
 }
 
+const REQUIRED_METADATA = ['correlationId', 'occurredAt'] as const;
+const NULLABLE_METADATA = ['causationId'] as const;
+const OPTIONAL_METADATA = ['workspaceId', 'environment', 'requestId', 'keyId', 'idempotencyKey', 'actor'] as const;
+
+/**
+ * Exactly what EventMetadataCodec accepts, checked without io-ts's allocations: every event read
+ * back is decoded, so this runs once per event of every read of the log.
+ */
+export function isEventMetadata(raw: unknown): raw is EventMetadata {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return false;
+  const m = raw as Record<string, unknown>;
+  for (const key of REQUIRED_METADATA) if (typeof m[key] !== 'string') return false;
+  for (const key of NULLABLE_METADATA) if (m[key] !== null && typeof m[key] !== 'string') return false;
+  for (const key of OPTIONAL_METADATA) {
+    const v = m[key];
+    if (v !== undefined && v !== null && typeof v !== 'string') return false;
+  }
+  return true;
+}
+
 export function decodeMetadata(raw: unknown): EventMetadata {
+  if (isEventMetadata(raw)) return raw;
   const result = EventMetadataCodec.decode(raw);
   if (isLeft(result)) throw new EventDecodingError('metadata', 0, PathReporter.report(result));
   return result.right;
