@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import autocannon from 'autocannon';
 import { Command } from 'commander';
-import { fmtInt, fmtMs, renderTable } from './bench-support.js';
+import { SERVICE_NODE_FLAGS, fmtInt, fmtMs, renderTable } from './bench-support.js';
 
 const program = new Command('bench-http')
   .option('--seconds <n>', 'duration of each run', (v) => Number(v), 5)
@@ -56,7 +56,7 @@ const { apiKey } = JSON.parse(
   await run(['scripts/admin.ts', 'key', 'create', '--workspace', workspaceId, '--environment', 'sandbox', '--permission', 'read', '--role', 'member']),
 );
 
-const server = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+const server = spawn(process.execPath, [...SERVICE_NODE_FLAGS, '--import', 'tsx', 'scripts/start.ts'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
 const base = `http://127.0.0.1:${port}`;
 try {
   await waitReady(`${base}/readyz`);
