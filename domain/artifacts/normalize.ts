@@ -88,10 +88,26 @@ function centsText(cents: number, negative: boolean): string {
   return (negative ? '-' : '') + whole + (fraction < 10 ? '.0' : '.') + fraction;
 }
 
+/**
+ * From 1e21 on, `toFixed` writes exponent notation ("2.5e+22"), which is no xs:decimal. Such a
+ * double is a whole number: written in full from JavaScript's shortest form of it ("25" and 21
+ * zeros, as it was most likely written, not the double's exact binary value). Null below that
+ * limit, and for NaN and infinities (which toFixed writes as they are).
+ */
+function hugeInteger(n: number): string | null {
+  if (!Number.isFinite(n) || (n < 1e21 && n > -1e21)) return null;
+  const [mantissa, exponent] = String(n < 0 ? -n : n).split('e+') as [string, string];
+  const [whole, fraction = ''] = mantissa.split('.') as [string, string?];
+  return (n < 0 ? '-' : '') + whole + fraction + '0'.repeat(Number(exponent) - fraction.length);
+}
+
 /** An amount as UBL writes it: 2 decimals, rounded as `round2` rounds, never "-0.00". */
 export function formatAmount(n: number): string {
   const abs = n < 0 ? -n : n;
-  if (!(abs < CENTS_FAST_LIMIT)) return round2(n).toFixed(2);
+  if (!(abs < CENTS_FAST_LIMIT)) {
+    const huge = hugeInteger(n);
+    return huge === null ? round2(n).toFixed(2) : `${huge}.00`;
+  }
   // The same integer as round2 (which divides it by 100 again).
   const cents = Math.round(abs * 100 + 1e-7);
   return centsText(cents, n < 0 && cents !== 0);
@@ -101,6 +117,8 @@ export function formatAmount(n: number): string {
 export function formatDecimal(n: number, maxDecimals = 6): string {
   // Safe integers (most quantities) are written as they are, which is what trimming toFixed gives.
   if (Number.isSafeInteger(n)) return String(n);
+  const huge = hugeInteger(n);
+  if (huge !== null) return huge;
   const fixed = n.toFixed(maxDecimals);
   if (!fixed.includes('.')) return fixed === '-0' ? '0' : fixed;
   // Drop the trailing zeros, then a trailing point.

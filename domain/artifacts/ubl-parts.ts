@@ -8,6 +8,7 @@ import { amount, branch, leaf, type XmlNode } from './xml.js';
 
 /** A unit price: at least 2 decimals, more (up to 6) only when the price needs them. */
 export function formatPrice(n: number): string {
+  if (n >= 1e21 || n <= -1e21) return formatAmount(n); // a whole number, written in full (no exponent)
   // A price that is a whole number of cents (the double nearest to one, as parsed or rounded) has
   // 2 decimals: formatAmount's, which spares the toFixed/Number round trips below.
   if (n < 1e9 && n > -1e9) {

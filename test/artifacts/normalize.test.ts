@@ -64,6 +64,15 @@ describe('artifacts: reading the core document', function () {
     );
   });
 
+  it('writes huge figures in full, never in exponent notation (which is no xs:decimal)', function () {
+    expect(formatAmount(1e21)).to.equal('1000000000000000000000.00');
+    expect(formatAmount(-2.5e22)).to.equal('-25000000000000000000000.00');
+    expect(formatDecimal(1.5e190)).to.equal(`15${'0'.repeat(189)}`);
+    expect(formatDecimal(-1e21)).to.equal('-1000000000000000000000');
+    expect(formatPrice(3e25)).to.equal('30000000000000000000000000.00');
+    for (const f of [formatAmount(1e300), formatDecimal(1e300), formatPrice(1e300)]) expect(f).to.match(/^-?\d+(\.\d+)?$/);
+  });
+
   it('resolves the document type and normalizes modifier spellings', function () {
     const dt = resolveDocumentType({ base: 'credit_note', modifiers: ['E-Commerce', 'exports', 'self-billed'] });
     expect(dt.kind).to.equal('credit_note');
