@@ -16,10 +16,15 @@ export class LogTail {
   private start: Position | null = null;
   private extending: Promise<void> | null = null;
 
+  /**
+   * `maxEvents` bounds the memory: runners in step are within a read or two of each other, and
+   * events can be large (a submitted document carries its XML), so the run keeps two reads' worth
+   * by default. A runner that falls further behind reads the store until it catches up.
+   */
   constructor(
     private readonly store: Pick<EventStore, 'readAll'>,
     private readonly readSize = 1000,
-    private readonly maxEvents = 20_000,
+    private readonly maxEvents = 2 * readSize,
   ) {}
 
   private get end(): Position | null {
