@@ -306,3 +306,108 @@ export const appendBatchMigration = {
     await knex.raw('drop function if exists es_append_batch(jsonb, boolean)');
   },
 };
+
+/**
+ * The lock-and-check of one append, shared by the json functions below: the stream's row is
+ * created when missing and locked, and `v_current` holds its revision; `mismatch` is the
+ * statement run when the expected revision (`expected`, text) does not hold.
+ */
+const lockStreamAndCheck = (stream: string, expected: string, mismatch: string) => `
+      select s.revision into v_current from es_streams s where s.stream_id = ${stream} for update;
+      if not found then
+        insert into es_streams as s (stream_id, revision) values (${stream}, -1) on conflict (stream_id) do nothing;
+        select s.revision into v_current from es_streams s where s.stream_id = ${stream} for update;
+      end if;
+      if (${expected} = 'no_stream' and v_current <> -1)
+         or (${expected} = 'stream_exists' and v_current = -1)
+         or (${expected} not in ('any', 'no_stream', 'stream_exists') and v_current <> ${expected}::bigint) then
+        ${mismatch}
+      end if;`;
+
+/** Inserts the events of `events` (json array) after `v_current`; sets v_count and v_last_position. */
+const insertEvents = (stream: string, events: string) => `
+      with inserted as (
+        insert into es_events (event_id, stream_id, stream_revision, event_type, schema_version, data, metadata)
+        select x.id, ${stream}, v_current + x.ord, x.event_type, x.version, x.data, x.metadata
+          from rows from (json_to_recordset(${events}) as ("id" uuid, "type" text, "version" integer, "data" json, "metadata" json))
+               with ordinality as x(id, event_type, version, data, metadata, ord)
+         order by x.ord
+        returning global_position
+      )
+      select count(*)::integer, max(global_position) into v_count, v_last_position from inserted;
+      update es_streams s set revision = v_current + v_count where s.stream_id = ${stream};`;
+
+/**
+ * The log stores data and metadata as json, not jsonb: the text as the adapter wrote it (compact
+ * JSON.stringify), checked on insert but not converted to jsonb's binary form and back on every
+ * read. The log is never queried inside its JSON, and that conversion was most of PostgreSQL's
+ * work in reading it back. The append functions take json from now on (the adapter sends
+ * `::json`) and read each argument once (json_to_recordset), as json has no parsed form to look
+ * fields up in. The jsonb versions stay for a process still running the previous code
+ * (PostgreSQL converts jsonb to json on insert); es_replay's json version calls its jsonb one.
+ */
+export const jsonEventsMigration = {
+  name: '0022_event_store_json_columns',
+  async up(knex: Knex) {
+    await knex.raw(`
+      alter table es_events alter column data type json using data::json, alter column metadata type json using metadata::json;
+
+      create or replace function es_append(p_stream text, p_expected text, p_events json, p_serialize boolean default false)
+      returns table (last_revision bigint, transaction_id xid8, last_position bigint, replayed boolean)
+      language plpgsql as $$
+      #variable_conflict use_column
+      declare
+        v_count integer;
+        v_current bigint;
+        v_last_position bigint;
+      begin
+        if p_serialize then
+          perform pg_advisory_xact_lock(7239001);
+        end if;
+        ${lockStreamAndCheck('p_stream', 'p_expected', `raise exception 'wrong expected version for stream %', p_stream
+          using errcode = '${WRONG_EXPECTED_VERSION_SQLSTATE}', detail = v_current::text;`)}
+        ${insertEvents('p_stream', 'p_events')}
+        return query select v_current + v_count, pg_current_xact_id(), v_last_position, false;
+      end $$;
+
+      create or replace function es_replay(p_stream text, p_events json)
+      returns table (last_revision bigint, transaction_id xid8, last_position bigint, replayed boolean)
+      language sql as $$ select * from es_replay(p_stream, p_events::jsonb) $$;
+
+      create or replace function es_append_batch(p_batch json, p_serialize boolean default false)
+      returns table (item integer, ok boolean, last_revision bigint, transaction_id xid8, last_position bigint)
+      language plpgsql as $$
+      #variable_conflict use_column
+      declare
+        v_item record;
+        v_count integer;
+        v_current bigint;
+        v_last_position bigint;
+        v_tx xid8 := pg_current_xact_id();
+      begin
+        if p_serialize then
+          perform pg_advisory_xact_lock(7239001);
+        end if;
+        for v_item in
+          select b.stream, b.expected, b.events, b.ord
+            from rows from (json_to_recordset(p_batch) as ("stream" text, "expected" text, "events" json))
+                 with ordinality as b(stream, expected, events, ord)
+           order by b.ord
+        loop
+          ${lockStreamAndCheck('v_item.stream', 'v_item.expected', `return query select (v_item.ord - 1)::integer, false, v_current, v_tx, null::bigint;
+          continue;`)}
+          ${insertEvents('v_item.stream', 'v_item.events')}
+          return query select (v_item.ord - 1)::integer, true, v_current + v_count, v_tx, v_last_position;
+        end loop;
+      end $$;
+    `);
+  },
+  async down(knex: Knex) {
+    await knex.raw(`
+      drop function if exists es_append(text, text, json, boolean);
+      drop function if exists es_replay(text, json);
+      drop function if exists es_append_batch(json, boolean);
+      alter table es_events alter column data type jsonb using data::jsonb, alter column metadata type jsonb using metadata::jsonb;
+    `);
+  },
+};

@@ -182,7 +182,7 @@ export class PostgresEventStore implements EventStore {
       const body = `[${sorted.map((a) => `{"stream":${JSON.stringify(a.streamId)},"expected":"${a.expectedText}","events":${a.payload}}`).join(',')}]`;
       ({ rows } = await this.pool.query({
         name: 'es_append_batch',
-        text: 'select item, ok, last_revision, transaction_id::text as tx, last_position from es_append_batch($1::jsonb, $2)',
+        text: 'select item, ok, last_revision, transaction_id::text as tx, last_position from es_append_batch($1::json, $2)',
         values: [body, this.serializeAppends],
       }));
     } catch {
@@ -213,7 +213,7 @@ export class PostgresEventStore implements EventStore {
     const args = [streamId, append.expectedText, payload, this.serializeAppends];
     let failure: Error;
     try {
-      const [row] = await this.appendRows('es_append', 'select last_revision, transaction_id::text as tx, last_position, replayed from es_append($1, $2, $3::jsonb, $4)', args);
+      const [row] = await this.appendRows('es_append', 'select last_revision, transaction_id::text as tx, last_position, replayed from es_append($1, $2, $3::json, $4)', args);
       this.appended.emit('append');
       this.notifyOtherProcesses();
       return row!;
@@ -231,7 +231,7 @@ export class PostgresEventStore implements EventStore {
     // The append failed on the revision or on a stored event id: it may be a replay of an
     // append that already succeeded (same ids, same stream, same order), or a duplicate.
     try {
-      const [replay] = await this.appendRows('es_replay', 'select last_revision, transaction_id::text as tx, last_position, replayed from es_replay($1, $2::jsonb)', [streamId, payload]);
+      const [replay] = await this.appendRows('es_replay', 'select last_revision, transaction_id::text as tx, last_position, replayed from es_replay($1, $2::json)', [streamId, payload]);
       if (replay) return replay;
     } catch (err) {
       if ((err as { code?: string }).code === DUPLICATE_EVENT_SQLSTATE) throw new DuplicateEventError(streamId, append.ids);
