@@ -88,7 +88,7 @@ interface PendingAppend {
   ids: string[];
   expected: ExpectedRevision;
   expectedText: string;
-  /** The events as es_append's jsonb array. */
+  /** The events as es_append's JSON array (sent as json). */
   payload: string;
   resolve: (result: AppendResult) => void;
   reject: (err: unknown) => void;
