@@ -27,7 +27,7 @@ import { startService, type Service } from '../http/service.js';
 import { loadConfig, type Config } from '../platform/config.js';
 import { openDatabase, type Database } from '../platform/database.js';
 import { createLogger } from '../platform/logger.js';
-import { dropStaleBenchDatabases, fmtInt, fmtMs, positiveInt, quoteIdent, percentile, renderTable, withClient, withDatabase } from './bench-support.js';
+import { dropStaleBenchDatabases, fmtInt, fmtMs, positiveInt, quoteIdent, percentile, renderTable, withClient, withDatabase, reportProblems, runBenchmark } from './bench-support.js';
 
 const BENCH_PG_DIR = 'var/pg-bench-connect';
 const BENCH_PG_PORT = '54369';
@@ -332,13 +332,7 @@ async function main(): Promise<void> {
     await server?.close();
     console.log(`\ntotal ${((Date.now() - startedAt) / 1000).toFixed(1)} s; ${created ? 'benchmark database dropped' : 'no database created'}`);
   }
-  if (problems.length > 0) {
-    console.log(`problems:\n  ${problems.slice(0, 20).join('\n  ')}`);
-    process.exitCode = 1;
-  }
+  reportProblems(problems);
 }
 
-main().catch((err: unknown) => {
-  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
-  process.exitCode = 1;
-});
+runBenchmark(main);

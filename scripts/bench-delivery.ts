@@ -35,7 +35,7 @@ import pg from 'pg';
 import { generateInvoiceXml, type CoreDocument } from '../domain/artifacts/index.js';
 import { TERMINAL_STATES } from '../domain/document/document.js';
 import { applyTemplate, identityTemplate, sampleDocument } from '../domain/validation/index.js';
-import { BenchServer, benchTenant, coresBetween, type CpuSnapshot, distribution, fmtCores, fmtDist, fmtInt, fmtMs, httpRequest, positiveInt, otherCores, renderTable } from './bench-support.js';
+import { BenchServer, reportProblems, stopServerOnExit, benchTenant, coresBetween, type CpuSnapshot, distribution, fmtCores, fmtDist, fmtInt, fmtMs, httpRequest, positiveInt, otherCores, renderTable } from './bench-support.js';
 
 const TARGET_FINAL_PER_SECOND = 1_000;
 const TARGET_P99_MS = 2_000;
@@ -88,13 +88,7 @@ function cleanup(): Promise<void> {
   })();
   return cleaning;
 }
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    console.log(`\n${signal}: stopping the server`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
-process.on('exit', () => server.killNow());
+stopServerOnExit(server, cleanup);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Wall-clock milliseconds with sub-millisecond resolution (comparable with the server's timestamps). */
@@ -388,7 +382,4 @@ try {
 } finally {
   await cleanup();
 }
-if (problems.length > 0) {
-  console.log(`\nproblems:\n  ${problems.slice(0, 20).join('\n  ')}`);
-  process.exitCode = 1;
-}
+reportProblems(problems, '\nproblems');

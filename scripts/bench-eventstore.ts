@@ -33,7 +33,7 @@ import {
 import { loadConfig, type Config } from '../platform/config.js';
 import { openDatabase, type Database } from '../platform/database.js';
 import { migrateToLatest } from '../readmodels/migrations/index.js';
-import { distribution, fmtBytes, fmtDist, fmtInt, fmtMs, quoteIdent, renderTable, type Distribution, withClient, withDatabase } from './bench-support.js';
+import { distribution, fmtBytes, fmtDist, fmtInt, fmtMs, quoteIdent, renderTable, type Distribution, withClient, withDatabase, runBenchmark } from './bench-support.js';
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -697,7 +697,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
-  process.exitCode = 1;
-});
+runBenchmark(main);

@@ -22,7 +22,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import pg from 'pg';
 import { TERMINAL_STATES } from '../domain/document/document.js';
 import { applyTemplate, identityTemplate, sampleDocument, validateDocument } from '../domain/validation/index.js';
-import { BenchServer, benchTenant, coresBetween, fmtCores, fmtInt, fmtMs, positiveInt, otherCores, renderTable } from './bench-support.js';
+import { BenchServer, reportProblems, stopServerOnExit, benchTenant, coresBetween, fmtCores, fmtInt, fmtMs, positiveInt, otherCores, renderTable } from './bench-support.js';
 
 const TARGET_DOCS_PER_SECOND = 1_500;
 const TARGET_P99_MS = 100;
@@ -56,13 +56,7 @@ function cleanup(): Promise<void> {
   })();
   return cleaning;
 }
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    console.log(`\n${signal}: stopping the server`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
-process.on('exit', () => server.killNow());
+stopServerOnExit(server, cleanup);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -277,7 +271,4 @@ try {
 } finally {
   await cleanup();
 }
-if (problems.length > 0) {
-  console.log(`\nproblems:\n  ${problems.slice(0, 20).join('\n  ')}`);
-  process.exitCode = 1;
-}
+reportProblems(problems, '\nproblems');

@@ -399,3 +399,32 @@ export function positiveInt(max = Number.MAX_SAFE_INTEGER): (raw: string) => num
     return n;
   };
 }
+
+/** Prints the functional problems of a run (the first 20) and makes the process exit 1. */
+export function reportProblems(problems: readonly string[], heading = 'problems'): void {
+  if (problems.length === 0) return;
+  console.log(`${heading}:\n  ${problems.slice(0, 20).join('\n  ')}`);
+  process.exitCode = 1;
+}
+
+/** Runs a benchmark's main function: an error prints its stack and makes the process exit 1. */
+export function runBenchmark(main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+    process.exitCode = 1;
+  });
+}
+
+/**
+ * Ctrl-C and SIGTERM run `cleanup` (which stops the benchmarked server) and exit 130; any other
+ * way out signals the server synchronously, so it never outlives the benchmark.
+ */
+export function stopServerOnExit(server: BenchServer, cleanup: () => Promise<void>): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      console.log(`\n${signal}: stopping the server`);
+      void cleanup().finally(() => process.exit(130));
+    });
+  }
+  process.on('exit', () => server.killNow());
+}
