@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { generateInvoiceXml, generateTaxDataDocument, type CoreDocument } from '../../domain/artifacts/index.js';
 import { europeanDocument, malaysianDocument, uaeDocument } from './fixtures.js';
+import { amount, branch, branchAfter, leaf, newXmlDocument, serialize, serializeHeadless } from '../../domain/artifacts/xml.js';
 import { at, parseXml } from './xml-query.js';
 import { mainSchema, validateAgainst } from './xsd.js';
 
@@ -50,5 +51,43 @@ describe('artifacts: XML serialization', function () {
       expect(xml).to.not.match(/>\s+</);
       expect(xml).to.not.include('/>');
     }
+  });
+});
+
+describe('artifacts: the XML writer', function () {
+  it('cleans and escapes attribute values: & < " escaped, apostrophes literal, whitespace to spaces, > and controls dropped', function () {
+    const doc = newXmlDocument();
+    const root = branch(doc, 'r', { a: `O'Brien & "Co" <x>`, b: 'tab\there\r\nnext\u0001', c: '', d: undefined, e: '>' });
+    leaf(root, 'v', 'x', { schemeID: "it's" });
+    expect(serializeHeadless(doc)).to.equal(`<r a="O'Brien &amp; &quot;Co&quot; &lt;x" b="tab here  next" e=""><v schemeID="it's">x</v></r>`);
+  });
+
+  it('cleans and escapes text: & < > escaped, quotes literal, CR and CRLF to LF, invalid characters dropped; empty values write nothing', function () {
+    const doc = newXmlDocument();
+    const root = branch(doc, 'r');
+    leaf(root, 't', `  a & b < c > d "q" 'a'\r\ne\rf\u0000\uFFFE  `);
+    leaf(root, 'n', 12.5);
+    leaf(root, 'blank', '   ');
+    leaf(root, 'gone', '\u0001');
+    leaf(root, 'none', undefined);
+    leaf(root, 'nil', null);
+    amount(root, 'm', 1234.5, 'AED');
+    amount(root, 'nocurrency', 3, '');
+    amount(root, 'nan', Number.NaN, 'AED');
+    expect(serialize(doc)).to.equal(
+      `<?xml version="1.0" encoding="UTF-8"?><r><t>a &amp; b &lt; c &gt; d "q" 'a'\ne\nf</t><n>12.5</n><m currencyID="AED">1234.50</m><nocurrency currencyID="">3.00</nocurrency></r>`,
+    );
+  });
+
+  it('writes empty aggregates as start-end pairs, and keeps aggregates open for later children and inserted siblings', function () {
+    const doc = newXmlDocument();
+    const root = branch(doc, 'r');
+    const first = branch(root, 'first');
+    branch(root, 'last');
+    expect(serializeHeadless(doc)).to.equal('<r><first></first><last></last></r>');
+    leaf(first, 'x', '1');
+    branchAfter(root, first, 'middle', { id: 'm' });
+    expect(serializeHeadless(doc)).to.equal('<r><first><x>1</x></first><middle id="m"></middle><last></last></r>');
+    expect(() => branchAfter(root, branch(doc, 'other'), 'y')).to.throw(/not a child/);
   });
 });
