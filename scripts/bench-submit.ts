@@ -5,6 +5,13 @@
  * 54399; HTTP port 3921); then the validation engine's own documents/s in process, and the
  * server's peak RSS. Prints figures; asserts nothing about timings.
  *
+ * Then the submission core alone (--core-seconds): the work every accepted document needs whatever
+ * serves it (mapping template, validation, the XML, and the two appends of the number claim and the
+ * DocumentSubmitted event with the document and its XML), called in this process by 64 concurrent
+ * callers on a fresh database of the same PostgreSQL, with no HTTP, read models or delivery. Its
+ * CPU per document (this process and PostgreSQL) bounds what any end-to-end figure on this machine
+ * can reach, and the table says so.
+ *
  * Every request carries a fresh document number (autocannon's setupRequest splices it into a
  * pre-serialised body, so the client does almost no work per request). The server also
  * delivers every accepted document in the background (sandbox Peppol, DELIVERY_CONCURRENCY and
@@ -20,9 +27,33 @@ import os from 'node:os';
 import autocannon from 'autocannon';
 import { Command, InvalidArgumentError } from 'commander';
 import pg from 'pg';
+import { produceInvoiceXml } from '../commands/artifacts.js';
+import { PostgresEventStore } from '../commands/eventstore/postgres.js';
+import { submitDocument } from '../commands/submissions.js';
+import { loadConfig } from '../platform/config.js';
+import { openDatabase } from '../platform/database.js';
+import { migrateToLatest } from '../readmodels/migrations/index.js';
 import { TERMINAL_STATES } from '../domain/document/document.js';
 import { applyTemplate, identityTemplate, sampleDocument, validateDocument } from '../domain/validation/index.js';
-import { BenchServer, reportProblems, stopServerOnExit, benchTenant, coresBetween, fmtCores, fmtInt, fmtMs, positiveInt, otherCores, renderTable } from './bench-support.js';
+import {
+  BenchServer,
+  benchTenant,
+  coresBetween,
+  distribution,
+  dropStaleBenchDatabases,
+  fmtCores,
+  fmtInt,
+  fmtMs,
+  otherCores,
+  positiveInt,
+  quoteIdent,
+  renderTable,
+  reportProblems,
+  stopServerOnExit,
+  withClient,
+  withDatabase,
+  type Distribution,
+} from './bench-support.js';
 
 const TARGET_DOCS_PER_SECOND = 1_500;
 const TARGET_P99_MS = 100;
@@ -36,9 +67,10 @@ const program = new Command('bench-submit')
   .option('--clients <list>', 'concurrent clients of each run', (v) => v.split(',').map((x) => positiveInt()(x.trim())), [1, 16, 64])
   .option('--drain-seconds <n>', 'longest wait for the delivery backlog after a run', positiveInt(), 180)
   .option('--engine-seconds <n>', 'measuring time of each in-process engine figure', positiveInt(), 3)
+  .option('--core-seconds <n>', 'measuring time of the submission core alone (0: skip it)', (v) => (v === '0' ? 0 : positiveInt()(v)), 5)
   .option('--port <n>', 'HTTP port of the server', positiveInt(), 3921)
   .parse();
-const opts = program.opts<{ seconds: number; count?: string; clients: number[]; drainSeconds: number; engineSeconds: number; port: number }>();
+const opts = program.opts<{ seconds: number; count?: string; clients: number[]; drainSeconds: number; engineSeconds: number; coreSeconds: number; port: number }>();
 const count = opts.count === undefined ? null : positiveInt()(opts.count);
 
 const server = new BenchServer({ pgDir: 'var/pg-bench-submit', pgPort: 54399, httpPort: opts.port });
@@ -57,6 +89,9 @@ function cleanup(): Promise<void> {
   return cleaning;
 }
 stopServerOnExit(server, cleanup);
+
+/** Where a pre-serialised body gets each request's fresh document number. */
+const PLACEHOLDER = 'BENCH-DOCUMENT-NUMBER-PLACEHOLDER';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -105,6 +140,87 @@ function measureEngine(name: string, run: (payload: unknown) => boolean, documen
   return { name, perSecond: (n / elapsed) * 1000, micros: (elapsed * 1000) / n, ok };
 }
 
+const CORE_PREFIX = 'bench_submit_core';
+
+interface CoreFigures {
+  clients: number;
+  documents: number;
+  perSecond: number;
+  latency: Distribution;
+  /** CPU seconds per second of this process and of PostgreSQL. */
+  cores: { node: number; postgres: number };
+  /** CPU milliseconds per document of this process and of PostgreSQL. */
+  msPerDoc: { node: number; postgres: number };
+}
+
+/**
+ * The submission core alone (see the header): `clients` concurrent callers of submitDocument in this
+ * process for `seconds` after a 1 s warm-up, on a fresh database of the server's PostgreSQL that the
+ * (idle) server does not read, dropped afterwards. Uses the Unix socket when the service would.
+ */
+async function measureSubmissionCore(clients: number, seconds: number): Promise<CoreFigures> {
+  const admin = withDatabase(server.databaseUrl, 'postgres');
+  await dropStaleBenchDatabases(admin, CORE_PREFIX);
+  const database = `${CORE_PREFIX}_${Date.now()}_${process.pid}`;
+  // Joins the running embedded server and creates the database.
+  const opened = await openDatabase(loadConfig({ ...server.env, EMBEDDED_PG_DATABASE: database }), { poolSize: 2 });
+  let store: PostgresEventStore | null = null;
+  try {
+    try {
+      await migrateToLatest(opened.knex);
+    } finally {
+      await opened.close();
+    }
+    store = await PostgresEventStore.connect(opened.url, { poolSize: 20 });
+    const [head, tail] = JSON.stringify(sampleDocument('AE', { lines: 20, documentNumber: PLACEHOLDER })).split(PLACEHOLDER) as [string, string];
+    const source = { name: 'ERP', version: 'v1', companyId: 'bench-core-company', templateId: identityTemplate.id };
+    const documentType = { base: 'tax_invoice', modifiers: [] as string[], variant: null };
+    let sequence = 0;
+    const submitOne = async (): Promise<void> => {
+      const payload = JSON.parse(`${head}CORE-${++sequence}${tail}`) as unknown;
+      const input = { workspaceId: 'ws_bench_core', environment: 'sandbox', country: 'AE', documentType, source, payload, format: 'new' as const, externalId: null, destinations: ['TAX_AUTHORITY'] };
+      const outcome = await submitDocument(store!, input, { now: new Date(), workspaceId: input.workspaceId, environment: 'sandbox' }, produceInvoiceXml);
+      if (!outcome.accepted) throw new Error(`submission core: a valid sample was refused: ${JSON.stringify(outcome.errors.slice(0, 3))}`);
+    };
+    const runFor = async (ms: number, samples: number[] | null): Promise<number> => {
+      const deadline = performance.now() + ms;
+      let done = 0;
+      await Promise.all(
+        Array.from({ length: clients }, async () => {
+          while (performance.now() < deadline) {
+            const t0 = performance.now();
+            await submitOne();
+            samples?.push(performance.now() - t0);
+            done++;
+          }
+        }),
+      );
+      return done;
+    };
+    await runFor(1000, null);
+    const samples: number[] = [];
+    const cpu0 = process.cpuUsage();
+    const pg0 = server.postgresCpuSeconds();
+    const t0 = performance.now();
+    const documents = await runFor(seconds * 1000, samples);
+    const elapsed = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const node = (cpu.user + cpu.system) / 1e6;
+    const postgres = server.postgresCpuSeconds() - pg0;
+    return {
+      clients,
+      documents,
+      perSecond: documents / elapsed,
+      latency: distribution(samples),
+      cores: { node: node / elapsed, postgres: postgres / elapsed },
+      msPerDoc: { node: (node * 1000) / documents, postgres: (postgres * 1000) / documents },
+    };
+  } finally {
+    await store?.close();
+    await withClient(admin, (c) => c.query(`drop database if exists ${quoteIdent(database)} with (force)`)).catch(() => {});
+  }
+}
+
 async function main(): Promise<void> {
   const startedAt = Date.now();
   const deliveryConcurrency = process.env.DELIVERY_CONCURRENCY || '32 (default)';
@@ -124,7 +240,6 @@ async function main(): Promise<void> {
   await db.connect();
 
   // The request body, serialised once; each request splices in a fresh document number.
-  const PLACEHOLDER = 'BENCH-DOCUMENT-NUMBER-PLACEHOLDER';
   const [head, tail] = JSON.stringify({
     country: 'AE',
     environment: 'sandbox',
@@ -227,6 +342,36 @@ async function main(): Promise<void> {
   if (end.total < accepted) problems.push(`${accepted} documents accepted but only ${end.total} in the read model`);
   if (end.finalValid !== end.total) problems.push(`documents not final_valid: ${JSON.stringify(Object.fromEntries(notValid))}`);
   console.log(`server peak RSS: ${rss.toFixed(0)} MB`);
+
+  // The submission core alone, while the server is idle (its PostgreSQL serves both).
+  let core: CoreFigures | null = null;
+  if (opts.coreSeconds > 0 && !cleaning) {
+    core = await measureSubmissionCore(64, opts.coreSeconds);
+    const perDoc = core.msPerDoc.node + core.msPerDoc.postgres;
+    const cores = os.cpus().length;
+    console.log(
+      `\nsubmission core alone (template, validation, XML, number claim and DocumentSubmitted appends; no HTTP, read models or delivery), ` +
+        `${core.clients} concurrent callers in this process, ${opts.coreSeconds} s:`,
+    );
+    console.log(
+      renderTable(
+        ['documents/s', 'p50', 'p99', 'CPU cores this process/pg', 'CPU/doc this process + pg'],
+        [
+          [
+            fmtInt(core.perSecond),
+            fmtMs(core.latency.p50),
+            fmtMs(core.latency.p99),
+            `${core.cores.node.toFixed(2)} / ${core.cores.postgres.toFixed(2)}`,
+            `${core.msPerDoc.node.toFixed(2)} + ${core.msPerDoc.postgres.toFixed(2)} = ${perDoc.toFixed(2)} ms`,
+          ],
+        ],
+      ),
+    );
+    console.log(
+      `  ceiling: at ${perDoc.toFixed(2)} ms of CPU per document, ${cores} cores fully used could submit at most ${fmtInt((cores * 1000) / perDoc)} documents/s ` +
+        `before any HTTP, read model or delivery work (the end-to-end target needs ${fmtInt(TARGET_DOCS_PER_SECOND)})`,
+    );
+  }
   await cleanup();
 
   // The engine alone, in this process, with the server stopped (so it has a core to itself).
@@ -258,7 +403,8 @@ async function main(): Promise<void> {
     console.log(
       `\ntargets: >= ${fmtInt(TARGET_DOCS_PER_SECOND)} documents/s end to end at ${top} clients: ${atTop.docsPerSecond >= TARGET_DOCS_PER_SECOND ? 'met' : 'NOT met'} (${fmtInt(atTop.docsPerSecond)}); ` +
         `p99 < ${TARGET_P99_MS} ms: ${atTop.p99 < TARGET_P99_MS ? 'met' : 'NOT met'} (${fmtMs(atTop.p99)}); ` +
-        `engine >= ${fmtInt(TARGET_ENGINE_PER_SECOND)} documents/s: ${enginePerSecond >= TARGET_ENGINE_PER_SECOND ? 'met' : 'NOT met'} (${fmtInt(enginePerSecond)})`,
+        `engine >= ${fmtInt(TARGET_ENGINE_PER_SECOND)} documents/s: ${enginePerSecond >= TARGET_ENGINE_PER_SECOND ? 'met' : 'NOT met'} (${fmtInt(enginePerSecond)})` +
+        (core ? `; the submission core alone reached ${fmtInt(core.perSecond)} documents/s` : ''),
     );
   }
   console.log(`total ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
