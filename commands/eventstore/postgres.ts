@@ -75,8 +75,14 @@ function expectedToText(expected: ExpectedRevision): string {
 }
 
 const NOTIFY_COALESCE_MS = 5;
-/** Upper bound of the events' JSON in one group-commit batch (one append alone may be larger). */
-const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+/**
+ * Upper bound of the events' JSON in one group-commit batch (one append alone may be larger). One
+ * batch runs in one PostgreSQL backend, on one core: large events (a submitted document carries
+ * its XML, about 45 KB) go out in several smaller batches that run side by side instead of a few
+ * long ones (on the 2-core machine, 64 such submissions went 20-30% faster with 1 MB batches and
+ * 4 in flight than with 4 MB and 2); small events still share batches of up to 64 appends.
+ */
+const MAX_BATCH_BYTES = 1024 * 1024;
 
 /** Read-ahead (see readAll): only for pages this large, and at most this many pages waiting to be used. */
 const READ_AHEAD_MIN_PAGE = 100;
@@ -98,7 +104,7 @@ export interface PostgresEventStoreOptions {
   poolSize?: number;
   /** Group commit: most appends one transaction carries (default 64; 1 turns group commit off). */
   maxBatchedAppends?: number;
-  /** Group commit: most batches in flight at once (default 2). */
+  /** Group commit: most batches in flight at once (default 4). */
   maxInFlightBatches?: number;
   /** Serialize all appends behind one lock instead of relying on transaction-id ordering (benchmark only). */
   serializeAppends?: boolean;
@@ -126,7 +132,7 @@ export class PostgresEventStore implements EventStore {
   static async connect(url: string, options: PostgresEventStoreOptions = {}): Promise<PostgresEventStore> {
     const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 20, application_name: 'einvoicing-eventstore' });
     pool.on('error', () => {}); // idle client errors surface on the next query instead
-    const store = new PostgresEventStore(pool, url, options.serializeAppends ?? false, options.maxBatchedAppends ?? 64, options.maxInFlightBatches ?? 2);
+    const store = new PostgresEventStore(pool, url, options.serializeAppends ?? false, options.maxBatchedAppends ?? 64, options.maxInFlightBatches ?? 4);
     await store.ping();
     return store;
   }
