@@ -35,7 +35,7 @@ import pg from 'pg';
 import { generateInvoiceXml, type CoreDocument } from '../domain/artifacts/index.js';
 import { TERMINAL_STATES } from '../domain/document/document.js';
 import { applyTemplate, identityTemplate, sampleDocument } from '../domain/validation/index.js';
-import { BenchServer, reportProblems, stopServerOnExit, benchTenant, coresBetween, type CpuSnapshot, distribution, fmtCores, fmtDist, fmtInt, fmtMs, httpRequest, positiveInt, otherCores, renderTable } from './bench-support.js';
+import { BenchServer, runServerBenchmark, stopServerOnExit, benchTenant, coresBetween, type CpuSnapshot, distribution, fmtCores, fmtDist, fmtInt, fmtMs, httpRequest, positiveInt, otherCores, renderTable } from './bench-support.js';
 
 const TARGET_FINAL_PER_SECOND = 1_000;
 const TARGET_P99_MS = 2_000;
@@ -375,11 +375,4 @@ async function main(): Promise<void> {
   console.log(`total ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
 }
 
-try {
-  await main();
-} catch (err) {
-  problems.push(err instanceof Error ? (err.stack ?? err.message) : String(err));
-} finally {
-  await cleanup();
-}
-reportProblems(problems, '\nproblems');
+await runServerBenchmark(main, problems, cleanup);

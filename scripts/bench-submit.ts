@@ -48,7 +48,7 @@ import {
   positiveInt,
   quoteIdent,
   renderTable,
-  reportProblems,
+  runServerBenchmark,
   stopServerOnExit,
   withClient,
   withDatabase,
@@ -410,11 +410,4 @@ async function main(): Promise<void> {
   console.log(`total ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
 }
 
-try {
-  await main();
-} catch (err) {
-  problems.push(err instanceof Error ? (err.stack ?? err.message) : String(err));
-} finally {
-  await cleanup();
-}
-reportProblems(problems, '\nproblems');
+await runServerBenchmark(main, problems, cleanup);

@@ -416,6 +416,21 @@ export function runBenchmark(main: () => Promise<void>): void {
 }
 
 /**
+ * Runs the main function of a benchmark that drives a server: an error becomes one of its
+ * `problems`, `cleanup` (which stops the server) runs either way, then the problems are printed.
+ */
+export async function runServerBenchmark(main: () => Promise<void>, problems: string[], cleanup: () => Promise<void>): Promise<void> {
+  try {
+    await main();
+  } catch (err) {
+    problems.push(err instanceof Error ? (err.stack ?? err.message) : String(err));
+  } finally {
+    await cleanup();
+  }
+  reportProblems(problems, '\nproblems');
+}
+
+/**
  * Ctrl-C and SIGTERM run `cleanup` (which stops the benchmarked server) and exit 130; any other
  * way out signals the server synchronously, so it never outlives the benchmark.
  */
