@@ -18,16 +18,13 @@
  *   npm run bench:connect -- [--companies 10000] [--samples 200]
  */
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { createAspAuthorization } from '../commands/connect/settings.js';
 import { createApiKey, createWorkspace } from '../commands/workspaces.js';
 import { startService, type Service } from '../http/service.js';
-import { loadConfig, type Config } from '../platform/config.js';
-import { openDatabase, type Database } from '../platform/database.js';
+import type { Config } from '../platform/config.js';
 import { createLogger } from '../platform/logger.js';
-import { dropStaleBenchDatabases, fmtInt, fmtMs, positiveInt, quoteIdent, percentile, renderTable, withClient, withDatabase, reportProblems, runBenchmark } from './bench-support.js';
+import { fmtInt, fmtMs, openFreshBenchDatabase, percentile, positiveInt, renderTable, reportProblems, runBenchmark, type FreshBenchDatabase } from './bench-support.js';
 
 const BENCH_PG_DIR = 'var/pg-bench-connect';
 const BENCH_PG_PORT = '54369';
@@ -35,8 +32,6 @@ const JOB_ROWS = 500;
 const TARGET_JOB_MS = 5_000;
 const TARGET_LIST_P95_MS = 50;
 const WARM_UP = 20;
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 
 const program = new Command()
@@ -60,9 +55,6 @@ const problems: string[] = [];
 
 // ---------------------------------------------------------------------------------------------
 // Database plumbing (as bench-eventstore does)
-
-
-
 
 
 // ---------------------------------------------------------------------------------------------
@@ -202,43 +194,19 @@ async function runScenario(service: Service, apiKey: string, s: Scenario, sample
 
 async function main(): Promise<void> {
   const startedAt = Date.now();
-  const database = `bench_connect_${startedAt}_${process.pid}`;
-  const externalUrl = process.env.DATABASE_URL || null;
-  const configFor = (db: string): Config => {
-    const base = externalUrl
-      ? loadConfig({ ...process.env, DATABASE_URL: withDatabase(externalUrl, db) })
-      : loadConfig({
-          ...process.env,
-          DATABASE_URL: '',
-          EMBEDDED_PG_DIR: path.join(repoRoot, BENCH_PG_DIR),
-          EMBEDDED_PG_PORT: BENCH_PG_PORT,
-          EMBEDDED_PG_DATABASE: db,
-        });
-    return { ...base, http: { ...base.http, host: '127.0.0.1', port: 0 }, connectRateLimit: { perSecond: 0, burst: 0 }, eventStoreUrl: null };
-  };
   const log = (msg: string) => console.log(`  ${msg}`);
-  let server: Database | null = null;
+  let fresh: FreshBenchDatabase | null = null;
   let service: Service | null = null;
-  let adminUrl: string | null = externalUrl;
-  let created = false;
   try {
-    if (!externalUrl) {
-      server = await openDatabase(configFor('postgres'), { log, poolSize: 1 });
-      await server.knex.destroy();
-      adminUrl = server.url;
-      if (!server.ownsServer) log(`joined an embedded PostgreSQL already running on port ${BENCH_PG_PORT}`);
-    }
-    const admin = adminUrl!;
-    await dropStaleBenchDatabases(admin, 'bench_connect');
-    await withClient(admin, (c) => c.query(`create database ${quoteIdent(database)}`));
-    created = true;
-    const info = await withClient(admin, async (c) => (await c.query<{ v: string }>("select current_setting('server_version') as v")).rows[0]!.v);
+    fresh = await openFreshBenchDatabase({ prefix: 'bench_connect', startedAt, pgDir: BENCH_PG_DIR, pgPort: BENCH_PG_PORT });
+    const { database, serverVersion: info } = fresh;
+    const config: Config = { ...fresh.serviceConfig };
     console.log(
-      `\nConnect benchmark — ${externalUrl ? 'DATABASE_URL server' : `embedded PostgreSQL in ${BENCH_PG_DIR} (port ${BENCH_PG_PORT})`}, fresh database ${database}`,
+      `\nConnect benchmark — ${fresh.where}, fresh database ${database}`,
     );
     console.log(`  PostgreSQL ${info}; Node ${process.version}; ${os.cpus().length} CPUs; ${fmtInt(companies)} companies; ${opts.samples} samples per listing scenario\n`);
 
-    service = await startService({ config: configFor(database), port: 0, logger: createLogger('silent') });
+    service = await startService({ config, port: 0, logger: createLogger('silent') });
     const store = service.runtime.store;
     const ctx = () => ({ now: new Date(), actor: 'bench' });
     const settle = async (p: Parameters<Service['runner']['waitFor']>[0]) => {
@@ -324,12 +292,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await service?.close();
-    if (created && adminUrl) {
-      await withClient(adminUrl, (c) => c.query(`drop database if exists ${quoteIdent(database)} with (force)`)).catch((err: Error) =>
-        console.log(`could not drop ${database}: ${err.message}`),
-      );
-    }
-    await server?.close();
+    const created = (await fresh?.close()) ?? false;
     console.log(`\ntotal ${((Date.now() - startedAt) / 1000).toFixed(1)} s; ${created ? 'benchmark database dropped' : 'no database created'}`);
   }
   reportProblems(problems);

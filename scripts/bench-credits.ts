@@ -31,9 +31,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { CreditsEngine } from '../commands/credits/engine.js';
 import { reserveForDocument } from '../commands/credits/metering.js';
 import { issueCredits } from '../commands/credits/pool.js';
@@ -45,11 +43,10 @@ import { pvalues } from '../domain/credits/pmap.js';
 import { allowancePeriodIdFor, creditsStream } from '../domain/credits/values.js';
 import { documentStream } from '../domain/document/document.js';
 import { startService, type Service } from '../http/service.js';
-import { loadConfig, type Config } from '../platform/config.js';
-import { openDatabase, type Database } from '../platform/database.js';
+import type { Config } from '../platform/config.js';
 import { createLogger } from '../platform/logger.js';
 import { creditProcesses } from '../projections/credits-processes.js';
-import { dropStaleBenchDatabases, fmtInt, fmtMs, positiveInt, quoteIdent, percentile, renderTable, withClient, withDatabase, reportProblems, runBenchmark } from './bench-support.js';
+import { fmtInt, fmtMs, openFreshBenchDatabase, percentile, positiveInt, renderTable, reportProblems, runBenchmark, type FreshBenchDatabase } from './bench-support.js';
 
 const BENCH_PG_DIR = 'var/pg-bench-credits';
 const BENCH_PG_PORT = '54389';
@@ -58,8 +55,6 @@ const WARM_UP = 20;
 const TARGET_SPREAD_PER_S = 2000;
 const TARGET_HOT_PER_S = 500;
 const TARGET_PAGE_P95_MS = 30;
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 
 const program = new Command()
@@ -85,9 +80,6 @@ const problems: string[] = [];
 
 // ---------------------------------------------------------------------------------------------
 // Database plumbing (as the other benchmarks do)
-
-
-
 
 
 // ---------------------------------------------------------------------------------------------
@@ -163,38 +155,14 @@ async function timedGet(url: string, apiKey: string): Promise<{ ms: number; stat
 
 async function main(): Promise<void> {
   const startedAt = Date.now();
-  const database = `bench_credits_${startedAt}_${process.pid}`;
-  const externalUrl = process.env.DATABASE_URL || null;
-  const configFor = (db: string): Config => {
-    const base = externalUrl
-      ? loadConfig({ ...process.env, DATABASE_URL: withDatabase(externalUrl, db) })
-      : loadConfig({
-          ...process.env,
-          DATABASE_URL: '',
-          EMBEDDED_PG_DIR: path.join(repoRoot, BENCH_PG_DIR),
-          EMBEDDED_PG_PORT: BENCH_PG_PORT,
-          EMBEDDED_PG_DATABASE: db,
-        });
-    return { ...base, http: { ...base.http, host: '127.0.0.1', port: 0 }, connectRateLimit: { perSecond: 0, burst: 0 }, eventStoreUrl: null, dbPoolSize: 40 };
-  };
   const log = (msg: string) => console.log(`  ${msg}`);
-  let server: Database | null = null;
+  let fresh: FreshBenchDatabase | null = null;
   let service: Service | null = null;
-  let adminUrl: string | null = externalUrl;
-  let created = false;
   try {
-    if (!externalUrl) {
-      server = await openDatabase(configFor('postgres'), { log, poolSize: 1 });
-      await server.knex.destroy();
-      adminUrl = server.url;
-      if (!server.ownsServer) log(`joined an embedded PostgreSQL already running on port ${BENCH_PG_PORT}`);
-    }
-    const admin = adminUrl!;
-    await dropStaleBenchDatabases(admin, 'bench_credits');
-    await withClient(admin, (c) => c.query(`create database ${quoteIdent(database)}`));
-    created = true;
-    const info = await withClient(admin, async (c) => (await c.query<{ v: string }>("select current_setting('server_version') as v")).rows[0]!.v);
-    console.log(`\nCredits benchmark — ${externalUrl ? 'DATABASE_URL server' : `embedded PostgreSQL in ${BENCH_PG_DIR} (port ${BENCH_PG_PORT})`}, fresh database ${database}`);
+    fresh = await openFreshBenchDatabase({ prefix: 'bench_credits', startedAt, pgDir: BENCH_PG_DIR, pgPort: BENCH_PG_PORT });
+    const { database, serverVersion: info } = fresh;
+    const config: Config = { ...fresh.serviceConfig, dbPoolSize: 40 };
+    console.log(`\nCredits benchmark — ${fresh.where}, fresh database ${database}`);
     console.log(
       `  PostgreSQL ${info}; Node ${process.version}; ${os.cpus().length} CPUs; ${fmtInt(opts.reservations)} reservations per phase, ` +
         `${opts.concurrency} concurrent callers; ${fmtInt(opts.ledgerRows)} ledger transactions\n`,
@@ -202,7 +170,7 @@ async function main(): Promise<void> {
 
     // The service with the credit processes only: no delivery of the synthetic documents of phase 2.
     service = await startService({
-      config: configFor(database),
+      config,
       port: 0,
       logger: createLogger('silent'),
       startWorkers: false,
@@ -478,12 +446,7 @@ async function main(): Promise<void> {
     console.log(`\n   the workspace's credits stream ends at revision ${events?.revision ?? '-'}; allowance period ids look like ${allowancePeriodIdFor(hot, 1)}`);
   } finally {
     await service?.close();
-    if (created && adminUrl) {
-      await withClient(adminUrl, (c) => c.query(`drop database if exists ${quoteIdent(database)} with (force)`)).catch((err: Error) =>
-        console.log(`could not drop ${database}: ${err.message}`),
-      );
-    }
-    await server?.close();
+    const created = (await fresh?.close()) ?? false;
     console.log(`\ntotal ${((Date.now() - startedAt) / 1000).toFixed(1)} s; ${created ? 'benchmark database dropped' : 'no database created'}`);
   }
   reportProblems(problems);

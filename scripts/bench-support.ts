@@ -7,9 +7,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
 import { InvalidArgumentError } from 'commander';
 import pg from 'pg';
+import { loadConfig, type Config } from '../platform/config.js';
+import { openDatabase, type Database } from '../platform/database.js';
 
 /** The p-th percentile (0..100) of an ascending array, nearest-rank; NaN when empty. */
 export function percentile(sorted: readonly number[], p: number): number {
@@ -387,6 +390,71 @@ export async function dropStaleBenchDatabases(adminUrl: string, prefix: string):
       await client.query(`drop database ${quoteIdent(datname)} with (force)`).catch(() => {});
     }
   });
+}
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** A fresh database for a benchmark that runs the service in process (see `openFreshBenchDatabase`). */
+export interface FreshBenchDatabase {
+  readonly database: string;
+  /** Where the server is, for the benchmark's header line. */
+  readonly where: string;
+  /** The PostgreSQL server version. */
+  readonly serverVersion: string;
+  /** The service's configuration for the database: HTTP on a free local port, no Connect rate limit, the PostgreSQL event store. */
+  readonly serviceConfig: Config;
+  /** Drops the database (a failure is printed) and releases the embedded server; says whether a database was created. */
+  close(): Promise<boolean>;
+}
+
+/**
+ * Creates `<prefix>_<startedAt>_<pid>` on the DATABASE_URL server when it is set (never writing
+ * into an existing database), else on the benchmark's own embedded PostgreSQL in `pgDir` (started
+ * here, or joined); drops that prefix's databases left by crashed runs first.
+ */
+export async function openFreshBenchDatabase(options: { prefix: string; startedAt: number; pgDir: string; pgPort: string }): Promise<FreshBenchDatabase> {
+  const database = `${options.prefix}_${options.startedAt}_${process.pid}`;
+  const externalUrl = process.env.DATABASE_URL || null;
+  const configFor = (db: string): Config =>
+    externalUrl
+      ? loadConfig({ ...process.env, DATABASE_URL: withDatabase(externalUrl, db) })
+      : loadConfig({ ...process.env, DATABASE_URL: '', EMBEDDED_PG_DIR: path.join(repoRoot, options.pgDir), EMBEDDED_PG_PORT: options.pgPort, EMBEDDED_PG_DATABASE: db });
+  const log = (msg: string) => console.log(`  ${msg}`);
+  let server: Database | null = null;
+  let admin: string | null = externalUrl;
+  let created = false;
+  const close = async (): Promise<boolean> => {
+    if (created) {
+      await withClient(admin!, (c) => c.query(`drop database if exists ${quoteIdent(database)} with (force)`)).catch((err: Error) =>
+        console.log(`could not drop ${database}: ${err.message}`),
+      );
+    }
+    await server?.close();
+    return created;
+  };
+  try {
+    if (!externalUrl) {
+      server = await openDatabase(configFor('postgres'), { log, poolSize: 1 });
+      await server.knex.destroy(); // unused; server.close() tolerates the second destroy
+      admin = server.url;
+      if (!server.ownsServer) log(`joined an embedded PostgreSQL already running on port ${options.pgPort}`);
+    }
+    await dropStaleBenchDatabases(admin!, options.prefix);
+    await withClient(admin!, (c) => c.query(`create database ${quoteIdent(database)}`));
+    created = true;
+    const serverVersion = await withClient(admin!, async (c) => (await c.query<{ v: string }>("select current_setting('server_version') as v")).rows[0]!.v);
+    const base = configFor(database);
+    return {
+      database,
+      where: externalUrl ? 'DATABASE_URL server' : `embedded PostgreSQL in ${options.pgDir} (port ${options.pgPort})`,
+      serverVersion,
+      serviceConfig: { ...base, http: { ...base.http, host: '127.0.0.1', port: 0 }, connectRateLimit: { perSecond: 0, burst: 0 }, eventStoreUrl: null },
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
 }
 
 /** A commander option parser for a whole number from 1 to `max`. */
