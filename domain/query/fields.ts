@@ -1,0 +1,76 @@
+/**
+ * The fields of the invoice query (SPEC.md 4.3, rules 1–4): which accessor paths of an indexed
+ * document may be filtered, searched and sorted on, and what kind of value each holds. Both
+ * search-index adapters build their mappings and indexes from this one catalogue, and the query
+ * decoder refuses any other field.
+ *
+ * Paths are the accessor keys a caller sends: `coreDocument.`-prefixed for sales and purchases,
+ * flat for receipts (rule 1). They are also the paths inside the stored document.
+ */
+export const QUERY_TYPES = ['sales', 'purchases', 'receipts'] as const;
+export type QueryType = (typeof QUERY_TYPES)[number];
+
+/**
+ * - `date`: a `YYYY-MM-DD` string; range filters compare calendar days.
+ * - `number`: a JSON number; range filters compare numerically.
+ * - `keyword`: a string (or an array of strings); exact filters compare case-insensitively.
+ * - `text`: a keyword that may also be searched (case-insensitive substring).
+ */
+export type FieldKind = 'date' | 'number' | 'keyword' | 'text';
+
+export interface QueryField {
+  /** The accessor key, and the path inside the stored document. */
+  readonly path: string;
+  readonly kind: FieldKind;
+  /** May appear in `filters` (every catalogued field may). */
+  readonly filter: true;
+  /** May appear in `searches` (rule 3: the text fields). */
+  readonly search: boolean;
+  /** May be the `sort` field. */
+  readonly sort: boolean;
+}
+
+const field = (path: string, kind: FieldKind, sort = true): QueryField => ({ path, kind, filter: true, search: kind === 'text', sort });
+
+function catalogue(type: QueryType): QueryField[] {
+  const core = type === 'receipts' ? '' : 'coreDocument.';
+  const meta = type === 'receipts' ? 'meta.' : 'coreDocument.meta.';
+  const fields: QueryField[] = [
+    // rule 2: date, amount and currency
+    field(`${core}header.issueDate`, 'date'),
+    field(`${core}header.currency`, 'keyword'),
+    field(`${core}totals.totalAmountIncludingTax`, 'number'),
+    // rule 3: text searches
+    field(`${core}header.documentNumber`, 'text'),
+    field(`${core}parties.seller.name`, 'text'),
+    field(`${core}parties.buyer.name`, 'text'),
+    // rule 4: every type
+    field('documentId', 'keyword'),
+    field('documentType.base', 'keyword'),
+    field('documentType.modifiers', 'keyword', false),
+    field('documentType.variants', 'keyword', false),
+    field(`${meta}statuses.document.current`, 'keyword'),
+    field(`${meta}statuses.delivery.current`, 'keyword'),
+    field(`${meta}statuses.business.current`, 'keyword'),
+    field(`${meta}statuses.userfacing`, 'keyword'),
+  ];
+  if (type === 'receipts') fields.push(field('countryDocumentStatus', 'keyword'));
+  return fields;
+}
+
+const CATALOGUES: Readonly<Record<QueryType, ReadonlyMap<string, QueryField>>> = {
+  sales: new Map(catalogue('sales').map((f) => [f.path, f])),
+  purchases: new Map(catalogue('purchases').map((f) => [f.path, f])),
+  receipts: new Map(catalogue('receipts').map((f) => [f.path, f])),
+};
+
+export function queryFields(type: QueryType): readonly QueryField[] {
+  return [...CATALOGUES[type].values()];
+}
+
+export function queryField(type: QueryType, path: string): QueryField | undefined {
+  return CATALOGUES[type].get(path);
+}
+
+/** The field of the default order (newest issue date first, then `documentId` ascending). */
+export const issueDateField = (type: QueryType) => (type === 'receipts' ? 'header.issueDate' : 'coreDocument.header.issueDate');

@@ -1,0 +1,97 @@
+/**
+ * The search-index port: where the invoice query (SPEC.md 2.8, 4.3) finds documents. Two
+ * adapters implement it — PostgreSQL (the embedded default: one jsonb row per document with
+ * btree and pg_trgm indexes) and Elasticsearch (`SEARCH_ENGINE=elasticsearch`) — and both pass
+ * one contract suite, so for the same writes and the same query they return the same
+ * documents in the same order.
+ *
+ * The port speaks in resolved, already-validated terms: field paths come from the catalogue
+ * in `domain/query/fields.ts`, values have the kind the catalogue gives them. Checking a
+ * caller's query (unknown fields, wildcards, bad values) and shaping the returned documents
+ * (columns, the fields API keys never see) happen before and after, not here.
+ */
+import type { Knex } from 'knex';
+import type { QueryType } from '../../domain/query/fields.js';
+
+/** One document as stored in the index. */
+export interface IndexedDocument {
+  readonly workspaceId: string;
+  readonly environment: string;
+  readonly type: QueryType;
+  readonly documentId: string;
+  /**
+   * Grows with every change of this document (the revision of the document's own stream).
+   * A write whose version is not above the stored one is ignored, so a replayed or late
+   * write never overwrites a newer state (Elasticsearch: external versioning).
+   */
+  readonly version: bigint;
+  /** The indexed document of SPEC.md 2.8, stored whole (unknown payload fields included). */
+  readonly document: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Filters (SPEC.md 4.3 `filters`):
+ * - `values`: the field equals any of the values (keyword fields compare case-insensitively;
+ *   an array field such as `documentType.modifiers` matches when any element does). An empty
+ *   list adds no condition.
+ * - `range`: inclusive bounds, either or both (`YYYY-MM-DD` strings for dates, numbers for
+ *   numbers). A document without the field does not match.
+ * - `exists`: whether the field holds a value (not null, not absent, not an empty array).
+ */
+export type SearchFilter =
+  | { readonly field: string; readonly values: readonly (string | number)[] }
+  | { readonly field: string; readonly range: { readonly gte?: string | number; readonly lte?: string | number } }
+  | { readonly field: string; readonly exists: boolean };
+
+/** A case-insensitive substring search; every search of a query must match. */
+export interface SearchTerm {
+  readonly field: string;
+  /** Matched literally: `%`, `_`, `*`, `?` and `\` are ordinary characters. Never empty. */
+  readonly term: string;
+}
+
+export interface SearchSort {
+  readonly field: string;
+  readonly order: 'asc' | 'desc';
+}
+
+export interface SearchQuery {
+  /** Every query is scoped to one workspace and one environment; no adapter may leave it out. */
+  readonly workspaceId: string;
+  readonly environment: string;
+  readonly type: QueryType;
+  readonly filters: readonly SearchFilter[];
+  readonly searches: readonly SearchTerm[];
+  /**
+   * Null: newest issue date first. Whatever the sort, ties are broken by `documentId`
+   * ascending, and documents lacking the sort field come last in both orders. Keyword
+   * fields sort by their lowercased value in code-point (byte) order.
+   */
+  readonly sort: SearchSort | null;
+  /** 0-based; `offset + limit` is at most MAX_RESULT_WINDOW. */
+  readonly offset: number;
+  readonly limit: number;
+}
+
+export interface SearchResult {
+  /** Exact number of matching documents. */
+  readonly total: number;
+  /** The stored documents of the page, in order. */
+  readonly documents: readonly Readonly<Record<string, unknown>>[];
+}
+
+/** Deepest position a query may page to (Elasticsearch's default index.max_result_window). */
+export const MAX_RESULT_WINDOW = 10_000;
+
+export interface SearchIndex {
+  readonly engine: 'postgres' | 'elasticsearch';
+  /**
+   * Writes a batch (one statement or one bulk request for the whole batch), idempotently and
+   * ordered by `version`. Called by the search projection inside its runner transaction:
+   * the PostgreSQL adapter writes through `trx` (unqualified table names, so a rebuild's
+   * search_path redirects it); the Elasticsearch adapter ignores `trx` and resolves only
+   * once the engine has acknowledged every write, so the checkpoint commits after it.
+   */
+  write(trx: Knex.Transaction, documents: readonly IndexedDocument[]): Promise<void>;
+  search(query: SearchQuery): Promise<SearchResult>;
+}
