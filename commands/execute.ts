@@ -2,13 +2,43 @@
  * Runs a command against an aggregate: load its stream, upcast and decode the events, fold
  * them, decide, and append the new events with the expected revision. A concurrency conflict
  * re-runs the whole decision on the fresher state (safe: decide is pure and re-checks every
- * rule, including client-supplied versions), up to a bounded number of attempts.
+ * rule, including client-supplied versions) after a jittered back-off, for as long as a time
+ * budget allows; when it is spent the command fails with ConcurrencyConflictError, which every
+ * API family answers with its 409 (retryable), never a 500.
  */
 import { randomUUID } from 'node:crypto';
 import { v5 as uuidv5 } from 'uuid';
 import type { Decider, DomainEvent } from '../domain/decider.js';
 import { decodeEventData, type EventMetadata } from '../domain/events/envelope.js';
 import { WrongExpectedVersionError, type AppendResult, type EventStore, type NewEvent, type RecordedEvent } from './eventstore/port.js';
+
+/**
+ * Too many writers on one stream: the command kept losing the race for its expected revision
+ * until its retry budget was spent. Nothing was written; retrying later is safe.
+ */
+export class ConcurrencyConflictError extends Error {
+  override readonly name = 'ConcurrencyConflictError';
+  constructor(readonly streamId: string, readonly attempts: number) {
+    super(`the resource was changed by concurrent requests ${attempts} times while this one was applied; retry the request`);
+  }
+}
+
+/** Default time budget of a command's conflict retries. */
+export const CONFLICT_RETRY_BUDGET_MS = 5000;
+const BACKOFF_BASE_MS = 2;
+const BACKOFF_CAP_MS = 100;
+
+/**
+ * Sleeps before conflict retry `attempt` (1-based): "full jitter", a random pause up to an
+ * exponentially growing cap, so writers that collided spread out instead of colliding again.
+ * False when the pause would end past `deadline` (the budget is spent).
+ */
+export async function conflictBackoff(attempt: number, deadline: number): Promise<boolean> {
+  const pause = Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.min(attempt, 16));
+  if (Date.now() + pause >= deadline) return false;
+  await new Promise((resolve) => setTimeout(resolve, pause));
+  return true;
+}
 
 const EVENT_ID_NAMESPACE = '6f1c8e4e-3b7a-5d2e-9c41-2b8f0a7d5e13';
 
@@ -80,7 +110,14 @@ export async function execute<C, S, E extends DomainEvent>(
   command: C,
   ctx: CommandContext,
   options: {
+    /**
+     * Attempts before giving up with the store's WrongExpectedVersionError (for callers that
+     * handle the conflict themselves, e.g. with 1). Without it, conflicts are retried within
+     * `retryBudgetMs` and end in ConcurrencyConflictError.
+     */
     maxAttempts?: number;
+    /** Time budget of conflict retries (default CONFLICT_RETRY_BUDGET_MS). */
+    retryBudgetMs?: number;
     /**
      * Derive event ids from this seed instead of drawing them at random. A reactor passes the
      * id of the event it reacts to, so a reaction replayed after a crash appends the same ids
@@ -91,7 +128,7 @@ export async function execute<C, S, E extends DomainEvent>(
     loaded?: Loaded<S>;
   } = {},
 ): Promise<Executed<S, E>> {
-  const maxAttempts = options.maxAttempts ?? 5;
+  const deadline = Date.now() + (options.retryBudgetMs ?? CONFLICT_RETRY_BUDGET_MS);
   for (let attempt = 1; ; attempt++) {
     const { state, revision } = attempt === 1 && options.loaded ? options.loaded : await loadAggregate(store, decider, streamId);
     const events = decider.decide(command, state);
@@ -109,8 +146,12 @@ export async function execute<C, S, E extends DomainEvent>(
       const appended = await store.append(streamId, toAppend, revision);
       return { state: after, events, appended };
     } catch (err) {
-      if (err instanceof WrongExpectedVersionError && attempt < maxAttempts) continue;
-      throw err;
+      if (!(err instanceof WrongExpectedVersionError)) throw err;
+      if (options.maxAttempts !== undefined) {
+        if (attempt < options.maxAttempts) continue;
+        throw err;
+      }
+      if (!(await conflictBackoff(attempt, deadline))) throw new ConcurrencyConflictError(streamId, attempt);
     }
   }
 }

@@ -38,6 +38,9 @@ export interface FamilyRoutes {
   routes(deps: HttpDeps, auth: Authenticator): Router;
 }
 
+/** Longest wait of an unknown key for the key read model to reach the log's head. */
+const KEY_CATCH_UP_MS = 2000;
+
 const methodNotAllowed = () => new HttpProblem(405, 'method not allowed on this route');
 
 export function mountFamily(app: Koa, deps: HttpDeps, auth: Authenticator, family: FamilyRoutes): void {
@@ -56,7 +59,9 @@ export function mountFamily(app: Koa, deps: HttpDeps, auth: Authenticator, famil
 
 export function createHttpApp(deps: HttpDeps, families: readonly FamilyRoutes[]): Koa {
   const app = new Koa({ proxy: false });
-  const auth = createAuthenticator(deps.keys, deps.clock);
+  const auth = createAuthenticator(deps.keys, deps.clock, async () => {
+    await deps.runner.waitFor(await deps.store.headPosition(), { timeoutMs: KEY_CATCH_UP_MS, projections: ['workspaces'] });
+  });
   app.use(requestContext(deps.logger));
   app.use(errorMiddleware(deps.logger));
   app.use(async (ctx, next) => {

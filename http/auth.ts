@@ -19,7 +19,18 @@ type Credentials = { kind: 'missing' } | { kind: 'malformed'; reason: string } |
 
 const WORKSPACE_HEADER = /^(x-)?(workspace|client)([-_]?id)?$/i;
 
+/** How many times the request carries a header (Node keeps only the first Authorization). */
+function occurrences(ctx: Context, name: string): number {
+  const raw = ctx.req.rawHeaders;
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) n++;
+  return n;
+}
+
+const AMBIGUOUS: Credentials = { kind: 'malformed', reason: 'send exactly one credential: the request carries the key header more than once' };
+
 function bearer(ctx: Context): Credentials {
+  if (occurrences(ctx, 'authorization') > 1) return AMBIGUOUS;
   const header = ctx.get('authorization');
   if (!header) return { kind: 'missing' };
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
@@ -27,6 +38,7 @@ function bearer(ctx: Context): Credentials {
 }
 
 function bearerOrApiKey(ctx: Context): Credentials {
+  if (occurrences(ctx, 'x-api-key') > 1 || occurrences(ctx, 'authorization') > 1) return AMBIGUOUS;
   const apiKey = ctx.get('x-api-key');
   const authorization = ctx.get('authorization');
   if (apiKey && authorization) return { kind: 'malformed', reason: 'send the key in X-API-Key or in Authorization: Bearer, not both' };
@@ -85,11 +97,21 @@ export interface Authenticator {
   middleware(family: Family, options?: { optional?: boolean }): (ctx: Context, next: Next) => Promise<void>;
 }
 
-export function createAuthenticator(keys: ApiKeyCache, clock: Clock): Authenticator {
+/**
+ * `catchUp` brings the key read model up to the event log's head (bounded): called once for a
+ * key the read model does not know, so a key created a moment ago (e.g. by the admin CLI, in
+ * another process) works on the very next request.
+ */
+export function createAuthenticator(keys: ApiKeyCache, clock: Clock, catchUp?: () => Promise<void>): Authenticator {
   async function resolve(family: Family, ctx: Context, credentials: Credentials): Promise<AuthContext> {
     if (credentials.kind === 'missing') throw failure(family, ctx, 'missing');
     if (credentials.kind === 'malformed') throw failure(family, ctx, 'invalid_api_key', credentials.reason);
-    const record: ApiKeyRecord | null = credentials.apiKey.length > 200 ? null : await keys.lookup(credentials.apiKey);
+    if (credentials.apiKey.length > 200) throw failure(family, ctx, 'invalid_api_key');
+    let record: ApiKeyRecord | null = await keys.lookup(credentials.apiKey);
+    if (!record && catchUp) {
+      await catchUp();
+      record = await keys.lookup(credentials.apiKey, { fresh: true });
+    }
     if (!record) throw failure(family, ctx, 'invalid_api_key');
     if (record.revokedAt) throw failure(family, ctx, 'key_revoked');
     if (record.expiresAt && record.expiresAt.getTime() <= clock.now().getTime()) throw failure(family, ctx, 'key_expired');

@@ -4,6 +4,7 @@
  * No handler builds an error body by hand.
  */
 import type { Context } from 'koa';
+import { ConcurrencyConflictError } from '../commands/execute.js';
 import { DomainError, type DomainErrorKind } from '../domain/errors.js';
 
 export type Family = 'connect' | 'unify' | 'unify_legacy' | 'documents' | 'invoice_query' | 'system';
@@ -24,6 +25,8 @@ export class HttpProblem extends Error {
     readonly options: {
       /** The family's default code for `status` when omitted. */
       code?: string;
+      /** A code per family, for problems raised below the families (used when `code` is omitted). */
+      codeByFamily?: Partial<Record<Family, string>>;
       path?: ErrorPath;
       retryable?: boolean;
       /** Several problems at once (rendered where the family has a list). */
@@ -66,12 +69,25 @@ export function problemFromDomain(err: DomainError, status = STATUS_BY_KIND[err.
 export function toProblem(err: unknown): HttpProblem | null {
   if (err instanceof HttpProblem) return err;
   if (err instanceof DomainError) return problemFromDomain(err);
+  if (err instanceof ConcurrencyConflictError) {
+    return new HttpProblem(409, err.message, { codeByFamily: CONCURRENCY_CODES, retryable: true, headers: { 'Retry-After': '1' } });
+  }
   const e = err as { status?: number; expose?: boolean; message?: string; headers?: Record<string, string> };
   if (e && typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
     return new HttpProblem(e.status, e.message ?? 'bad request', { headers: e.headers ?? {} });
   }
   return null;
 }
+
+/** The 409 of a command that lost the race for its aggregate too many times (retry later). */
+const CONCURRENCY_CODES: Record<Family, string> = {
+  connect: 'CONNECT_CONCURRENT_MODIFICATION',
+  unify: 'aborted',
+  unify_legacy: 'CONCURRENT_MODIFICATION',
+  documents: 'CONCURRENT_MODIFICATION',
+  invoice_query: 'CONCURRENT_MODIFICATION',
+  system: 'concurrent_modification',
+};
 
 const DEFAULT_CODES: Record<Exclude<Family, 'unify_legacy'>, Record<number, string>> = {
   connect: {
@@ -146,7 +162,7 @@ export function renderProblem(family: Family, problem: HttpProblem, ctx: Context
   const timestamp = new Date().toISOString();
   switch (family) {
     case 'connect': {
-      const code = problem.options.code ?? DEFAULT_CODES.connect[status] ?? fallbackCode(status);
+      const code = problem.options.code ?? problem.options.codeByFamily?.connect ?? DEFAULT_CODES.connect[status] ?? fallbackCode(status);
       const retryable = problem.options.retryable ?? (status >= 500 || status === 429 ? true : undefined);
       const error: Record<string, unknown> = { code, message: problem.message };
       if (retryable !== undefined) error.retryable = retryable;
@@ -165,12 +181,12 @@ export function renderProblem(family: Family, problem: HttpProblem, ctx: Context
       const [code, itemCode] = LEGACY_CODES[status] ?? [fallbackCode(status), fallbackCode(status)];
       const items = problem.options.details?.length
         ? problem.options.details.map((d) => ({ code: d.code ?? itemCode, message: d.message, path: d.path ?? [] }))
-        : [{ code: itemCode, message: problem.message, path }];
+        : [{ code: problem.options.codeByFamily?.unify_legacy ?? itemCode, message: problem.message, path }];
       return {
         status,
         body: {
           status: 'error',
-          code: problem.options.code ?? code,
+          code: problem.options.code ?? problem.options.codeByFamily?.unify_legacy ?? code,
           message: problem.message,
           requestId,
           timestamp,
@@ -183,7 +199,7 @@ export function renderProblem(family: Family, problem: HttpProblem, ctx: Context
     case 'documents':
     case 'invoice_query':
     case 'system': {
-      const code = problem.options.code ?? DEFAULT_CODES[family][status] ?? fallbackCode(status);
+      const code = problem.options.code ?? problem.options.codeByFamily?.[family] ?? DEFAULT_CODES[family][status] ?? fallbackCode(status);
       const body: Record<string, unknown> =
         family === 'documents'
           ? { success: false, code, message: problem.message }

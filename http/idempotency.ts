@@ -108,7 +108,7 @@ export function idempotent(options: IdempotencyOptions) {
     } catch (err) {
       // A refusal is an answer too: record the client's 4xx as rendered; let a 5xx be retried.
       const problem = toProblem(err);
-      if (problem && problem.status < 500) {
+      if (problem && problem.status < 500 && !(problem.status === 409 && problem.options.retryable)) {
         const rendered = renderProblem(ctx.state.family, problem, ctx);
         await record({ type: 'Complete', response: { status: rendered.status, body: rendered.body, headers: problem.options.headers ?? {} } });
       } else {

@@ -2,7 +2,9 @@
  * The whole service in one process: runtime (database, event store), projections, readiness
  * probe and the HTTP server. Used by `npm start` and by the HTTP test harness.
  */
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../platform/clock.js';
 import { loadConfig, type Config } from '../platform/config.js';
@@ -71,6 +73,35 @@ function startWorkers(workers: Processes['workers'], clock: Clock, logger: Logge
   };
 }
 
+/**
+ * Requests Node's HTTP parser refuses (control bytes in a header, raw non-ASCII bytes in the
+ * path, headers over 16 KB, …) never reach Koa, so no API family can be known: they are
+ * answered here in the generic error shape `{code, message, requestId}` with `X-Request-Id`.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const requestId = `req_${randomUUID()}`;
+  const body = JSON.stringify({
+    code: tooLarge ? 'request_header_fields_too_large' : status === 408 ? 'request_timeout' : 'bad_request',
+    message: tooLarge
+      ? 'the request headers are larger than the server accepts (16 KB)'
+      : status === 408
+        ? 'the request was not received in time'
+        : 'the request is not valid HTTP/1.1 (control characters or raw non-ASCII bytes in the request line or a header?)',
+    requestId,
+  });
+  const reason = tooLarge ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 export async function startService(options: ServiceOptions = {}): Promise<Service> {
   const config = options.config ?? loadConfig();
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -93,6 +124,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const deps: HttpDeps = { config, knex, store: runtime.store, runner, clock, logger, keys: new ApiKeyCache(knex), readiness };
   const app = createHttpApp(deps, [...(options.extraFamilies ?? []), ...apiFamilies()]);
   const server = http.createServer(app.callback());
+  server.on('clientError', answerClientError);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

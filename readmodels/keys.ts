@@ -71,10 +71,11 @@ export class ApiKeyCache {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async lookup(apiKey: string): Promise<ApiKeyRecord | null> {
+  /** `fresh`: read the read model even when a cached answer is recent. */
+  async lookup(apiKey: string, options: { fresh?: boolean } = {}): Promise<ApiKeyRecord | null> {
     const hash = hashApiKey(apiKey);
     const hit = this.entries.get(hash);
-    if (hit && this.now() - hit.at < this.ttlMs) return hit.record;
+    if (!options.fresh && hit && this.now() - hit.at < this.ttlMs) return hit.record;
     const record = await findKeyByHash(this.knex, hash);
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(hash, { record, at: this.now() });

@@ -30,7 +30,7 @@ import { pfromEntries, pvalues } from '../../domain/credits/pmap.js';
 import { creditsStream } from '../../domain/credits/values.js';
 import { decodeEventData } from '../../domain/events/envelope.js';
 import { DuplicateEventError, WrongExpectedVersionError, type EventStore, type NewEvent, type Position } from '../eventstore/port.js';
-import { eventMetadata, type CommandContext } from '../execute.js';
+import { ConcurrencyConflictError, eventMetadata, type CommandContext } from '../execute.js';
 
 const EVENT_ID_NAMESPACE = '2d8f6b1e-7c4a-5e93-b0a1-4f6c2e9d8a71';
 /** Bump when the shape of CreditsState changes: older snapshots are then ignored. */
@@ -288,10 +288,13 @@ export class CreditsEngine {
         this.maybeSnapshot(entry);
         return;
       } catch (err) {
-        if (err instanceof WrongExpectedVersionError && attempt < this.maxAttempts) {
+        if (err instanceof WrongExpectedVersionError) {
           // Another writer appended first: a short random pause keeps two instances from colliding in step.
-          await new Promise((r) => setTimeout(r, Math.random() * Math.min(20, attempt * 2)));
-          continue;
+          if (attempt < this.maxAttempts) {
+            await new Promise((r) => setTimeout(r, Math.random() * Math.min(20, attempt * 2)));
+            continue;
+          }
+          throw new ConcurrencyConflictError(entry.streamId, attempt);
         }
         if (err instanceof DuplicateEventError) {
           entry.stale = true;

@@ -32,6 +32,7 @@ import {
   parseSourceAddress,
   parseSourcePatch,
 } from '../../domain/connect/input.js';
+import { ENVIRONMENT_MISMATCH, onboardingEnvironmentMismatch, type EnvironmentMismatch } from '../../domain/connect/environment.js';
 import { ConnectErrorCodes, companyStream } from '../../domain/connect/values.js';
 import { DomainError } from '../../domain/errors.js';
 import { companyExistsInWorkspace, countDocuments, findCompanySource, listCompanySources } from '../../readmodels/connect.js';
@@ -72,6 +73,11 @@ async function writeAccess(ctx: Context, next: Next): Promise<void> {
   await next();
 }
 
+/** A key onboards only into the environments it serves (SPEC.md 5.5). */
+function refuseEnvironmentMismatch(mismatch: EnvironmentMismatch | null): void {
+  if (mismatch) throw new HttpProblem(403, mismatch.message, { code: ENVIRONMENT_MISMATCH, path: mismatch.path, retryable: false });
+}
+
 function noBody(ctx: Context): void {
   const body = ctx.request.body;
   if (body !== undefined && !(isPlainObject(body) && Object.keys(body).length === 0)) {
@@ -106,6 +112,7 @@ export function connectFamily(options: ConnectRoutesOptions = {}): FamilyRoutes 
 
       router.post('/companies', ...write, async (ctx) => {
         const input = parseCompanyCreation(ctx.request.body);
+        refuseEnvironmentMismatch(onboardingEnvironmentMismatch(auth(ctx).environment, input.platformEnvironment));
         const result = await onboardCompany(commands, auth(ctx).workspaceId, input, cmdCtx(ctx));
         await settle(result.position);
         ok(ctx, 201, companyCreationData(result.company, result.source));
@@ -129,6 +136,7 @@ export function connectFamily(options: ConnectRoutesOptions = {}): FamilyRoutes 
 
       router.post('/companies/onboarding-jobs', ...write, async (ctx) => {
         const job = parseOnboardingJob(ctx.request.body);
+        refuseEnvironmentMismatch(onboardingEnvironmentMismatch(auth(ctx).environment, job.platformEnvironment, job.rows));
         const result = await runOnboardingJob(commands, auth(ctx).workspaceId, job, cmdCtx(ctx), {
           concurrency: options.onboardingConcurrency ?? 8,
           onUnexpectedError: (rowIndex, err) =>

@@ -118,7 +118,10 @@ async function submit(ctx: Context, deps: HttpDeps, raw: Record<string, unknown>
   if (!(supportedCountries as readonly string[]).includes(country)) {
     throw invalid(`country ${country} is not supported for submission yet; supported: ${supportedCountries.join(', ')}`, ['defaults', 'country']);
   }
-  const source = await resolveSource(deps, auth.workspaceId, request.defaults.source.name, request.defaults.source.version, ['defaults', 'source']);
+  const source = await resolveSource(deps, auth.workspaceId, request.defaults.source.name, request.defaults.source.version, ['defaults', 'source'], {
+    requested: environment,
+    deniedCode: 'PERMISSION_DENIED',
+  });
   const destinations = ['TAX_AUTHORITY', ...(request.defaults.destinations ?? []).map((d) => d.type).filter((d) => d !== 'TAX_AUTHORITY')];
   const continueOnError = options.continueOnError ?? true;
   const ctxBase = { ...commandContext(ctx, deps.clock), environment };

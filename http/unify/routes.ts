@@ -42,10 +42,25 @@ export function parseSourceReference(value: string): { name: string; version: st
   return { name: value.slice(0, i), version: value.slice(i + 1) };
 }
 
-/** The workspace's source, ready for invoicing, or the 400/404 the spec names. */
-export async function resolveSource(deps: HttpDeps, workspaceId: string, name: string, version: string, path: ErrorPath) {
+/**
+ * The workspace's source, ready for invoicing, or the 400/404 the spec names. The document is
+ * submitted in its company's environment (SPEC.md 4.4): a submission whose environment differs
+ * from the company's `platformEnvironment` is refused with 403 (`deniedCode`), naming the source.
+ */
+export async function resolveSource(
+  deps: HttpDeps,
+  workspaceId: string,
+  name: string,
+  version: string,
+  path: ErrorPath,
+  environment: { requested: string; deniedCode: string },
+) {
   const source = await findCompanySource(deps.knex, workspaceId, name, version);
   if (!source) throw new HttpProblem(404, `source ${name}:${version} was not found in this workspace`, { path, code: 'not_found' });
+  if (source.platformEnvironment !== environment.requested) {
+    const message = `source ${name}:${version} belongs to a company onboarded in ${source.platformEnvironment}; it cannot submit to ${environment.requested}`;
+    throw new HttpProblem(403, message, { code: environment.deniedCode, path, details: [{ code: environment.deniedCode, message, path }] });
+  }
   const usable = sourceForInvoicing(source);
   if (!usable.ok) {
     const why = usable.reason === 'inactive' ? 'is inactive' : 'is not ready for invoicing: its field mapping is not configured';
@@ -110,7 +125,10 @@ async function submitNewFormat(ctx: Context, deps: HttpDeps, raw: unknown, prefi
   }
   const reference = parseSourceReference(body.source);
   if (!reference) throw new HttpProblem(400, 'source must be "name:version" of one of the workspace\'s sources', { path: at(prefix, 'source') });
-  const source = await resolveSource(deps, auth.workspaceId, reference.name, reference.version, at(prefix, 'source'));
+  const source = await resolveSource(deps, auth.workspaceId, reference.name, reference.version, at(prefix, 'source'), {
+    requested: body.environment,
+    deniedCode: 'permission_denied',
+  });
   // Credit enforcement (issue 7): a blocked company is refused before anything is recorded.
   const credit = await checkCreditsForSubmission(deps, { workspaceId: auth.workspaceId, companyId: source.companyId, now: deps.clock.now() });
   if (!credit.allowed) {
