@@ -70,13 +70,13 @@ function checkQueryAndPath(ctx: Context): void {
     } catch {
       continue; // not percent-decodable: the router matches it as it is (never a NUL or a surrogate)
     }
-    if (!isStorableText(decoded)) throw new HttpProblem(400, `path segment ${i} ${TEXT_MESSAGE}`, { path: ['path', i] });
+    if (!isStorableText(decoded)) throw new HttpProblem(400, `path segment ${i} ${TEXT_MESSAGE}`, { path: ['path', i], retryable: false });
   }
   if (ctx.querystring === '') return;
   for (const [name, value] of Object.entries(ctx.query)) {
     const values = Array.isArray(value) ? value : [value ?? ''];
     if (!isStorableText(name) || values.some((v) => !isStorableText(v))) {
-      throw new HttpProblem(400, `query parameter ${JSON.stringify(name.slice(0, 40))} ${TEXT_MESSAGE}`, { path: ['query', name] });
+      throw new HttpProblem(400, `query parameter ${JSON.stringify(name.slice(0, 40))} ${TEXT_MESSAGE}`, { path: ['query', name], retryable: false });
     }
   }
 }
@@ -102,9 +102,10 @@ export function jsonBody(limitBytes: number, maxDepth = MAX_JSON_DEPTH) {
       if (fault?.kind === 'depth') {
         throw new HttpProblem(400, `the request body is nested deeper than ${maxDepth} levels (at ${printable(fault.path.slice(0, 8))}…)`, {
           path: fault.path,
+          retryable: false,
         });
       }
-      if (fault) throw new HttpProblem(400, `${printable(fault.path)} ${TEXT_MESSAGE}`, { path: fault.path });
+      if (fault) throw new HttpProblem(400, `${printable(fault.path)} ${TEXT_MESSAGE}`, { path: fault.path, retryable: false });
       ctx.request.body = body;
     }
     await next();

@@ -53,9 +53,24 @@ export async function findKeyById(knex: Knex, keyId: string): Promise<ApiKeyReco
   return row ? toRecord(row) : null;
 }
 
-export async function listKeys(knex: Knex, workspaceId: string): Promise<ApiKeyRecord[]> {
-  const rows = await keyQuery(knex).where('k.workspace_id', workspaceId).orderBy('k.created_at');
-  return rows.map(toRecord);
+/** The keys of one workspace, or of every workspace when `workspaceId` is null. */
+export async function listKeys(knex: Knex, workspaceId: string | null): Promise<ApiKeyRecord[]> {
+  const query = keyQuery(knex).orderBy([{ column: 'k.created_at' }, { column: 'k.key_id' }]);
+  if (workspaceId !== null) query.where('k.workspace_id', workspaceId);
+  return (await query).map(toRecord);
+}
+
+export interface WorkspaceRow {
+  workspaceId: string;
+  name: string;
+  createdAt: Date;
+  deletedAt: Date | null;
+}
+
+/** Every workspace, oldest first (deleted ones too, marked by `deletedAt`). */
+export async function listWorkspaces(knex: Knex): Promise<WorkspaceRow[]> {
+  const rows = await knex('workspaces').select('*').orderBy([{ column: 'created_at' }, { column: 'workspace_id' }]);
+  return rows.map((r: any) => ({ workspaceId: r.workspace_id, name: r.name, createdAt: r.created_at, deletedAt: r.deleted_at }));
 }
 
 export async function findWorkspace(knex: Knex, workspaceId: string) {

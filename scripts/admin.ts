@@ -14,7 +14,8 @@ import { DatabaseUnavailableError } from '../platform/database.js';
 import { openRuntime, type Runtime } from '../platform/runtime.js';
 import { allProjections } from '../projections/index.js';
 import { ProjectionRunner } from '../projections/runner.js';
-import { findWorkspace, listKeys } from '../readmodels/keys.js';
+import { findWorkspace, listKeys, listWorkspaces } from '../readmodels/keys.js';
+import { cliConfig } from './cli-support.js';
 import { registerConnectCommands } from './admin-connect.js';
 import { registerCreditCommands } from './admin-credits.js';
 
@@ -28,7 +29,7 @@ function isoDate(value: string): string {
 
 let runtime: Runtime | null = null;
 async function rt(): Promise<Runtime> {
-  runtime ??= await openRuntime();
+  runtime ??= await openRuntime(await cliConfig());
   return runtime;
 }
 
@@ -61,6 +62,15 @@ export function buildProgram(): Command {
       const { workspaceId } = await createWorkspace(r.store, o.name, ctx());
       await caughtUp(r);
       print({ workspaceId });
+    });
+  workspace
+    .command('list')
+    .description('every workspace (deleted ones marked), to find a lost ws_… id')
+    .action(async () => {
+      const r = await rt();
+      await caughtUp(r);
+      const rows = await listWorkspaces(r.db.knex);
+      print(rows.map((w) => ({ workspaceId: w.workspaceId, name: w.name, createdAt: w.createdAt.toISOString(), deletedAt: w.deletedAt?.toISOString() ?? null })));
     });
   workspace
     .command('delete')
@@ -103,15 +113,16 @@ export function buildProgram(): Command {
     });
   key
     .command('list')
-    .requiredOption('--workspace <id>', 'workspace id')
-    .action(async (o: { workspace: string }) => {
+    .option('--workspace <id>', 'workspace id (all workspaces when omitted)')
+    .action(async (o: { workspace?: string }) => {
       const r = await rt();
       await caughtUp(r);
-      await requireWorkspace(r, o.workspace);
-      const keys = await listKeys(r.db.knex, o.workspace);
+      if (o.workspace !== undefined) await requireWorkspace(r, o.workspace);
+      const keys = await listKeys(r.db.knex, o.workspace ?? null);
       print(
         keys.map((k) => ({
           keyId: k.keyId,
+          workspaceId: k.workspaceId,
           keyPrefix: k.keyPrefix,
           environment: k.environment,
           permission: k.permission,

@@ -7,9 +7,11 @@
  * rebuild); 2 usage error (bad arguments or options, unknown projection, bad configuration);
  * 130 interrupted by a signal.
  */
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CommanderError } from 'commander';
-import { ConfigError, loadConfig } from '../platform/config.js';
+import { ConfigError, loadConfig, type Config } from '../platform/config.js';
 import { DatabaseUnavailableError } from '../platform/database.js';
 import { openRuntime, type Runtime } from '../platform/runtime.js';
 
@@ -136,7 +138,7 @@ export async function runCli(main: () => Promise<number>): Promise<never> {
  * schema), runs `fn` and closes the runtime whatever happens.
  */
 export async function withRuntime<T>(fn: (runtime: Runtime) => Promise<T>): Promise<T> {
-  const config = loadConfig();
+  const config = await cliConfig();
   const runtime = await openRuntime(config, { log: (msg) => process.stderr.write(`${msg}\n`) });
   const forget = onInterrupt(() => runtime.close());
   try {
@@ -145,4 +147,39 @@ export async function withRuntime<T>(fn: (runtime: Runtime) => Promise<T>): Prom
     forget();
     await runtime.close();
   }
+}
+
+/**
+ * The port of the embedded PostgreSQL running on `dataDir`, read from its postmaster.pid
+ * (line 4), or null when none runs there.
+ */
+export async function runningEmbeddedPort(dataDir: string): Promise<number | null> {
+  const text = await fs.readFile(path.join(dataDir, 'postmaster.pid'), 'utf8').catch(() => null);
+  if (text === null) return null;
+  const lines = text.split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || port <= 0) return null;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'EPERM') return null; // a stale file: no such process
+  }
+  return port;
+}
+
+/**
+ * The configuration of the command-line tools: the server's (the same environment variables,
+ * `loadConfig`), except that with the embedded database, a PostgreSQL already running on the
+ * data directory (`EMBEDDED_PG_DIR`, `var/pg` by default) is joined on the port it listens on,
+ * so a tool finds the server's database even when started without the server's
+ * `EMBEDDED_PG_PORT`.
+ */
+export async function cliConfig(env: NodeJS.ProcessEnv = process.env): Promise<Config> {
+  const config = loadConfig(env);
+  if (config.databaseUrl) return config;
+  const port = await runningEmbeddedPort(config.embeddedPg.dataDir);
+  if (port === null || port === config.embeddedPg.port) return config;
+  process.stderr.write(`joining the embedded PostgreSQL running in ${config.embeddedPg.dataDir} on port ${port}\n`);
+  return { ...config, embeddedPg: { ...config.embeddedPg, port } };
 }

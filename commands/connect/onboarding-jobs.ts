@@ -86,6 +86,8 @@ export async function runOnboardingJob(
     concurrency?: number;
     /** Told of a row that failed for an unexpected reason (reported to the caller as CONNECT_INTERNAL_ERROR). */
     onUnexpectedError?: (rowIndex: number, err: unknown) => void;
+    /** Rows refused before anything else (e.g. an environment the key does not serve), by index. */
+    refusedRows?: ReadonlyMap<number, RowFailure>;
   } = {},
 ): Promise<OnboardingJobResult> {
   const jobId = `job_${randomBytes(12).toString('hex')}`;
@@ -93,6 +95,11 @@ export async function runOnboardingJob(
   const settings = await loadConnectSettings(deps.store, workspaceId);
   const outcomes: RowOutcome[] = new Array(job.rows.length);
   const inputs = job.rows.map((row, i) => {
+    const refused = options.refusedRows?.get(i);
+    if (refused) {
+      outcomes[i] = { ok: false, error: refused };
+      return null;
+    }
     try {
       return parseJobRow(row, job);
     } catch (err) {

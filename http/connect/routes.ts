@@ -32,7 +32,7 @@ import {
   parseSourceAddress,
   parseSourcePatch,
 } from '../../domain/connect/input.js';
-import { ENVIRONMENT_MISMATCH, onboardingEnvironmentMismatch, type EnvironmentMismatch } from '../../domain/connect/environment.js';
+import { ENVIRONMENT_MISMATCH, onboardingEnvironmentMismatch, rowEnvironmentMismatches, type EnvironmentMismatch } from '../../domain/connect/environment.js';
 import { ConnectErrorCodes, companyStream } from '../../domain/connect/values.js';
 import { DomainError } from '../../domain/errors.js';
 import { companyExistsInWorkspace, countDocuments, findCompanySource, listCompanySources } from '../../readmodels/connect.js';
@@ -136,9 +136,13 @@ export function connectFamily(options: ConnectRoutesOptions = {}): FamilyRoutes 
 
       router.post('/companies/onboarding-jobs', ...write, async (ctx) => {
         const job = parseOnboardingJob(ctx.request.body);
-        refuseEnvironmentMismatch(onboardingEnvironmentMismatch(auth(ctx).environment, job.platformEnvironment, job.rows));
+        refuseEnvironmentMismatch(onboardingEnvironmentMismatch(auth(ctx).environment, job.platformEnvironment));
+        const refusedRows = new Map(
+          [...rowEnvironmentMismatches(auth(ctx).environment, job.rows)].map(([i, m]) => [i, { code: ENVIRONMENT_MISMATCH, message: m.message, retryable: false }]),
+        );
         const result = await runOnboardingJob(commands, auth(ctx).workspaceId, job, cmdCtx(ctx), {
           concurrency: options.onboardingConcurrency ?? 8,
+          refusedRows,
           onUnexpectedError: (rowIndex, err) =>
             deps.logger.error({ requestId: ctx.state.requestId, rowIndex, err }, 'onboarding-job row failed unexpectedly'),
         });

@@ -1,7 +1,9 @@
 /**
  * The CSV of a ledger export (RFC 4180, written by csv-stringify): one header line, then one
- * line per transaction, oldest first; lines end with CRLF. Values are written as they are (no
- * spreadsheet formula guard), so the file is a faithful copy of the ledger.
+ * line per transaction, oldest first; lines end with CRLF. A text cell starting with `=`, `+`,
+ * `-`, `@`, a tab or a carriage return (or their full-width forms) is prefixed with `'`, as OWASP
+ * recommends against formula injection when the file is opened in a spreadsheet (csv-stringify's
+ * `escape_formulas`); numbers, negative amounts included, are written as they are.
  */
 import { stringify } from 'csv-stringify/sync';
 import type { LedgerRow } from '../../readmodels/credits.js';
@@ -31,7 +33,7 @@ export const CSV_COLUMNS = [
 ] as const;
 
 export function csvLine(values: readonly unknown[]): string {
-  return stringify([values.map((v) => (v === null || v === undefined ? '' : v))], { record_delimiter: 'windows', quoted_match: /[\r\n]/, cast: { number: (n) => String(n) } });
+  return stringify([values.map((v) => (v === null || v === undefined ? '' : v))], { record_delimiter: 'windows', escape_formulas: true, quoted_match: /[\r\n]/, cast: { number: (n) => String(n) } });
 }
 
 export function csvRow(row: LedgerRow): string {

@@ -113,6 +113,21 @@ async function writeEnvironment(ctx: Context, next: Next): Promise<void> {
   await next();
 }
 
+/**
+ * Every credit write needs an Idempotency-Key: a write moves credits, and a client retrying
+ * after a time-out must get the first answer back instead of moving them twice.
+ */
+async function requireIdempotencyKey(ctx: Context, next: Next): Promise<void> {
+  if (!ctx.get('idempotency-key')) {
+    throw new HttpProblem(
+      400,
+      'the Idempotency-Key header is required on credit writes, so that a retried write never moves credits twice: send a unique key (1 to 255 visible ASCII characters) per operation and reuse it only to retry that operation',
+      { code: CreditErrorCodes.validation, path: ['headers', 'Idempotency-Key'], retryable: false },
+    );
+  }
+  await next();
+}
+
 const auth = (ctx: Context) => ctx.state.auth as AuthContext;
 
 export function creditsFamily(): FamilyRoutes {
@@ -124,7 +139,7 @@ export function creditsFamily(): FamilyRoutes {
       const engine = creditsEngine(deps);
       const credits: CreditsDeps = { store: deps.store, engine };
       const idem = idempotent({ store: deps.store, clock: deps.clock, required: true });
-      const write = [writeAccess, writeEnvironment, idem, creditErrors] as const;
+      const write = [writeAccess, writeEnvironment, requireIdempotencyKey, idem, creditErrors] as const;
       const read = creditErrors;
       const settle = async (position: Position | null, projections: string[]) => {
         if (position) await deps.runner.waitFor(position, { timeoutMs: deps.config.projections.waitTimeoutMs, projections });

@@ -10,6 +10,7 @@ import { submitDocument, type SubmissionOutcome } from '../../commands/submissio
 import { checkCreditsForSubmission } from '../../commands/credits/metering.js';
 import { DomainError } from '../../domain/errors.js';
 import { checkDocumentType, requirementsCatalogue, supportedCountries } from '../../domain/validation/index.js';
+import { submissionServesCompany } from '../../domain/connect/environment.js';
 import { sourceForInvoicing } from '../../domain/connect/values.js';
 import { findCompanySource } from '../../readmodels/connect.js';
 import type { FamilyRoutes, HttpDeps } from '../app.js';
@@ -44,8 +45,9 @@ export function parseSourceReference(value: string): { name: string; version: st
 
 /**
  * The workspace's source, ready for invoicing, or the 400/404 the spec names. The document is
- * submitted in its company's environment (SPEC.md 4.4): a submission whose environment differs
- * from the company's `platformEnvironment` is refused with 403 (`deniedCode`), naming the source.
+ * submitted in its company's environment (SPEC.md 4.4): a production submission through a
+ * company onboarded in sandbox or simulation, or the reverse, is refused with 403
+ * (`deniedCode`), naming the source.
  */
 export async function resolveSource(
   deps: HttpDeps,
@@ -57,7 +59,7 @@ export async function resolveSource(
 ) {
   const source = await findCompanySource(deps.knex, workspaceId, name, version);
   if (!source) throw new HttpProblem(404, `source ${name}:${version} was not found in this workspace`, { path, code: 'not_found' });
-  if (source.platformEnvironment !== environment.requested) {
+  if (!submissionServesCompany(source.platformEnvironment, environment.requested)) {
     const message = `source ${name}:${version} belongs to a company onboarded in ${source.platformEnvironment}; it cannot submit to ${environment.requested}`;
     throw new HttpProblem(403, message, { code: environment.deniedCode, path, details: [{ code: environment.deniedCode, message, path }] });
   }

@@ -3,7 +3,7 @@ import { execute } from '../../commands/execute.js';
 import { sourceClaimDecider, sourceClaimStream } from '../../domain/connect/source-claim.js';
 import { ManualClock } from '../../platform/clock.js';
 import { startTestService, type TestService } from '../support/http.js';
-import { connectError, freshName, freshTin, newClient, type Client } from './support.js';
+import { clientFor, connectError, freshName, freshTin, newClient, type Client } from './support.js';
 
 const COMPANIES = '/v3/connect/companies';
 
@@ -172,7 +172,8 @@ describe('Connect: POST /v3/connect/companies (SPEC.md 2.9, 4.4)', function () {
       const r = await c.post(COMPANIES, { ...body, platformEnvironment: 'simulation' });
       expect(r.status).to.equal(404);
       expect(connectError(r).code).to.equal('ASP_LINKAGE_NOT_FOUND');
-      const ok = await c.post(COMPANIES, body);
+      const prodKey = await t.key(c.workspaceId, { environment: 'production' });
+      const ok = await clientFor(t, { workspaceId: c.workspaceId, ...prodKey }).post(COMPANIES, body);
       expect(ok.status, ok.text).to.equal(201);
       expect(ok.json.data.platformEnvironment).to.equal('production');
     });

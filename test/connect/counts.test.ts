@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { testDb } from '../support/db.js';
 import { startTestService, type TestService } from '../support/http.js';
-import { connectError, newClient, type Client } from './support.js';
+import { clientFor, connectError, newClient, type Client } from './support.js';
 
 const COUNTS = '/v3/connect/invoices/counts';
 
@@ -33,7 +33,9 @@ describe('Connect: GET /v3/connect/invoices/counts', function () {
   before(async () => {
     t = await startTestService();
     c = await newClient(t);
-    prodCompany = await c.onboard({ platformEnvironment: 'production' });
+    // A production company is onboarded with a production key of the same workspace (SPEC.md 5.5).
+    const prodKey = await t.key(c.workspaceId, { environment: 'production' });
+    prodCompany = await clientFor(t, { workspaceId: c.workspaceId, ...prodKey }).onboard({ platformEnvironment: 'production' });
     sandboxCompany = await c.onboard({ platformEnvironment: 'sandbox' });
   });
   after(async () => t.close());
