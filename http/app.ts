@@ -43,8 +43,32 @@ const KEY_CATCH_UP_MS = 2000;
 
 const methodNotAllowed = () => new HttpProblem(405, 'method not allowed on this route');
 
+/** A route as registered on the application's routers (for tools and tests that walk them). */
+export interface RegisteredRoute {
+  family: Family;
+  /** The router's path pattern, e.g. `/v3/connect/companies/:companyId/branches`. */
+  path: string;
+  methods: string[];
+}
+
+const registered = new WeakMap<Koa, RegisteredRoute[]>();
+
+function register(app: Koa, family: Family, router: Router): void {
+  const list = registered.get(app) ?? [];
+  for (const layer of router.stack) {
+    if (layer.methods.length > 0) list.push({ family, path: String(layer.path), methods: layer.methods.filter((m) => m !== 'HEAD') });
+  }
+  registered.set(app, list);
+}
+
+/** Every route the application's routers registered, read from the routers themselves. */
+export function registeredRoutes(app: Koa): RegisteredRoute[] {
+  return [...(registered.get(app) ?? [])];
+}
+
 export function mountFamily(app: Koa, deps: HttpDeps, auth: Authenticator, family: FamilyRoutes): void {
   const router = family.routes(deps, auth);
+  register(app, family.family, router);
   const familyMiddleware: Koa.Middleware[] = [auth.middleware(family.family)];
   if (family.family === 'connect') familyMiddleware.push(workspaceRateLimit(deps.config.connectRateLimit));
   familyMiddleware.push(jsonBody(deps.config.http.bodyLimitBytes));
@@ -79,6 +103,7 @@ export function createHttpApp(deps: HttpDeps, families: readonly FamilyRoutes[])
     ctx.status = state.ready ? 200 : 503;
     ctx.body = { status: state.ready ? 'ready' : 'not_ready', ...state, workspaceId: ctx.state.auth?.workspaceId };
   });
+  register(app, 'system', system);
   app.use(system.routes());
   app.use(system.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }));
 

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
+import type Koa from 'koa';
 import { systemClock, type Clock } from '../platform/clock.js';
 import { loadConfig, type Config } from '../platform/config.js';
 import { createLogger, type Logger } from '../platform/logger.js';
@@ -21,6 +22,8 @@ import { ReadinessProbe } from './health.js';
 
 export interface Service {
   readonly url: string;
+  /** The Koa application (its routes: registeredRoutes(app)). */
+  readonly app: Koa;
   readonly processes: Processes;
   readonly runtime: Runtime;
   readonly runner: ProjectionRunner;
@@ -137,6 +140,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   let closing: Promise<void> | null = null;
   return {
     url,
+    app,
     processes,
     runtime,
     runner,

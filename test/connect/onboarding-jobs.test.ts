@@ -91,7 +91,7 @@ describe('Connect: POST /v3/connect/companies/onboarding-jobs', function () {
       JOBS,
       job([
         a, //                                                              0 ok
-        { ...b, platformEnvironment: 'production' }, //                     1 an environment the (sandbox) key does not serve
+        { ...b, platformEnvironment: 'simulation' }, //                     1 environment disagreement
         { ...d, countryCode: 'SA' }, //                                     2 unsupported country
         unauthorized, //                                                    3 no ASP authorization
         { ...a, sourceName: freshName() }, //                               4 same tin as row 0
@@ -109,7 +109,7 @@ describe('Connect: POST /v3/connect/companies/onboarding-jobs', function () {
     const codes = data.rows.map((x: any) => x.errorCode ?? x.status);
     expect(codes).to.deep.equal([
       'onboarded',
-      'CONNECT_ENVIRONMENT_MISMATCH',
+      'CONNECT_VALIDATION_ERROR',
       'CONNECT_UNSUPPORTED_COUNTRY',
       'ASP_LINKAGE_NOT_FOUND',
       'CONNECT_COMPANY_ALREADY_EXISTS',
