@@ -121,7 +121,7 @@ async function requireIdempotencyKey(ctx: Context, next: Next): Promise<void> {
   if (!ctx.get('idempotency-key')) {
     throw new HttpProblem(
       400,
-      'the Idempotency-Key header is required on credit writes, so that a retried write never moves credits twice: send a unique key (1 to 255 visible ASCII characters) per operation and reuse it only to retry that operation',
+      'the Idempotency-Key header is required on credit writes (and export requests), so that a retried write never moves credits twice: send a unique key (1 to 255 visible ASCII characters) per operation and reuse it only to retry that operation',
       { code: CreditErrorCodes.validation, path: ['headers', 'Idempotency-Key'], retryable: false },
     );
   }
@@ -265,7 +265,7 @@ export function creditsFamily(): FamilyRoutes {
         });
       });
 
-      router.post('/exports', idem, read, async (ctx) => {
+      router.post('/exports', requireIdempotencyKey, idem, read, async (ctx) => {
         const { filters } = parseExportBody(ctx.request.body);
         const workspaceId = auth(ctx).workspaceId;
         // X-Correlation-Id is ignored on exports (SPEC.md 4.5): the request id correlates.

