@@ -175,11 +175,14 @@ export async function runningEmbeddedPort(dataDir: string): Promise<number | nul
  * so a tool finds the server's database even when started without the server's
  * `EMBEDDED_PG_PORT`.
  */
-export async function cliConfig(env: NodeJS.ProcessEnv = process.env): Promise<Config> {
+export async function cliConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  log: (msg: string) => void = (msg) => process.stderr.write(`${msg}\n`),
+): Promise<Config> {
   const config = loadConfig(env);
   if (config.databaseUrl) return config;
   const port = await runningEmbeddedPort(config.embeddedPg.dataDir);
   if (port === null || port === config.embeddedPg.port) return config;
-  process.stderr.write(`joining the embedded PostgreSQL running in ${config.embeddedPg.dataDir} on port ${port}\n`);
+  log(`joining the embedded PostgreSQL running in ${config.embeddedPg.dataDir} on port ${port}`);
   return { ...config, embeddedPg: { ...config.embeddedPg, port } };
 }
