@@ -204,6 +204,14 @@ function apply(planned: PlannedRule, field: (path: string) => MutableField): voi
       for (const path of paths) {
         const f = field(path);
         addRule(f, rule.code, rule.official);
+        if (rule.requires && rule.severity === 'error') {
+          if (rule.requires === 'always' && when === null) raise(f, 'required');
+          else {
+            raise(f, 'conditional');
+            const parts = [rule.requires === 'always' ? null : rule.requires, when].filter((x): x is string => x !== null);
+            f.conditions.push(`required when ${parts.join(' and ')}`);
+          }
+        }
         f.constraints.push({ rule: rule.code, officialRule: rule.official ?? null, severity: rule.severity, kind: 'check', description: rule.constraint, values: null, when });
       }
       return;

@@ -131,9 +131,9 @@ export function sampleDocument(country: Country, options: SampleOptions = {}): R
   const lineItems: Record<string, unknown>[] = [];
   let taxable = 0;
   let tax = 0;
-  // UAE line category by modifier (PINT AE): O out of scope, AE reverse charge (no line tax),
-  // N margin scheme (no line tax: the VAT on the margin is not shown), else S.
-  const aeCategory = modifiers.includes('out_of_scope') ? 'O' : modifiers.includes('reverse_charge') ? 'AE' : modifiers.includes('margin_scheme') ? 'N' : 'S';
+  // UAE line category by modifier (PINT AE): O out of scope, N margin scheme (every line, ibr-116-ae;
+  // no line tax: the VAT on the margin is not shown), AE reverse charge (no line tax), else S.
+  const aeCategory = modifiers.includes('out_of_scope') ? 'O' : modifiers.includes('margin_scheme') ? 'N' : modifiers.includes('reverse_charge') ? 'AE' : 'S';
   const category = country === 'AE' ? aeCategory : 'S';
   const taxRate = category === 'O' ? 0 : p.taxRate;
   const charged = category === 'S';

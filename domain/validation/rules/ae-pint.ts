@@ -23,6 +23,8 @@ const num = (v: unknown): number | undefined => (typeof v === 'number' && v - v 
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : typeof v === 'number' ? String(v) : undefined);
 const rec = (v: unknown): Rec | undefined => (isRecord(v) ? v : undefined);
 const cents = (n: number) => Math.round(n * 100);
+/** Absent for a "must be given" check: a wrongly typed value counts as given (the preflight reports it once). */
+const absent = (v: unknown): boolean => v === undefined || v === null || (typeof v === 'string' && v.trim() === '');
 const show = (n: number) => String(Math.round(n * 1e6) / 1e6);
 
 /** Every line item that is an object, with its index; false when there is nothing to check. */
@@ -89,7 +91,7 @@ function lineExtensionIn(name: string, fmt: StringFormat): CheckFn {
 // Lines ------------------------------------------------------------------------------------------
 
 const categoryPresent = eachLine((line, fail) => {
-  if (!categoryOf(line)) fail(['taxCategory']);
+  if (absent(line['taxCategory'])) fail(['taxCategory']);
 });
 
 const categoryCode = eachLine((line, fail) => {
@@ -131,7 +133,7 @@ const noLineTax = (categories: readonly string[], label: string): CheckFn =>
   });
 
 const exemptionCode = forCategory(['E'], (line, fail) => {
-  if (!text(line['taxExemptionReasonCode'])) fail(['taxExemptionReasonCode']);
+  if (absent(line['taxExemptionReasonCode'])) fail(['taxExemptionReasonCode']);
 });
 const noExemptionOnStandard = forCategory(['S'], (line, fail) => {
   if (text(line['taxExemptionReasonCode'])) fail(['taxExemptionReasonCode'], 'A standard-rated (S) line must not carry a tax exemption reason code');
@@ -140,11 +142,11 @@ const noExemptionOnStandard = forCategory(['S'], (line, fail) => {
 
 const standardItemId = forCategory(['AE'], (line, fail) => {
   const sid = rec(line['standardItemId']);
-  if (!text(sid?.['id'])) fail(['standardItemId', 'id'], 'A reverse-charge (AE) line must carry the item standard identifier (standardItemId.id, scheme 0160)');
+  if (absent(sid?.['id'])) fail(['standardItemId', 'id'], 'A reverse-charge (AE) line must carry the item standard identifier (standardItemId.id, scheme 0160)');
   else if (text(sid?.['scheme']) !== '0160') fail(['standardItemId', 'scheme'], 'The item standard identifier of a reverse-charge (AE) line must use scheme 0160 (GTIN)');
 });
 const rcmTypePresent = forCategory(['AE'], (line, fail) => {
-  if (!ext(line, 'ae_rcmType')) fail(['extensions', 'ae_rcmType']);
+  if (absent(rec(line['extensions'])?.['ae_rcmType'])) fail(['extensions', 'ae_rcmType']);
 });
 const standardItemScheme = eachLine((line, fail) => {
   const sid = rec(line['standardItemId']);
@@ -158,7 +160,7 @@ const reverseChargeBuyerVat: CheckFn = (doc, ctx) => {
   const buyer = rec(recordAt(doc, 'parties')?.['buyer']);
   const ids = buyer?.['taxIds'];
   const first = Array.isArray(ids) ? rec(ids[0]) : undefined;
-  if (!text(first?.['value'])) ctx.report(['parties', 'buyer', 'taxIds', 0, 'value']);
+  if (absent(first?.['value'])) ctx.report(['parties', 'buyer', 'taxIds', 0, 'value']);
   return true;
 };
 
@@ -167,10 +169,10 @@ const itemTypeRules = eachLine((line, fail) => {
   if (type === undefined) return false;
   const classification = text(rec(line['commodityClassification'])?.['code']);
   const sac = ext(line, 'ae_serviceAccountingCode');
-  if ((type === 'G' || type === 'B') && !classification) {
+  if ((type === 'G' || type === 'B') && !classification && absent(rec(line['commodityClassification'])?.['code'])) {
     fail(['commodityClassification', 'code'], `Item type ${type} needs the item classification code (commodityClassification.code, HS)`);
   }
-  if ((type === 'S' || type === 'B') && !sac) {
+  if ((type === 'S' || type === 'B') && !sac && absent(rec(line['extensions'])?.['ae_serviceAccountingCode'])) {
     fail(['extensions', 'ae_serviceAccountingCode'], `Item type ${type} needs the service accounting code (extensions.ae_serviceAccountingCode)`);
   }
 });
@@ -182,13 +184,14 @@ const classificationScheme = eachLine((line, fail) => {
 });
 
 const itemDescription = eachLine((line, fail) => {
-  if (!text(line['name']) && !text(line['description'])) fail(['name'], 'Each line needs an item name or description');
+  if (absent(line['name']) && absent(line['description'])) fail(['name'], 'Each line needs an item name or description');
 });
 
 const priceAmount = eachLine((line, fail) => {
-  const price = num(rec(line['price'])?.['amount']);
-  if (price === undefined) fail(['price', 'amount'], 'Each line needs its net unit price (price.amount)');
-  else if (price < 0) fail(['price', 'amount'], 'The net unit price must not be negative');
+  const raw = rec(line['price'])?.['amount'];
+  const price = num(raw);
+  if (absent(raw)) fail(['price', 'amount'], 'Each line needs its net unit price (price.amount)');
+  else if (price !== undefined && price < 0) fail(['price', 'amount'], 'The net unit price must not be negative');
 });
 
 const grossPrice = eachLine((line, fail) => {
@@ -210,8 +213,8 @@ const lineNet = eachLine((line, fail) => {
 });
 
 const lineQuantity = eachLine((line, fail) => {
-  if (num(line['quantity']) === undefined) fail(['quantity'], 'Each line needs its quantity');
-  if (num(line['lineTaxableValue']) === undefined) fail(['lineTaxableValue'], 'Each line needs its taxable value (lineTaxableValue)');
+  if (absent(line['quantity'])) fail(['quantity'], 'Each line needs its quantity');
+  if (absent(line['lineTaxableValue'])) fail(['lineTaxableValue'], 'Each line needs its taxable value (lineTaxableValue)');
 });
 
 /** aligned-ibrp-s-09: per standard rate, the category tax within 0.02 of taxable × rate. */
@@ -245,7 +248,7 @@ export const aePintLines = ruleSet(
   'PINT AE 1.0.4 line rules: tax categories and rates, exemption codes, reverse charge, item type and classification, prices and line amounts',
   AE,
   [
-    check('AE-LINE-001', ['lineItems[].taxCategory'], 'Each line must have a tax category', 'present on every line', categoryPresent, { official: 'ibr-145-ae' }),
+    check('AE-LINE-001', ['lineItems[].taxCategory'], 'Each line must have a tax category', 'present on every line', categoryPresent, { official: 'ibr-145-ae', requires: 'always' }),
     check('AE-LINE-002', ['lineItems[].taxCategory'], 'The tax category must be a PINT AE category', `one of ${PINT_AE_TAX_CATEGORIES.join(', ')}`, categoryCode, { official: 'ibr-139-ae' }),
     check('AE-LINE-003', ['lineItems[].taxCategory'], 'With margin_scheme every line must use tax category N', 'N on every line', marginUsesN, {
       official: 'ibr-116-ae',
@@ -262,21 +265,28 @@ export const aePintLines = ruleSet(
     check('AE-LINE-012', ['lineItems[].taxAmount'], 'A margin-scheme line must have taxAmount 0 (the VAT on the margin is not shown)', 'N lines: 0', noLineTax(['N'], 'margin-scheme (N)'), {
       official: 'ibr-108-ae',
     }),
-    check('AE-LINE-013', ['lineItems[].taxExemptionReasonCode'], 'An exempt line must have a tax exemption reason code', 'E lines: present', exemptionCode, { official: 'ibr-167-ae' }),
+    check('AE-LINE-013', ['lineItems[].taxExemptionReasonCode'], 'An exempt line must have a tax exemption reason code', 'E lines: present', exemptionCode, { official: 'ibr-167-ae', requires: 'the line taxCategory is E' }),
     check('AE-LINE-014', ['lineItems[].taxExemptionReasonCode', 'lineItems[].taxExemptionReason'], 'A standard-rated line must not carry an exemption reason', 'S lines: absent', noExemptionOnStandard, {
       official: 'aligned-ibrp-s-10',
     }),
     check('AE-LINE-015', ['lineItems[].standardItemId.id', 'lineItems[].standardItemId.scheme'], 'A reverse-charge line must carry the item standard identifier with scheme 0160', 'AE lines: standardItemId {id, scheme 0160}', standardItemId, {
       official: 'ibr-174-ae',
+      requires: 'the line taxCategory is AE',
     }),
     check('AE-LINE-016', ['lineItems[].extensions.ae_rcmType'], 'A reverse-charge line must carry the type of goods or services (extensions.ae_rcmType)', 'AE lines: present', rcmTypePresent, {
       official: 'ibr-166-ae',
+      requires: 'the line taxCategory is AE',
     }),
     check('AE-LINE-017', ['lineItems[].extensions.ae_rcmType'], 'The reverse-charge goods or services type must come from the PINT AE list', rcmFormat.description, lineExtensionIn('ae_rcmType', rcmFormat), {
       official: 'ibr-006-ae',
     }),
     check('AE-LINE-018', ['lineItems[].standardItemId.scheme'], 'The item standard identifier needs its scheme', 'present with standardItemId.id', standardItemScheme, { official: 'ibr-064' }),
-    check('AE-LINE-019', ['parties.buyer.taxIds[0].value'], 'A document with reverse-charge lines needs the buyer tax id (TRN)', 'present when a line is AE', reverseChargeBuyerVat, { official: 'ibr-103-ae' }),
+    check('AE-LINE-019', ['parties.buyer.taxIds[0].value'], 'A document with reverse-charge lines needs the buyer tax id (TRN)', 'present when a line is AE', reverseChargeBuyerVat, {
+      official: 'ibr-103-ae',
+      requires: 'a line has taxCategory AE',
+      // With reverse_charge AE-BUY-010 already requires it.
+      when: not(hasModifier('reverse_charge')),
+    }),
     check('AE-LINE-020', ['lineItems[].extensions.ae_itemType'], 'The item type must be G (goods), S (services) or B (both)', itemTypeFormat.description, lineExtensionIn('ae_itemType', itemTypeFormat), {
       official: 'BTAE-13',
     }),
@@ -286,14 +296,14 @@ export const aePintLines = ruleSet(
       'Item type G needs the classification code, S the service accounting code, B both',
       'G: commodityClassification.code; S: extensions.ae_serviceAccountingCode; B: both',
       itemTypeRules,
-      { official: 'ibr-184-ae' },
+      { official: 'ibr-184-ae', requires: 'extensions.ae_itemType is G or B (code), S or B (service accounting code)' },
     ),
     check('AE-LINE-022', ['lineItems[].commodityClassification.scheme'], 'The item classification scheme must be HS', 'HS when a code is given', classificationScheme, { official: 'ibr-188-ae' }),
     check('AE-LINE-023', ['lineItems[].extensions.ae_sacScheme'], 'The service accounting code scheme must be SAC', sacFormat.description, lineExtensionIn('ae_sacScheme', sacFormat), { official: 'ibr-189-ae' }),
-    check('AE-LINE-024', ['lineItems[].name', 'lineItems[].description'], 'Each line needs an item name or description', 'name or description', itemDescription, { official: 'ibr-125-ae' }),
-    check('AE-LINE-025', ['lineItems[].price.amount'], 'Each line needs a net unit price that is not negative', 'price.amount ≥ 0', priceAmount, { official: 'ibr-026' }),
+    check('AE-LINE-024', ['lineItems[].name', 'lineItems[].description'], 'Each line needs an item name or description', 'name or description', itemDescription, { official: 'ibr-125-ae', requires: 'the other of name and description is absent' }),
+    check('AE-LINE-025', ['lineItems[].price.amount'], 'Each line needs a net unit price that is not negative', 'price.amount ≥ 0', priceAmount, { official: 'ibr-026', requires: 'always' }),
     check('AE-LINE-026', ['lineItems[].price.grossPrice'], 'The gross price must not be below the net price', 'grossPrice ≥ price.amount', grossPrice, { official: 'aligned-ibrp-004' }),
-    check('AE-LINE-027', ['lineItems[].quantity', 'lineItems[].lineTaxableValue'], 'Each line needs its quantity and taxable value', 'present', lineQuantity, { official: 'ibr-022' }),
+    check('AE-LINE-027', ['lineItems[].quantity', 'lineItems[].lineTaxableValue'], 'Each line needs its quantity and taxable value', 'present', lineQuantity, { official: 'ibr-022', requires: 'always' }),
     check('AE-LINE-028', ['lineItems[].lineTaxableValue'], 'The line taxable value must equal quantity × net price', 'quantity × price.amount, rounded to cents', lineNet, { official: 'ibr-147-ae' }),
     check('AE-LINE-029', ['lineItems[].taxAmount'], 'The tax of the standard-rated lines must match their taxable amount × rate', 'within 0.02 per rate', breakdownTax, {
       official: 'aligned-ibrp-s-09',
@@ -302,13 +312,6 @@ export const aePintLines = ruleSet(
 );
 
 // Document ---------------------------------------------------------------------------------------
-
-const hasLine: CheckFn = (doc, ctx) => {
-  const list = doc['lineItems'];
-  if (list !== undefined && list !== null && !Array.isArray(list)) return false; // the preflight reports the type
-  if (!Array.isArray(list) || list.length === 0) ctx.report(['lineItems'], 'A UAE document needs at least one line item');
-  return true;
-};
 
 function totalsSum(doc: Rec, field: 'lineTaxableValue' | 'taxAmount'): number | undefined {
   const list = lines(doc);
@@ -357,7 +360,7 @@ const accountForCreditTransfer: CheckFn = (doc, ctx) => {
     const r = rec(m);
     if (!r || text(r['paymentMeansCode']) !== '30') return;
     applied = true;
-    if (!text(rec(r['creditTransferInfo'])?.['payeeFinancialAccountId'])) {
+    if (absent(rec(r['creditTransferInfo'])?.['payeeFinancialAccountId'])) {
       ctx.report(['payment', 'paymentMeans', i, 'creditTransferInfo', 'payeeFinancialAccountId'], 'Credit transfer (payment means 30) needs the payee account (creditTransferInfo.payeeFinancialAccountId)');
     }
   });
@@ -431,7 +434,7 @@ export const aePintDocument = ruleSet(
   'PINT AE 1.0.4 document rules: lines and totals, payment, currency, credit note reason, transaction-type fields, party registration',
   AE,
   [
-    check('AE-DOC-001', ['lineItems'], 'A UAE document needs at least one line item', 'at least one line item', hasLine, { official: 'ibr-016' }),
+    required('AE-DOC-001', 'lineItems', 'A UAE document needs at least one line item', { official: 'ibr-016' }),
     required('AE-DOC-002', 'totals.totalLineTaxableAmount', 'The sum of the line taxable values (totals.totalLineTaxableAmount) is required', { official: 'ibr-012' }),
     required('AE-DOC-003', 'totals.totalAmountExcludingTax', 'The total without tax (totals.totalAmountExcludingTax) is required', { official: 'ibr-013' }),
     required('AE-DOC-004', 'totals.totalAmountIncludingTax', 'The total with tax (totals.totalAmountIncludingTax) is required', { official: 'ibr-014' }),

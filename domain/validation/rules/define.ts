@@ -57,6 +57,12 @@ export interface CheckRule extends RuleCommon {
   /** What the check accepts, in words (catalogue text). */
   readonly constraint: string;
   readonly check: CheckFn;
+  /**
+   * When the check also reports the absence of its paths (e.g. a field every line must carry):
+   * `'always'`, or in words when (`'taxCategory is AE'`). The catalogue lists the paths as required
+   * or conditional accordingly.
+   */
+  readonly requires?: string;
 }
 
 export type Rule = RequiredRule | FormatRule | CheckRule;
@@ -107,7 +113,7 @@ export function format(code: string, paths: string | readonly string[], fmt: For
   };
 }
 
-export function check(code: string, paths: readonly string[], message: string, constraint: string, fn: CheckFn, opts: Options = {}): CheckRule {
+export function check(code: string, paths: readonly string[], message: string, constraint: string, fn: CheckFn, opts: Options & { requires?: string } = {}): CheckRule {
   return {
     kind: 'check',
     code,
@@ -116,6 +122,7 @@ export function check(code: string, paths: readonly string[], message: string, c
     constraint,
     check: fn,
     ...common(opts),
+    ...(opts.requires ? { requires: opts.requires } : {}),
   };
 }
 
