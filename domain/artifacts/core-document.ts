@@ -81,6 +81,8 @@ export interface CoreLineItem {
   taxExemptionReason?: string;
   taxExemptionReasonCode?: string;
   sellerItemId?: string;
+  /** Item standard identifier (IBT-157): `{id, scheme}`, e.g. a GTIN with scheme 0160 (PINT AE reverse charge). */
+  standardItemId?: { id?: string; scheme?: string };
   /** Names seen: ae_itemType, ae_rcmType, ae_serviceAccountingCode, ae_sacScheme. */
   extensions?: Record<string, unknown>;
 }

@@ -214,6 +214,8 @@ export interface NormalizedLine {
   exemptionReasonCode: string | undefined;
   classification: { code: string; scheme: string | undefined } | undefined;
   sellerItemId: string | undefined;
+  /** Item standard identifier (IBT-157), e.g. a GTIN under scheme 0160. */
+  standardItemId: { id: string; scheme: string | undefined } | undefined;
   ext: Record<string, unknown>;
 }
 
@@ -245,6 +247,7 @@ export function normalizeLines(doc: CoreDocument, defaultUnit = 'C62'): Normaliz
       exemptionReasonCode: str(item.taxExemptionReasonCode),
       classification: code ? { code, scheme: str(item.commodityClassification?.scheme) } : undefined,
       sellerItemId: str(item.sellerItemId),
+      standardItemId: str(item.standardItemId?.id) ? { id: str(item.standardItemId?.id)!, scheme: str(item.standardItemId?.scheme) } : undefined,
       ext: item.extensions ?? {},
     };
   });

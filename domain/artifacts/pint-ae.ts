@@ -4,10 +4,10 @@
  * - CustomizationID `urn:peppol:pint:billing-1@ae-1` (self-billing: `urn:peppol:pint:selfbilling-1@ae-1`),
  *   ProfileID `urn:peppol:bis:billing` (`urn:peppol:bis:selfbilling`).
  * - ProfileExecutionID carries the 8 transaction-type flags (ibr-154-ae), see `uaeTransactionTypeFlags`.
- * - Type codes: 380 tax invoice, 381 credit note (a UBL CreditNote with BillingReference), 383
- *   debit note (an Invoice with BillingReference). Out-of-scope documents use the PINT AE
- *   commercial codes 480 (invoice) and 81 (credit note): ibr-151-ae forbids a 380/381 whose lines
- *   are all exempt or out of scope.
+ * - Type codes (see `pintAeTypeCode`): 380 tax invoice, 381 credit note (a UBL CreditNote with
+ *   BillingReference), 389 / 261 self-billed; a debit note is a 380 (389) Invoice with
+ *   BillingReference; out-of-scope documents and documents without a taxable line use the
+ *   commercial codes 480 (invoice) and 81 (credit note).
  * - TaxCurrencyCode AED, a second TaxTotal in AED, TaxExchangeRate (BTAE-04) and the AED total
  *   with VAT (BTAE-20, AdditionalDocumentReference `aedtotal-incl-vat`) only when the document
  *   currency is not AED.
@@ -95,13 +95,44 @@ export function pintAeIdentifiers(dt: ResolvedDocumentType): { customizationId: 
     : { customizationId: PINT_AE_CUSTOMIZATION_ID, profileId: PINT_AE_PROFILE_ID };
 }
 
-/** UNCL 1001 type code of the PINT AE document. */
-export function pintAeTypeCode(dt: ResolvedDocumentType): string {
-  const outOfScope = dt.modifiers.has('out_of_scope');
-  if (dt.kind === 'credit_note') return outOfScope ? '81' : '381';
-  if (dt.kind === 'debit_note') return '383';
-  return outOfScope ? '480' : '380';
+/** The PINT AE aligned tax categories (ibr-139-ae). */
+export const PINT_AE_TAX_CATEGORIES = ['S', 'Z', 'E', 'O', 'AE', 'N'] as const;
+
+/**
+ * Whether the document is a commercial document (480 invoice / 81 credit note) rather than a tax
+ * document: with out_of_scope, or when no line is taxable (every line exempt E or not subject O).
+ * PINT AE: "Invoices categorized under 480 or credit notes under 81 should only be associated with
+ * tax category code E and O", and ibr-151-ae forbids a 380/381 made only of E and O lines.
+ */
+export function pintAeIsCommercial(outOfScope: boolean, lineCategories: readonly string[]): boolean {
+  if (outOfScope) return true;
+  return lineCategories.length > 0 && lineCategories.every((c) => c === 'E' || c === 'O');
 }
+
+/**
+ * UNCL 1001 type code of the PINT AE document (PINT AE 1.0.4, 1.5.1 Document type):
+ * - 480 / 81: commercial invoice / credit note (see `pintAeIsCommercial`), billing or self-billing;
+ * - 389 / 261: self-billed invoice / credit note (self-billing rule set: only 389, 480, 261, 81);
+ * - 380 / 381: tax invoice / tax credit note.
+ * PINT AE has no debit note type: a UAE debit note (an upward adjustment of an earlier supply) is
+ * a tax invoice (380, or 389 self-billed) that references the adjusted invoice in BillingReference.
+ */
+export function pintAeTypeCode(dt: ResolvedDocumentType, lineCategories: readonly string[] = []): string {
+  const credit = dt.kind === 'credit_note';
+  if (pintAeIsCommercial(dt.modifiers.has('out_of_scope'), lineCategories)) return credit ? '81' : '480';
+  if (dt.selfBilled) return credit ? '261' : '389';
+  return credit ? '381' : '380';
+}
+
+/** PINT AE frequency of billing codes (BTAE-06, ibr-005-ae) for the payload's frequency names. */
+export const PINT_AE_FREQUENCY_CODES: Readonly<Record<string, string>> = {
+  DAILY: 'DLY',
+  WEEKLY: 'WKY',
+  ONCE_IN_15_DAYS: 'Q15',
+  MONTHLY: 'MTH',
+  ONCE_IN_45_DAYS: 'Q45',
+  ONCE_IN_60_DAYS: 'Q60',
+};
 
 /** Everything the PINT AE invoice and the TDD derive from the core document. */
 export interface PintAeContext {
@@ -131,7 +162,9 @@ export function pintAeContext(doc: CoreDocument, dt: ResolvedDocumentType, uuid:
   const foreignCurrency = currency !== 'AED';
   const lines = normalizeLines(doc);
   const categoryOf = (raw: string | undefined, rate: number) => uncl5305Category(raw, rate, dt.modifiers);
-  const breakdown = taxBreakdown(doc, lines, categoryOf);
+  // The breakdown is always the lines grouped by category and rate (never the payload's taxTotals),
+  // so that every category's taxable and tax amounts equal its lines (aligned-ibrp-*-08, ibr-co-14).
+  const breakdown = taxBreakdown({ ...doc, taxTotals: undefined }, lines, categoryOf);
   const totals = documentTotals(doc, lines, breakdown);
   const rate = num(doc.header?.exchangeRate?.rate as number | string | undefined);
   const taxInAed = foreignCurrency
@@ -146,7 +179,10 @@ export function pintAeContext(doc: CoreDocument, dt: ResolvedDocumentType, uuid:
     dt,
     uuid,
     root: dt.kind === 'credit_note' ? 'CreditNote' : 'Invoice',
-    typeCode: pintAeTypeCode(dt),
+    typeCode: pintAeTypeCode(
+      dt,
+      lines.map((l) => categoryOf(l.rawCategory, l.rate)),
+    ),
     flags: uaeTransactionTypeFlags(dt.modifiers),
     currency,
     foreignCurrency,
@@ -243,6 +279,9 @@ function aeLine(root: XmlNode, line: NormalizedLine, ctx: PintAeContext): void {
   leaf(item, 'cbc:Description', line.description ?? line.name);
   leaf(item, 'cbc:Name', line.name ?? line.description);
   if (line.sellerItemId) leaf(branch(item, 'cac:SellersItemIdentification'), 'cbc:ID', line.sellerItemId);
+  // IBT-157 item standard identifier (ibr-174-ae: scheme 0160 on reverse-charge lines).
+  const standard = line.standardItemId;
+  if (standard) leaf(branch(item, 'cac:StandardItemIdentification'), 'cbc:ID', standard.id, { schemeID: standard.scheme });
   const sac = str(line.ext['ae_serviceAccountingCode']);
   if (sac) leaf(branch(item, 'cac:AdditionalItemIdentification'), 'cbc:ID', sac, { schemeID: str(line.ext['ae_sacScheme']) ?? 'SAC' });
   const itemType = str(line.ext['ae_itemType']);
@@ -308,8 +347,9 @@ export function writePintAeDocument(parent: XmlNode, ctx: PintAeContext, prefixe
     const p = branch(root, 'cac:InvoicePeriod');
     leaf(p, 'cbc:StartDate', isoDate(period.startDate));
     leaf(p, 'cbc:EndDate', isoDate(period.endDate));
-    // BTAE-06 frequency of billing: PINT AE carries it in cbc:Description.
-    leaf(p, 'cbc:Description', period.frequency);
+    // BTAE-06 frequency of billing: the coded cbc:DescriptionCode (ibr-005-ae).
+    const frequency = str(period.frequency)?.toUpperCase();
+    leaf(p, 'cbc:DescriptionCode', frequency ? (PINT_AE_FREQUENCY_CODES[frequency] ?? frequency) : undefined);
   }
   if (credit) {
     const reasonCode = str(header.creditNoteReason?.code) ?? str(ctx.ext['ae_creditNoteReasonCode']);

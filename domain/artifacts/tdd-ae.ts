@@ -35,8 +35,17 @@ export const SPIS_SCHEME = '0242';
  * Sandbox defaults for the SPIS identifiers (the FTA test endpoint of the OpenPeppol examples and
  * a placeholder ASP id). Production wiring passes the real ones.
  */
-export const SANDBOX_FTA_RECEIVER_ID = '0242:000773';
-export const SANDBOX_REPORTERS_REPRESENTATIVE_ID = '0242:ASP-0001';
+export const SANDBOX_FTA_RECEIVER_ID = '000773';
+export const SANDBOX_REPORTERS_REPRESENTATIVE_ID = 'ASP-0001';
+
+/**
+ * An SPIS identifier as the value of an element whose schemeID is 0242: the bare id, as in the
+ * official examples (`<cbc:EndpointID schemeID="0242">000773</cbc:EndpointID>`); a `0242:` prefix
+ * given by a caller is dropped rather than repeated inside the value.
+ */
+export function bareSpisId(id: string): string {
+  return id.startsWith(`${SPIS_SCHEME}:`) ? id.slice(SPIS_SCHEME.length + 1) : id;
+}
 
 export type TddDocumentTypeCode = 'S' | 'R' | 'W' | 'F';
 export type TddReporterRole = '01' | '02';
@@ -95,11 +104,11 @@ export function buildTaxDataDocument(
 
   const reporter = role === '01' ? aeSellerEndpoint(ctx) : aeBuyerEndpoint(ctx);
   leaf(branch(root, 'pxs:ReportingParty'), 'cbc:EndpointID', reporter.value, { schemeID: reporter.scheme });
-  leaf(branch(root, 'pxs:ReceivingParty'), 'cbc:EndpointID', options.receiverId ?? SANDBOX_FTA_RECEIVER_ID, { schemeID: SPIS_SCHEME });
+  leaf(branch(root, 'pxs:ReceivingParty'), 'cbc:EndpointID', bareSpisId(options.receiverId ?? SANDBOX_FTA_RECEIVER_ID), { schemeID: SPIS_SCHEME });
   leaf(
     branch(branch(root, 'pxs:ReportersRepresentative'), 'cac:PartyIdentification'),
     'cbc:ID',
-    options.reportersRepresentativeId ?? SANDBOX_REPORTERS_REPRESENTATIVE_ID,
+    bareSpisId(options.reportersRepresentativeId ?? SANDBOX_REPORTERS_REPRESENTATIVE_ID),
     { schemeID: SPIS_SCHEME },
   );
 

@@ -17,6 +17,8 @@ export type Requirement = 'required' | 'conditional' | 'optional';
 
 export interface FieldConstraint {
   readonly rule: string;
+  /** The official rule it enforces (e.g. PINT AE `ibr-174-ae`), or null. */
+  readonly officialRule: string | null;
   readonly severity: Severity;
   readonly kind: 'format' | 'check';
   /** What a valid value looks like. */
@@ -47,6 +49,8 @@ export interface FieldRequirement {
   readonly constraints: FieldConstraint[];
   /** Codes of every rule that checks the path. */
   readonly rules: string[];
+  /** The official rules (e.g. PINT AE `ibr-174-ae`) behind those rules. */
+  readonly officialRules: string[];
   /** Rules of the selected sets on this path that this document type switches off (e.g. an export exception). */
   readonly notApplicable: { readonly rule: string; readonly appliesWhen: string }[];
 }
@@ -147,15 +151,16 @@ export function requirementsCatalogue(query: CatalogueQuery): Result<Requirement
 }
 
 function blank(path: string, type: string | null): MutableField {
-  return { path, type, requirement: 'optional', conditions: [], alternatives: [], acceptedValues: null, formats: [], constraints: [], rules: [], notApplicable: [] };
+  return { path, type, requirement: 'optional', conditions: [], alternatives: [], acceptedValues: null, formats: [], constraints: [], rules: [], officialRules: [], notApplicable: [] };
 }
 
 function raise(f: MutableField, to: Requirement): void {
   if (RANK[to] > RANK[f.requirement]) f.requirement = to;
 }
 
-function addRule(f: MutableField, code: string): void {
+function addRule(f: MutableField, code: string, official?: string): void {
   if (!f.rules.includes(code)) f.rules.push(code);
+  if (official && !f.officialRules.includes(official)) f.officialRules.push(official);
 }
 
 function apply(planned: PlannedRule, field: (path: string) => MutableField): void {
@@ -166,7 +171,7 @@ function apply(planned: PlannedRule, field: (path: string) => MutableField): voi
     case 'required': {
       const [main, ...alternatives] = paths as [string, ...string[]];
       const f = field(main);
-      addRule(f, rule.code);
+      addRule(f, rule.code, rule.official);
       if (rule.severity === 'error') {
         if (when === null) raise(f, 'required');
         else {
@@ -177,7 +182,7 @@ function apply(planned: PlannedRule, field: (path: string) => MutableField): voi
       for (const alt of alternatives) {
         if (!f.alternatives.includes(alt)) f.alternatives.push(alt);
         const a = field(alt);
-        addRule(a, rule.code);
+        addRule(a, rule.code, rule.official);
         if (!a.alternatives.includes(main)) a.alternatives.push(main);
         raise(a, 'conditional');
         a.conditions.push(`required when ${main} is absent${when ? ` and ${when}` : ''}`);
@@ -187,9 +192,9 @@ function apply(planned: PlannedRule, field: (path: string) => MutableField): voi
     case 'format': {
       for (const path of paths) {
         const f = field(path);
-        addRule(f, rule.code);
+        addRule(f, rule.code, rule.official);
         const values = rule.format.values ?? null;
-        f.constraints.push({ rule: rule.code, severity: rule.severity, kind: 'format', description: rule.format.description, values, when });
+        f.constraints.push({ rule: rule.code, officialRule: rule.official ?? null, severity: rule.severity, kind: 'format', description: rule.format.description, values, when });
         if (!f.formats.includes(rule.format.name)) f.formats.push(rule.format.name);
         if (values) f.acceptedValues = [...new Set([...(f.acceptedValues ?? []), ...values])];
       }
@@ -198,8 +203,16 @@ function apply(planned: PlannedRule, field: (path: string) => MutableField): voi
     case 'check': {
       for (const path of paths) {
         const f = field(path);
-        addRule(f, rule.code);
-        f.constraints.push({ rule: rule.code, severity: rule.severity, kind: 'check', description: rule.constraint, values: null, when });
+        addRule(f, rule.code, rule.official);
+        if (rule.requires && rule.severity === 'error') {
+          if (rule.requires === 'always' && when === null) raise(f, 'required');
+          else {
+            raise(f, 'conditional');
+            const parts = [rule.requires === 'always' ? null : rule.requires, when].filter((x): x is string => x !== null);
+            f.conditions.push(`required when ${parts.join(' and ')}`);
+          }
+        }
+        f.constraints.push({ rule: rule.code, officialRule: rule.official ?? null, severity: rule.severity, kind: 'check', description: rule.constraint, values: null, when });
       }
       return;
     }
@@ -210,6 +223,8 @@ function apply(planned: PlannedRule, field: (path: string) => MutableField): voi
 
 export interface RuleDescription {
   readonly code: string;
+  /** The official rule it enforces (e.g. PINT AE `ibr-174-ae`), or null. */
+  readonly officialRule: string | null;
   readonly ruleSet: string;
   readonly countries: readonly string[];
   readonly severity: Severity;
@@ -234,7 +249,7 @@ const PREFLIGHT_MESSAGES: Record<keyof typeof PREFLIGHT_CODES, string> = {
 export function describeRules(country?: string): RuleDescription[] {
   const out: RuleDescription[] = [];
   for (const [key, code] of Object.entries(PREFLIGHT_CODES) as [keyof typeof PREFLIGHT_CODES, string][]) {
-    out.push({ code, ruleSet: PREFLIGHT_RULE_SET, countries: supportedCountries, severity: 'error', kind: 'preflight', message: PREFLIGHT_MESSAGES[key], paths: [], appliesWhen: null });
+    out.push({ code, officialRule: null, ruleSet: PREFLIGHT_RULE_SET, countries: supportedCountries, severity: 'error', kind: 'preflight', message: PREFLIGHT_MESSAGES[key], paths: [], appliesWhen: null });
   }
   for (const set of ruleSets) {
     if (country !== undefined && !set.countries.includes(country as never)) continue;
@@ -242,6 +257,7 @@ export function describeRules(country?: string): RuleDescription[] {
       const parts = [set.when, rule.when].filter((c): c is Condition => c !== undefined).map(describeCondition);
       out.push({
         code: rule.code,
+        officialRule: rule.official ?? null,
         ruleSet: set.name,
         countries: set.countries,
         severity: rule.severity,
@@ -254,6 +270,7 @@ export function describeRules(country?: string): RuleDescription[] {
   }
   out.push({
     code: DOCUMENT_NUMBER_REUSE.code,
+    officialRule: null,
     ruleSet: DOCUMENT_NUMBER_REUSE.ruleSet,
     countries: supportedCountries,
     severity: 'error',

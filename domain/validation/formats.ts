@@ -81,7 +81,7 @@ export const frequencyFormat = codeList('frequency', INVOICE_FREQUENCIES);
 // Tax identifiers ---------------------------------------------------------------------------------
 
 /** UAE Tax Registration Number: 15 digits. */
-export const aeTrnFormat = pattern('AE TRN', 'a UAE tax registration number: 15 digits', /^\d{15}$/);
+export const aeTrnFormat = pattern('AE TRN', 'a UAE tax registration number: 15 digits, starting with 1 and ending with 03 (PINT AE ibr-132-ae)', /^1\d{12}03$/);
 /** UAE Tax Identification Number (also the Peppol participant id under scheme 0235): 10 digits. */
 export const aeTinFormat = pattern('AE TIN', 'a UAE tax identification number: exactly 10 digits', /^\d{10}$/);
 /** Saudi VAT registration number: 15 digits, first and last digit 3. */

@@ -26,7 +26,11 @@ export const ValidationFindingCodec = t.intersection(
       severity: t.keyof({ error: null, warning: null }),
       ruleSet: t.string,
     }),
-    t.partial({ payloadPath: t.union([t.string, t.null]) }),
+    t.partial({
+      payloadPath: t.union([t.string, t.null]),
+      /** The official rule (e.g. PINT AE `ibr-174-ae`) the finding's rule enforces, when there is one. */
+      officialRule: t.string,
+    }),
   ],
   'ValidationFinding',
 );

@@ -41,7 +41,13 @@ const PARTIES: Record<Country, CountryParties> = {
       registrationNumbers: [{ type: 'TL', value: 'CN-7654321' }],
       peppolId: '1009876543',
     },
-    extensions: { peppol_seller_peppolIdScheme: '0235', peppol_buyer_peppolIdScheme: '0235' },
+    // Both parties register with a trade licence (TL): PINT AE then wants its issuing authority (ibr-172-ae, ibr-101-ae).
+    extensions: {
+      peppol_seller_peppolIdScheme: '0235',
+      peppol_buyer_peppolIdScheme: '0235',
+      ae_seller_authorityName: 'Dubai Department of Economy and Tourism',
+      ae_buyer_authorityName: 'Abu Dhabi Department of Economic Development',
+    },
   },
   SA: {
     currency: 'SAR',
@@ -125,11 +131,17 @@ export function sampleDocument(country: Country, options: SampleOptions = {}): R
   const lineItems: Record<string, unknown>[] = [];
   let taxable = 0;
   let tax = 0;
+  // UAE line category by modifier (PINT AE): O out of scope, N margin scheme (every line, ibr-116-ae;
+  // no line tax: the VAT on the margin is not shown), AE reverse charge (no line tax), else S.
+  const aeCategory = modifiers.includes('out_of_scope') ? 'O' : modifiers.includes('margin_scheme') ? 'N' : modifiers.includes('reverse_charge') ? 'AE' : 'S';
+  const category = country === 'AE' ? aeCategory : 'S';
+  const taxRate = category === 'O' ? 0 : p.taxRate;
+  const charged = category === 'S';
   for (let i = 0; i < lines; i++) {
     const quantity = (i % 5) + 1;
     const amount = round2(12.5 + i * 3.75);
     const lineTaxableValue = round2(quantity * amount);
-    const taxAmount = round2((lineTaxableValue * p.taxRate) / 100);
+    const taxAmount = charged ? round2((lineTaxableValue * taxRate) / 100) : 0;
     taxable += lineTaxableValue;
     tax += taxAmount;
     lineItems.push({
@@ -139,11 +151,12 @@ export function sampleDocument(country: Country, options: SampleOptions = {}): R
       unitCode: 'EA',
       taxAmount,
       lineTaxableValue,
-      taxCategory: 'S',
-      taxRate: p.taxRate,
+      taxCategory: category,
+      taxRate,
       commodityClassification: { code: `8471.${String(30 + (i % 60)).padStart(2, '0')}`, scheme: 'HS' },
       price: { amount, grossPrice: amount },
-      ...(country === 'AE' ? { extensions: { ae_itemType: i % 2 === 0 ? 'GOODS' : 'SERVICES' } } : {}),
+      // UAE item type (BTAE-13): G goods carry the HS classification above, S services a service accounting code.
+      ...(country === 'AE' ? aeLineExtras(i, category) : {}),
     });
   }
   taxable = round2(taxable);
@@ -159,6 +172,7 @@ export function sampleDocument(country: Country, options: SampleOptions = {}): R
   if (dt.base === 'credit_note' || dt.base === 'debit_note') {
     header['precedingInvoiceReference'] = { id: `INV-${country}-000000`, issueDate: '2026-01-02' };
   }
+  if (country === 'AE' && dt.base === 'credit_note') header['creditNoteReason'] = { code: 'DL8.61.1.B', description: 'Price adjustment' };
   if (modifiers.includes('summary')) {
     header['invoicePeriod'] = { startDate: '2026-01-01', endDate: '2026-01-31', frequency: 'MONTHLY' };
   }
@@ -171,7 +185,7 @@ export function sampleDocument(country: Country, options: SampleOptions = {}): R
     parties,
     lineItems,
     payment: { paymentMeans: [{ paymentMeansCode: '30', creditTransferInfo: { payeeFinancialAccountId: 'AE070331234567890123456' } }] },
-    taxTotals: [{ taxCategory: 'S', taxRate: p.taxRate, taxableAmount: taxable, taxAmount: tax }],
+    taxTotals: [{ taxCategory: category, taxRate, taxableAmount: taxable, taxAmount: tax }],
     totals: {
       totalLineTaxableAmount: taxable,
       totalAmountExcludingTax: taxable,
@@ -179,6 +193,26 @@ export function sampleDocument(country: Country, options: SampleOptions = {}): R
       totalAmountIncludingTax: round2(taxable + tax),
       amountDue: round2(taxable + tax),
     },
-    extensions: clone(p.extensions),
+    extensions: { ...clone(p.extensions), ...(country === 'AE' ? aeDocumentExtras(modifiers) : {}) },
+  };
+}
+
+/**
+ * UAE line fields PINT AE asks for: the item type (BTAE-13; G goods carry the HS classification,
+ * S services a service accounting code) and, on reverse-charge lines, the item's GTIN (scheme 0160)
+ * and the type of goods or services subject to reverse charge.
+ */
+function aeLineExtras(i: number, category: string): Record<string, unknown> {
+  const extensions: Record<string, unknown> =
+    i % 2 === 0 ? { ae_itemType: 'G' } : { ae_itemType: 'S', ae_serviceAccountingCode: `9983${String(11 + (i % 80)).padStart(2, '0')}` };
+  if (category !== 'AE') return { extensions };
+  return { standardItemId: { id: `0629${String(100000000 + i).padStart(9, '0')}`, scheme: '0160' }, extensions: { ...extensions, ae_rcmType: 'DL8.48.3.1' } };
+}
+
+/** UAE document fields the transaction types ask for: beneficiary (free trade zone), principal (disclosed agent). */
+function aeDocumentExtras(modifiers: readonly string[]): Record<string, unknown> {
+  return {
+    ...(modifiers.includes('free_trade_zone') ? { ae_beneficiaryId: '100555666700003' } : {}),
+    ...(modifiers.includes('disclosed_agent') ? { ae_principalTRN: '100444555600003' } : {}),
   };
 }

@@ -62,6 +62,7 @@ export const DOCUMENT_EXTENSIONS = [
   'ae_totalAmountIncludingTaxInAED',
   'ae_seller_passportIssuingCountry',
   'ae_buyer_passportCountry',
+  'ae_creditNoteReasonCode',
 ] as const;
 
 export const LINE_EXTENSIONS = ['ae_itemType', 'ae_rcmType', 'ae_serviceAccountingCode', 'ae_sacScheme'] as const;
@@ -78,6 +79,7 @@ export const coreDocumentSchema: SchemaNode = obj({
     exchangeRate: obj({ rate: num }),
     invoicePeriod: obj({ startDate: date, endDate: date, frequency: code }),
     precedingInvoiceReference: obj({ id: str, issueDate: date }),
+    creditNoteReason: obj({ code: code, description: str }),
   }),
   parties: obj({
     seller: party,
@@ -99,6 +101,7 @@ export const coreDocumentSchema: SchemaNode = obj({
       taxCategory: str,
       taxRate: num,
       commodityClassification: obj({ code: scalar, scheme: str }),
+      standardItemId: obj({ id: scalar, scheme: scalar }),
       price: obj({ amount: num, grossPrice: num }),
       taxExemptionReason: str,
       taxExemptionReasonCode: str,

@@ -72,7 +72,7 @@ class Run implements CheckContext, PreflightSink {
     private readonly pathMap: PathMap | undefined,
   ) {}
 
-  add(code: string, message: string, path: PathSegment[], severity: Severity, ruleSet: string, payloadPath?: string | null): void {
+  add(code: string, message: string, path: PathSegment[], severity: Severity, ruleSet: string, payloadPath?: string | null, officialRule?: string): void {
     const list = severity === 'error' ? this.errors : this.warnings;
     if (severity === 'error') this.errorCount++;
     else this.warningCount++;
@@ -80,7 +80,9 @@ class Run implements CheckContext, PreflightSink {
       this.truncated = true;
       return;
     }
-    const finding: ValidationFinding = { code, message, path, corePath: formatPath(path), severity, ruleSet };
+    const text = officialRule && !message.includes(officialRule) ? `${message} [${officialRule}]` : message;
+    const finding: ValidationFinding = { code, message: text, path, corePath: formatPath(path), severity, ruleSet };
+    if (officialRule) finding.officialRule = officialRule;
     if (payloadPath !== undefined) {
       if (payloadPath !== null || this.pathMap) finding.payloadPath = payloadPath;
     } else if (this.pathMap) {
@@ -98,7 +100,7 @@ class Run implements CheckContext, PreflightSink {
   report(path: PathSegment[], message?: string): void {
     const rule = this.current!.prepared.rule;
     this.currentFindings++;
-    this.add(rule.code, message ?? rule.message, path, rule.severity, this.currentSetName);
+    this.add(rule.code, message ?? rule.message, path, rule.severity, this.currentSetName, undefined, rule.official);
   }
 
   /** PreflightSink: the value at `stack` has the wrong type. */

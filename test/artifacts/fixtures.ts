@@ -43,11 +43,13 @@ function uaeLine(i: number, modifiers: ReadonlySet<string>): CoreLineItem {
   const price = 100 + i * 12.5;
   const net = Math.round(quantity * price * 100) / 100;
   const outOfScope = modifiers.has('out_of_scope');
-  const reverse = modifiers.has('reverse_charge');
-  const exempt = !outOfScope && !reverse && i % 5 === 4;
-  const zero = !outOfScope && !reverse && !exempt && modifiers.has('export');
-  const category = outOfScope ? 'O' : reverse ? 'AE' : exempt ? 'E' : zero ? 'Z' : 'S';
-  const rate = category === 'S' || category === 'AE' ? 5 : 0;
+  // PINT AE ibr-116-ae: with the margin scheme every line is N (rate stated, no line tax).
+  const margin = !outOfScope && modifiers.has('margin_scheme');
+  const reverse = !outOfScope && !margin && modifiers.has('reverse_charge');
+  const exempt = !outOfScope && !margin && !reverse && i % 5 === 4;
+  const zero = !outOfScope && !margin && !reverse && !exempt && modifiers.has('export');
+  const category = outOfScope ? 'O' : margin ? 'N' : reverse ? 'AE' : exempt ? 'E' : zero ? 'Z' : 'S';
+  const rate = category === 'S' || category === 'AE' || category === 'N' ? 5 : 0;
   const tax = category === 'S' ? Math.round(net * 5) / 100 : 0;
   return {
     id: String(i + 1),
@@ -63,10 +65,11 @@ function uaeLine(i: number, modifiers: ReadonlySet<string>): CoreLineItem {
     price: { amount: price, grossPrice: i % 3 === 0 ? price + 5 : price },
     ...(exempt ? { taxExemptionReasonCode: 'VATEX-AE-ED', taxExemptionReason: 'Exempt supply' } : {}),
     ...(outOfScope ? { taxExemptionReasonCode: 'VATEX-AE-OOS', taxExemptionReason: 'Out of scope' } : {}),
+    ...(reverse ? { standardItemId: { id: `0629${String(100000000 + i)}`, scheme: '0160' } } : {}),
     extensions: {
       ae_itemType: i % 2 ? 'S' : 'G',
       ...(i % 2 ? { ae_serviceAccountingCode: '998311', ae_sacScheme: 'SAC' } : {}),
-      ...(reverse ? { ae_rcmType: 'GOODS' } : {}),
+      ...(reverse ? { ae_rcmType: 'DL8.48.3.1' } : {}),
     },
   };
 }

@@ -90,6 +90,9 @@ describe('artifacts: UAE Tax Data Document', function () {
     expect(at(o, 'pxs:TaxData', 'pxs:ReportingParty', 'cbc:EndpointID', '@schemeID')).to.equal('0235');
     expect(at(o, 'pxs:TaxData', 'pxs:ReceivingParty', 'cbc:EndpointID', '@schemeID')).to.equal('0242');
     expect(at(o, 'pxs:TaxData', 'pxs:ReportersRepresentative', 'cac:PartyIdentification', 'cbc:ID', '@schemeID')).to.equal('0242');
+    // Bare SPIS values under schemeID 0242, as in the official examples (not "0242:000773").
+    expect(at(o, 'pxs:TaxData', 'pxs:ReceivingParty', 'cbc:EndpointID')).to.equal('000773');
+    expect(at(o, 'pxs:TaxData', 'pxs:ReportersRepresentative', 'cac:PartyIdentification', 'cbc:ID')).to.equal('ASP-0001');
 
     const rd = at(o, 'pxs:TaxData', 'pxs:ReportedTransaction', 'pxs:ReportedDocument');
     expect(at(rd, 'cbc:CustomizationID')).to.equal('urn:peppol:pint:billing-1@ae-1');

@@ -91,7 +91,7 @@ describe('artifacts: UAE PINT AE billing XML', function () {
     expect(uaeTransactionTypeFlags(['free_trade_zone', 'reverse_charge', 'out_of_scope'])).to.equal('10000000');
   });
 
-  it('uses type codes 380 / 381 (CreditNote) / 383, and 480 / 81 for out-of-scope documents', function () {
+  it('uses type codes 380 / 381 (CreditNote), 380 with a BillingReference for debit notes, and 480 / 81 for out-of-scope documents', function () {
     for (const c of cases) {
       const outOfScope = c.modifiers.includes('out_of_scope');
       if (c.base === 'credit_note') {
@@ -101,7 +101,8 @@ describe('artifacts: UAE PINT AE billing XML', function () {
         expect(has(c.xml, 'cac:CreditNoteLine')).to.equal(true);
       } else {
         expect(c.xml, c.name).to.match(/^<\?xml[^>]*\?><Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"/);
-        const code = c.base === 'debit_note' ? '383' : outOfScope ? '480' : '380';
+        // PINT AE has no debit note code (ibr-cl-01 allows 380/480): a debit note is a 380 referencing the invoice it adjusts.
+        const code = outOfScope ? '480' : '380';
         expect(text(c.xml, 'cbc:InvoiceTypeCode'), c.name).to.equal(code);
       }
     }
@@ -174,7 +175,7 @@ describe('artifacts: UAE PINT AE billing XML', function () {
       const m = new Set(c.modifiers);
       if (m.has('summary')) {
         expect(inner(c.xml, 'cac:InvoicePeriod'), c.name).to.equal(
-          '<cbc:StartDate>2025-06-01</cbc:StartDate><cbc:EndDate>2025-06-30</cbc:EndDate><cbc:Description>MONTHLY</cbc:Description>',
+          '<cbc:StartDate>2025-06-01</cbc:StartDate><cbc:EndDate>2025-06-30</cbc:EndDate><cbc:DescriptionCode>MTH</cbc:DescriptionCode>',
         );
       }
       const delivery = m.has('e_commerce') || m.has('export');

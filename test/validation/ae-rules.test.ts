@@ -76,7 +76,9 @@ const cases: Case[] = [
   { name: 'rule 3: tax invoice without due date', mutate: (d) => delete d.header.dueDate, errors: ['AE-HEAD-005'], paths: ['header.dueDate'] },
   { name: 'rule 3: tax invoice with deemed_supply without due date', modifiers: ['deemed_supply'], mutate: (d) => delete d.header.dueDate, errors: [] },
   { name: 'rule 3: credit note without due date', base: 'credit_note', mutate: (d) => delete d.header.dueDate, errors: [] },
-  { name: 'rule 3: debit note without due date', base: 'debit_note', mutate: (d) => delete d.header.dueDate, errors: [] },
+  // A debit note is written as a tax invoice (380) with a preceding invoice reference: PINT AE wants its due date (ibr-127-ae).
+  { name: 'rule 3: debit note without due date', base: 'debit_note', mutate: (d) => delete d.header.dueDate, errors: ['AE-HEAD-014'] },
+  { name: 'rule 3: deemed-supply debit note without due date', base: 'debit_note', modifiers: ['deemed_supply'], mutate: (d) => delete d.header.dueDate, errors: [] },
   { name: 'rule 3: other modifiers keep the due date mandatory', modifiers: ['free_trade_zone', 'continuous_supply'], mutate: (d) => delete d.header.dueDate, errors: ['AE-HEAD-005'] },
 
   // Rule 4: preceding invoice --------------------------------------------------------------------
@@ -205,8 +207,8 @@ const cases: Case[] = [
   {
     name: 'format: tax currency code',
     mutate: (d) => Object.assign(d.header, { currency: 'USD', taxCurrency: 'dirham', exchangeRate: { rate: 3.67 } }),
-    errors: ['CORE-HEAD-002'],
-    paths: ['header.taxCurrency'],
+    errors: ['AE-HEAD-017', 'CORE-HEAD-002'],
+    paths: ['header.taxCurrency', 'header.taxCurrency'],
   },
   { name: 'format: seller TRN too short', mutate: (d) => (d.parties.seller.taxIds[0].value = '10023456780000'), errors: ['AE-SELL-012'], paths: ['parties.seller.taxIds[0].value'] },
   { name: 'format: buyer TRN with letters', mutate: (d) => (d.parties.buyer.taxIds[0].value = '10098765430000A'), errors: ['AE-BUY-012'] },
@@ -245,11 +247,12 @@ describe('UAE rules (SPEC.md 2.2), table of payload variants', () => {
     expect(report.errors).to.deep.equal([
       {
         code: 'AE-BUY-006',
-        message: 'Buyer city is required',
+        message: 'Buyer city is required [ibr-144-ae]',
         path: ['parties', 'buyer', 'address', 'city'],
         corePath: 'parties.buyer.address.city',
         severity: 'error',
         ruleSet: 'ae.mandatory',
+        officialRule: 'ibr-144-ae',
       },
     ]);
   });
@@ -263,7 +266,7 @@ describe('UAE rules (SPEC.md 2.2), table of payload variants', () => {
   });
 });
 
-describe('UAE arithmetic consistency (warnings only)', () => {
+describe('UAE arithmetic consistency (core warnings; PINT AE makes the line and total equalities errors)', () => {
   const type = dt('tax_invoice');
   const run = (mutate: (d: Doc) => void) => validate('AE', type, docFor('AE', type, mutate));
 
@@ -275,7 +278,10 @@ describe('UAE arithmetic consistency (warnings only)', () => {
 
   it('line taxable value differing from quantity x price', () => {
     const r = run((d) => (d.lineItems[0].lineTaxableValue += 1));
-    expect(r.success).to.equal(true);
+    expect(r.success).to.equal(false);
+    // ibr-147-ae (line net), ibr-co-10 (sum of lines) and aligned-ibrp-s-09 (category tax) reject it.
+    expect(codes(r.errors)).to.deep.equal(['AE-DOC-006', 'AE-LINE-028', 'AE-LINE-029']);
+    expect(r.errors.map((e) => e.officialRule).sort()).to.deep.equal(['aligned-ibrp-s-09', 'ibr-147-ae', 'ibr-co-10']);
     expect(codes(r.warnings)).to.deep.equal(['CORE-CALC-001', 'CORE-CALC-002', 'CORE-CALC-003']);
     expect(r.warnings.find((w) => w.code === 'CORE-CALC-001')!.path).to.deep.equal(['lineItems', 0, 'lineTaxableValue']);
   });
@@ -307,12 +313,14 @@ describe('UAE arithmetic consistency (warnings only)', () => {
     expect(run((d) => (d.totals.amountDue = 0)).warnings).to.deep.equal([]);
   });
 
-  it('no line items is a warning, and the line arithmetic is skipped', () => {
+  it('no line items (and no totals) is a UAE error (ibr-016, ibr-012..015), and the line arithmetic is skipped', () => {
     const r = run((d) => {
       d.lineItems = [];
       delete d.totals;
     });
-    expect(r.success).to.equal(true);
+    expect(r.success).to.equal(false);
+    expect(codes(r.errors)).to.deep.equal(['AE-DOC-001', 'AE-DOC-002', 'AE-DOC-003', 'AE-DOC-004', 'AE-DOC-005']);
+    expect(r.errors.map((e) => e.officialRule)).to.deep.equal(['ibr-016', 'ibr-012', 'ibr-013', 'ibr-014', 'ibr-015']);
     expect(codes(r.warnings)).to.deep.equal(['CORE-LINE-001']);
     expect(r.metadata.ruleSetStats.find((s) => s.name === 'core.arithmetic')).to.include({ skipped: 7 });
   });
@@ -344,9 +352,13 @@ describe('UAE modifiers without rules of their own', () => {
       expect(validate('AE', type, docFor('AE', type)).errors).to.deep.equal([]);
     });
   }
-  it('every modifier at once (with what they need)', () => {
-    const type = dt('tax_invoice', ['free_trade_zone', 'disclosed_agent', 'e_commerce', 'export', 'reverse_charge', 'continuous_supply', 'summary', 'out_of_scope', 'deemed_supply', 'self_billed', 'margin_scheme']);
-    const r = validate('AE', type, docFor('AE', type));
-    expect(r.errors).to.deep.equal([]);
+  it('every modifier at once (with what they need), except out_of_scope with summary, deemed supply or margin scheme (ibr-157-ae)', () => {
+    const every = ['free_trade_zone', 'disclosed_agent', 'e_commerce', 'export', 'reverse_charge', 'continuous_supply', 'summary', 'deemed_supply', 'self_billed', 'margin_scheme'];
+    const type = dt('tax_invoice', every);
+    expect(validate('AE', type, docFor('AE', type)).errors).to.deep.equal([]);
+    const withOutOfScope = dt('tax_invoice', [...every, 'out_of_scope']);
+    const r = validate('AE', withOutOfScope, docFor('AE', withOutOfScope));
+    expect(codes(r.errors)).to.include('AE-HEAD-021');
+    expect(r.errors.find((e) => e.code === 'AE-HEAD-021')).to.include({ officialRule: 'ibr-157-ae', corePath: 'header.documentType.modifiers' });
   });
 });

@@ -54,11 +54,13 @@ describe('requirements catalogue (UAE)', () => {
     expect(c.ruleSets).to.include('ae.mandatory');
   });
 
-  it('buyer tax id value: required, optional with export, required again with reverse_charge', () => {
+  it('buyer tax id value: required, with export only for reverse-charge lines (ibr-103-ae), required again with reverse_charge', () => {
     const path = 'parties.buyer.taxIds[0].value';
     expect(field(catalogue('AE', 'tax_invoice'), path).requirement).to.equal('required');
     const exported = field(catalogue('AE', 'tax_invoice', ['export']), path);
-    expect(exported.requirement).to.equal('optional');
+    expect(exported.requirement).to.equal('conditional');
+    expect(exported.conditions).to.deep.equal(['required when a line has taxCategory AE']);
+    expect(exported.officialRules).to.deep.equal(['ibr-103-ae']);
     expect(exported.notApplicable).to.deep.equal([{ rule: 'AE-BUY-010', appliesWhen: 'modifier reverse_charge is present or modifier export is absent' }]);
     expect(field(catalogue('AE', 'tax_invoice', ['export', 'reverse_charge']), path).requirement).to.equal('required');
     expect(field(catalogue('AE', 'tax_invoice', ['reverse_charge']), path).requirement).to.equal('required');

@@ -47,6 +47,8 @@ describe('validation report (meta.coreValidation, SPEC.md 2.8)', () => {
       'ae.delivery',
       'ae.code_lists',
       'ae.identifiers',
+      'ae.pint_document',
+      'ae.pint_lines',
     ]);
     for (const s of r.metadata.ruleSetStats) expect(Object.keys(s)).to.deep.equal(['name', 'rules', 'passed', 'failed', 'warned', 'skipped', 'errors', 'warnings']);
     assertConsistent(r);
@@ -153,7 +155,11 @@ describe('preflight: wrong types never throw and are reported at their path', ()
       d.payment = null;
       d.lineItems.push(null);
     }));
-    expect(r.errors.map((e) => [e.code, e.corePath])).to.deep.equal([['CORE-PRE-002', 'lineItems[3]']]);
+    // payment null is absent: PINT AE then misses the payment means of an invoice (ibr-191-ae).
+    expect(r.errors.map((e) => [e.code, e.corePath])).to.deep.equal([
+      ['CORE-PRE-002', 'lineItems[3]'],
+      ['AE-HEAD-015', 'payment.paymentMeans[0].paymentMeansCode'],
+    ]);
   });
 
   it('extension values must be scalars', () => {

@@ -13,7 +13,6 @@ import {
   PARTY_TAX_ID_FORMAT,
   partyCode,
   partyRequired,
-  partyRequiredAll,
   required,
   ruleSet,
   type PartyField,
@@ -26,6 +25,12 @@ const AE = ['AE'] as const;
 /** Rule 1: per party (seller and buyer). */
 const PARTY_MANDATORY: readonly PartyField[] = ['registrationType', 'name', 'registrationValue', 'peppolId', 'addressLine1', 'city', 'stateOrProvince', 'country'];
 
+/** The PINT AE rules behind rule 1's party fields (address: ibr-143/144-ae; registration: ibr-150/180/181-ae, ibr-136-ae). */
+const PARTY_OFFICIAL: Record<'seller' | 'buyer', Partial<Record<PartyField, string>>> = {
+  seller: { registrationType: 'ibr-181-ae', registrationValue: 'ibr-150-ae', addressLine1: 'ibr-143-ae', city: 'ibr-143-ae', stateOrProvince: 'ibr-143-ae', country: 'ibr-009' },
+  buyer: { registrationType: 'ibr-180-ae', registrationValue: 'ibr-136-ae', addressLine1: 'ibr-144-ae', city: 'ibr-144-ae', stateOrProvince: 'ibr-144-ae', country: 'ibr-011' },
+};
+
 export const aeMandatory = ruleSet(
   'ae.mandatory',
   'Rule 1: document number, issue date, currency, base; per party registration type and value, name, Peppol id, address line 1, city, state/province, country; seller tax id type',
@@ -35,23 +40,23 @@ export const aeMandatory = ruleSet(
     headerRequired('AE', 'issueDate'),
     headerRequired('AE', 'currency'),
     headerRequired('AE', 'base'),
-    ...partyRequiredAll('AE', 'seller', PARTY_MANDATORY),
+    ...PARTY_MANDATORY.map((f) => partyRequired('AE', 'seller', f, { official: PARTY_OFFICIAL.seller[f] })),
     partyRequired('AE', 'seller', 'taxIdType'),
-    ...partyRequiredAll('AE', 'buyer', PARTY_MANDATORY),
+    ...PARTY_MANDATORY.map((f) => partyRequired('AE', 'buyer', f, { official: PARTY_OFFICIAL.buyer[f] })),
   ],
 );
 
 const notAed = fieldPresentAndNot('header.currency', 'AED');
 export const aeCurrency = ruleSet('ae.currency', 'Rule 2: tax currency and exchange rate when the currency is not AED', AE, [
-  headerRequired('AE', 'taxCurrency', { when: notAed, message: 'The tax currency is required when the currency is not AED' }),
-  headerRequired('AE', 'exchangeRate', { when: notAed, message: 'The exchange rate is required when the currency is not AED' }),
+  headerRequired('AE', 'taxCurrency', { official: 'ibr-175-ae', when: notAed, message: 'The tax currency is required when the currency is not AED' }),
+  headerRequired('AE', 'exchangeRate', { official: 'ibr-159-ae', when: notAed, message: 'The exchange rate is required when the currency is not AED' }),
 ]);
 
 export const aeDueDate = ruleSet(
   'ae.due_date',
   'Rule 3: due date for tax invoices, except with deemed_supply (optional for credit notes)',
   AE,
-  [headerRequired('AE', 'dueDate', { when: not(hasModifier('deemed_supply')), message: 'The due date is required for tax invoices' })],
+  [headerRequired('AE', 'dueDate', { official: 'ibr-127-ae', when: not(hasModifier('deemed_supply')), message: 'The due date is required for tax invoices' })],
   baseIs('tax_invoice'),
 );
 
@@ -60,8 +65,9 @@ export const aePrecedingInvoice = ruleSet(
   'Rule 4: preceding invoice reference (id and issue date) for credit notes',
   AE,
   [
-    headerRequired('AE', 'precedingId', { message: 'The preceding invoice reference id is required for credit notes' }),
+    headerRequired('AE', 'precedingId', { official: 'ibr-055-ae', message: 'The preceding invoice reference id is required for credit notes' }),
     headerRequired('AE', 'precedingIssueDate', {
+      official: 'ibr-055-ae',
       alternatives: ['extensions.peppol_precedingInvoiceIssueDate'],
       message: 'The preceding invoice issue date is required for credit notes (header.precedingInvoiceReference.issueDate or extensions.peppol_precedingInvoiceIssueDate)',
     }),
@@ -74,9 +80,9 @@ export const aeSummary = ruleSet(
   'Rule 5: invoice period start, end and frequency with the summary modifier',
   AE,
   [
-    headerRequired('AE', 'periodStart', { message: 'The invoice period start date is required for summary invoices' }),
-    headerRequired('AE', 'periodEnd', { message: 'The invoice period end date is required for summary invoices' }),
-    headerRequired('AE', 'frequency', { message: 'The invoice period frequency is required for summary invoices' }),
+    headerRequired('AE', 'periodStart', { official: 'ibr-138-ae', message: 'The invoice period start date is required for summary invoices' }),
+    headerRequired('AE', 'periodEnd', { official: 'ibr-138-ae', message: 'The invoice period end date is required for summary invoices' }),
+    headerRequired('AE', 'frequency', { official: 'ibr-005-ae', message: 'The invoice period frequency is required for summary invoices' }),
   ],
   hasModifier('summary'),
 );
@@ -86,7 +92,7 @@ export const aeTaxIds = ruleSet(
   'Rule 6: seller tax id value (optional with out_of_scope); buyer tax id value (optional with export, mandatory with reverse_charge)',
   AE,
   [
-    partyRequired('AE', 'seller', 'taxIdValue', { when: not(hasModifier('out_of_scope')) }),
+    partyRequired('AE', 'seller', 'taxIdValue', { official: 'ibr-134-ae', when: not(hasModifier('out_of_scope')) }),
     partyRequired('AE', 'buyer', 'taxIdType', {
       when: fieldPresent('parties.buyer.taxIds[0].value'),
       message: 'Buyer tax id type is required when a buyer tax id value is given',
@@ -100,9 +106,9 @@ export const aeDelivery = ruleSet(
   'Rule 7: delivery address line 1, city, country subdivision and country with e_commerce or export',
   AE,
   [
-    required('AE-DLV-001', 'parties.delivery.address.addressLine1', 'Delivery address line 1 is required with e_commerce or export'),
-    required('AE-DLV-002', 'parties.delivery.address.city', 'Delivery city is required with e_commerce or export'),
-    required('AE-DLV-003', 'parties.delivery.address.countrySubdivision', 'Delivery country subdivision is required with e_commerce or export'),
+    required('AE-DLV-001', 'parties.delivery.address.addressLine1', 'Delivery address line 1 is required with e_commerce or export', { official: 'ibr-142-ae' }),
+    required('AE-DLV-002', 'parties.delivery.address.city', 'Delivery city is required with e_commerce or export', { official: 'ibr-142-ae' }),
+    required('AE-DLV-003', 'parties.delivery.address.countrySubdivision', 'Delivery country subdivision is required with e_commerce or export', { official: 'ibr-142-ae' }),
     required('AE-DLV-004', 'parties.delivery.address.country', 'Delivery country is required with e_commerce or export'),
   ],
   hasAnyModifier('e_commerce', 'export'),
@@ -112,14 +118,17 @@ const emirates = EMIRATE_CODES.join(', ');
 export const aeCodeLists = ruleSet('ae.code_lists', 'Rule 8: emirate codes for UAE addresses; rule 5: frequency values', AE, [
   format(partyCode('AE', 'seller', PARTY_SUBDIVISION), 'parties.seller.address.stateOrProvince', emirateFormat, `Seller state/province must be an emirate code (${emirates}) when the country is AE`, {
     when: fieldEquals('parties.seller.address.country', 'AE'),
+    official: 'ibr-128-ae',
   }),
   format(partyCode('AE', 'buyer', PARTY_SUBDIVISION), 'parties.buyer.address.stateOrProvince', emirateFormat, `Buyer state/province must be an emirate code (${emirates}) when the country is AE`, {
     when: fieldEquals('parties.buyer.address.country', 'AE'),
+    official: 'ibr-128-ae',
   }),
   format('AE-DLV-005', 'parties.delivery.address.countrySubdivision', emirateFormat, `Delivery country subdivision must be an emirate code (${emirates}) when the country is AE`, {
     when: fieldEquals('parties.delivery.address.country', 'AE'),
+    official: 'ibr-128-ae',
   }),
-  format('AE-HEAD-011', 'header.invoicePeriod.frequency', frequencyFormat, `The invoice period frequency must be one of ${INVOICE_FREQUENCIES.join(', ')}`),
+  format('AE-HEAD-011', 'header.invoicePeriod.frequency', frequencyFormat, `The invoice period frequency must be one of ${INVOICE_FREQUENCIES.join(', ')}`, { official: 'ibr-005-ae' }),
 ]);
 
 const taxIdFormats = byType({ TRN: aeTrnFormat, VAT: aeTrnFormat, TIN: aeTinFormat });

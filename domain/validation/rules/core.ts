@@ -140,6 +140,9 @@ const lineTax: CheckFn = (doc, ctx) => {
     const rate = num(line['taxRate']);
     const tax = num(line['taxAmount']);
     if (taxable === undefined || rate === undefined || tax === undefined) continue;
+    // Reverse charge (AE) and margin scheme (N): the rate is stated but no tax is charged on the line.
+    const category = typeof line['taxCategory'] === 'string' ? line['taxCategory'].trim().toUpperCase() : '';
+    if (category === 'AE' || category === 'N') continue;
     applied = true;
     const expected = (taxable * rate) / 100;
     if (!near(tax, expected, AMOUNT_TOLERANCE)) {

@@ -17,6 +17,11 @@ interface RuleCommon {
   readonly severity: Severity;
   /** When the rule applies; absent means always (within its rule set). */
   readonly when?: Condition;
+  /**
+   * The official rule this rule enforces ahead of the XML (e.g. `ibr-174-ae` of PINT AE 1.0.4):
+   * findings carry it as `officialRule` and name it in their message.
+   */
+  readonly official?: string;
 }
 
 /** The value at `path` must be present (not absent, null, blank or an empty array). */
@@ -52,6 +57,12 @@ export interface CheckRule extends RuleCommon {
   /** What the check accepts, in words (catalogue text). */
   readonly constraint: string;
   readonly check: CheckFn;
+  /**
+   * When the check also reports the absence of its paths (e.g. a field every line must carry):
+   * `'always'`, or in words when (`'taxCategory is AE'`). The catalogue lists the paths as required
+   * or conditional accordingly.
+   */
+  readonly requires?: string;
 }
 
 export type Rule = RequiredRule | FormatRule | CheckRule;
@@ -71,7 +82,14 @@ export interface RuleSet {
 interface Options {
   readonly when?: Condition;
   readonly severity?: Severity;
+  readonly official?: string;
 }
+
+const common = (opts: Options) => ({
+  severity: opts.severity ?? ('error' as Severity),
+  ...(opts.when ? { when: opts.when } : {}),
+  ...(opts.official ? { official: opts.official } : {}),
+});
 
 export function required(code: string, path: string, message: string, opts: Options & { alternatives?: readonly string[] } = {}): RequiredRule {
   return {
@@ -79,8 +97,7 @@ export function required(code: string, path: string, message: string, opts: Opti
     code,
     path,
     message,
-    severity: opts.severity ?? 'error',
-    ...(opts.when ? { when: opts.when } : {}),
+    ...common(opts),
     ...(opts.alternatives ? { alternatives: opts.alternatives } : {}),
   };
 }
@@ -92,12 +109,11 @@ export function format(code: string, paths: string | readonly string[], fmt: For
     paths: typeof paths === 'string' ? [paths] : paths,
     format: fmt,
     message,
-    severity: opts.severity ?? 'error',
-    ...(opts.when ? { when: opts.when } : {}),
+    ...common(opts),
   };
 }
 
-export function check(code: string, paths: readonly string[], message: string, constraint: string, fn: CheckFn, opts: Options = {}): CheckRule {
+export function check(code: string, paths: readonly string[], message: string, constraint: string, fn: CheckFn, opts: Options & { requires?: string } = {}): CheckRule {
   return {
     kind: 'check',
     code,
@@ -105,8 +121,8 @@ export function check(code: string, paths: readonly string[], message: string, c
     message,
     constraint,
     check: fn,
-    severity: opts.severity ?? 'error',
-    ...(opts.when ? { when: opts.when } : {}),
+    ...common(opts),
+    ...(opts.requires ? { requires: opts.requires } : {}),
   };
 }
 

@@ -3,6 +3,7 @@
  * names are checked for uniqueness once, when this module loads.
  */
 import { isStatic } from '../conditions.js';
+import { aePintRuleSets } from './ae-pint.js';
 import { aeRuleSets } from './ae.js';
 import { beRuleSets } from './be.js';
 import { coreRuleSets, DOCUMENT_NUMBER_REUSE } from './core.js';
@@ -11,7 +12,7 @@ import type { RuleSet } from './define.js';
 import { myRuleSets } from './my.js';
 import { saRuleSets } from './sa.js';
 
-export const ruleSets: readonly RuleSet[] = [...coreRuleSets, ...aeRuleSets, ...saRuleSets, ...myRuleSets, ...beRuleSets, ...deRuleSets];
+export const ruleSets: readonly RuleSet[] = [...coreRuleSets, ...aeRuleSets, ...aePintRuleSets, ...saRuleSets, ...myRuleSets, ...beRuleSets, ...deRuleSets];
 
 (function checkRegistry() {
   const codes = new Set<string>([DOCUMENT_NUMBER_REUSE.code]);
