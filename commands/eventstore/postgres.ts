@@ -214,7 +214,7 @@ export class PostgresEventStore implements EventStore {
       }
     }
     if (replays.every((r) => r !== undefined)) return replays as AppendResult[];
-    if (replays.some((r) => r !== undefined)) {
+    if (!(failure instanceof WrongExpectedVersionError) && replays.some((r) => r !== undefined)) {
       const stored = parts.filter((_, i) => replays[i] !== undefined);
       throw new DuplicateEventError(stored[0]!.streamId, stored.flatMap((p) => p.events.map((ev) => ev.id)));
     }
