@@ -3,6 +3,9 @@
  * and route. The same key with the same request returns the original status and body (with
  * `replayed: true` where the body has that field); the same key with another request is a 409
  * conflict; concurrent duplicates execute once (the later ones wait for the first's answer).
+ * The request runs inside an idempotent unit (commands/idempotent-unit.ts): commands that act
+ * record their effect with the key in the same append, so a retry after a crash is answered
+ * from what the earlier attempt committed instead of running again.
  */
 import { createHash } from 'node:crypto';
 import type { Context, Next } from 'koa';
