@@ -164,6 +164,22 @@ describe('Submissions: the number claim and the document in one step (issue 13)'
     expect(claim.state.holder).to.equal(second.json.documentId);
   });
 
+  it('counts documents, not requests: a rejected document counts once, retries and replays add none', async () => {
+    const counts = async () => {
+      const r = await call(`${t.url}/v3/connect/invoices/counts?countryCode=AE`, { headers: { 'x-api-key': u.apiKey, 'x-environment': 'sandbox' } });
+      expect(r.status, r.text).to.equal(200);
+      return r.json.data.salesCount as number;
+    };
+    const before = await counts();
+    const invalid = uaeInvoice();
+    delete invalid.header.issueDate;
+    for (const [body, status] of [[u.request(uaeInvoice()), 200], [u.request(invalid), 422]] as const) {
+      const key = `count-${randomUUID()}`;
+      for (let i = 0; i < 3; i++) expect((await u.submit(body, { 'idempotency-key': key })).status).to.equal(status);
+    }
+    expect((await counts()) - before).to.equal(2);
+  });
+
   it('answers a batch of invoices retried with the same key with the same documents', async () => {
     const body = { invoices: [u.request(uaeInvoice()), u.request(uaeInvoice()), u.request(uaeInvoice({ documentNumber: '' }))] };
     const key = `batch-${randomUUID()}`;
