@@ -2,7 +2,7 @@
  * Ownership of the embedded PostgreSQL (issue 13): a postmaster left running by a process killed
  * with SIGKILL is adopted by the next process and stopped when its last user closes; a start that
  * fails reports PostgreSQL's own message; `admin db stop` stops it. Uses its own data directory
- * and port (the test server's port + 50), never the test database's server.
+ * and a port free when the suite starts, never the test database's server.
  */
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
@@ -12,7 +12,7 @@ import { loadConfig, type Config } from '../../platform/config.js';
 import { DatabaseUnavailableError, openDatabase, runningPostmaster } from '../../platform/database.js';
 
 const dataDir = path.resolve('var/pg-test-ownership');
-const port = Number(process.env.TEST_EMBEDDED_PG_PORT || '54339') + 50;
+let port = 0;
 const config = (): Config => loadConfig({ ...process.env, DATABASE_URL: '', EMBEDDED_PG_DIR: dataDir, EMBEDDED_PG_PORT: String(port), EMBEDDED_PG_DATABASE: 'ownership' });
 
 /** A child process that opens the database, says so, and waits to be killed. */
@@ -52,6 +52,14 @@ function adminDbStop(): Promise<{ stopped: boolean; pid: number | null }> {
 
 describe('embedded PostgreSQL ownership', function () {
   this.timeout(180_000);
+
+  before(async () => {
+    // A fixed port could be taken by any program (test servers listen on ephemeral ports): ask for a free one.
+    const probe = net.createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
+    port = (probe.address() as net.AddressInfo).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+  });
 
   after(async () => {
     const pid = await runningPostmaster(dataDir);
