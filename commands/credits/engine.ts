@@ -286,6 +286,11 @@ export class CreditsEngine {
         for (const d of decided) (d.error ? d.p.reject(d.error) : d.p.resolve({ state: d.state, events: [], position: null, replayed: false }));
         return;
       }
+      if (writes.length > 1 && new Set(effects.map((e) => e.part.streamId)).size < effects.length) {
+        // Two attempts of one request (one of them taken over) in one batch: one append each.
+        for (const p of writes) await this.runBatch(entry, [p]).catch((e) => p.reject(e));
+        return;
+      }
       try {
         let result: AppendResult;
         if (effects.length === 0) result = await this.store.append(entry.streamId, toAppend, entry.revision);
