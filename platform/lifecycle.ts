@@ -50,9 +50,14 @@ export function handleSignals(log: (msg: string, err?: unknown) => void = () => 
  * process exit, before in-flight requests have finished and even while other processes still
  * use the cluster. We take these over: the cluster is stopped as the last shutdown step, and
  * only when no other process is connected. A process that dies abruptly leaves the cluster
- * running; the next process joins it.
+ * running; the next process adopts it, and the last user stops it (platform/database.ts).
  */
+let embeddedHooksReleased = false;
+
 export function releaseEmbeddedPostgresSignalHooks(): void {
+  // The hooks are installed once per process (at the package's import): release them once.
+  if (embeddedHooksReleased) return;
+  embeddedHooksReleased = true;
   const require = createRequire(import.meta.url);
   const hook = require('async-exit-hook') as { unhookEvent(event: string): void };
   for (const event of ['exit', 'beforeExit', 'message', 'SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK']) hook.unhookEvent(event);

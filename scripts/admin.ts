@@ -9,8 +9,8 @@ import { createApiKey, createWorkspace, deleteWorkspace, revokeApiKey } from '..
 import type { CommandContext } from '../commands/execute.js';
 import { DomainError } from '../domain/errors.js';
 import { KEY_ENVIRONMENTS, KEY_PERMISSIONS, MEMBER_ROLES } from '../domain/workspace/workspace.js';
-import { ConfigError } from '../platform/config.js';
-import { DatabaseUnavailableError } from '../platform/database.js';
+import { ConfigError, loadConfig } from '../platform/config.js';
+import { DatabaseUnavailableError, stopEmbeddedServer } from '../platform/database.js';
 import { openRuntime, type Runtime } from '../platform/runtime.js';
 import { allProjections } from '../projections/index.js';
 import { ProjectionRunner } from '../projections/runner.js';
@@ -132,6 +132,15 @@ export function buildProgram(): Command {
           createdAt: k.createdAt.toISOString(),
         })),
       );
+    });
+  const db = program.command('db').description('the embedded PostgreSQL');
+  db.command('stop')
+    .description('stop the embedded PostgreSQL of EMBEDDED_PG_DIR (fast shutdown: connected processes lose their connections)')
+    .action(async () => {
+      const config = loadConfig();
+      if (config.databaseUrl) throw new UsageError('DATABASE_URL is set: the database is not the embedded one');
+      const { stopped, pid } = await stopEmbeddedServer(config.embeddedPg.dataDir);
+      print({ stopped, pid, dataDir: config.embeddedPg.dataDir });
     });
   registerConnectCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
   registerCreditCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });

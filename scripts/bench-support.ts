@@ -218,6 +218,14 @@ export class BenchServer {
     clearTimeout(timer);
   }
 
+  /** SIGKILL, as a crash: nothing of the server's shutdown runs (the crash test). */
+  async crash(): Promise<void> {
+    const child = this.child;
+    if (!child || !this.running) return;
+    child.kill('SIGKILL');
+    await this.exited;
+  }
+
   /** For a process 'exit' handler: signals the server synchronously if it still runs. */
   killNow(): void {
     if (this.running) this.child!.kill('SIGTERM');

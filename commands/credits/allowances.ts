@@ -23,6 +23,7 @@ import { CreditErrorCodes, type AllowanceTarget, type CreditWarning } from '../.
 import { DomainError } from '../../domain/errors.js';
 import type { EventStore } from '../eventstore/port.js';
 import { loadAggregate, type CommandContext } from '../execute.js';
+import { takeSlot } from '../idempotent-unit.js';
 import type { CreditsEngine, CreditsOutcome } from './engine.js';
 
 export interface CreditsDeps {
@@ -67,22 +68,35 @@ async function write(
   ctx: CommandContext,
   options: { idSeed?: string; skipCompanyCheck?: boolean },
 ): Promise<AllowanceWriteResult> {
+  // A write for an idempotent request (not a bulk job's row, which has its own ids) records its
+  // result with the request's key, in the same append; a retry after a crash answers from it.
+  const slot = options.idSeed == null ? takeSlot<AllowanceWriteRecord>() : null;
+  if (slot?.recorded) {
+    const r = slot.recorded;
+    return { ...r, outcome: { state: await deps.engine.read(workspaceId), events: r.events, position: null, replayed: true } };
+  }
   if (!options.skipCompanyCheck) await requireActiveCompany(deps.store, workspaceId, command.companyId);
-  const outcome = await deps.engine.execute(workspaceId, command, ctx, { idSeed: options.idSeed });
-  const company = companyOf(outcome.state, command.companyId);
-  const created = outcome.events.some((e) => e.type === 'AllowanceCreated' || e.type === 'AllowanceScheduled');
-  const cancelled = outcome.events.find((e) => e.type === 'AllowanceCancelled');
-  const allowance = target === 'current' ? company.current : company.scheduled;
-  const version = cancelled && cancelled.type === 'AllowanceCancelled' ? cancelled.data.allowance.version : (allowance?.version ?? 0);
-  return {
-    status: created ? 201 : 200,
-    outcome,
-    view: companyCreditView(outcome.state, command.companyId, ctx.now.toISOString()),
-    allowance,
-    version,
-    warnings: overAllocationWarnings(outcome.state),
+  const resultOf = (outcome: Pick<CreditsOutcome, 'state' | 'events'>): AllowanceWriteRecord => {
+    const company = companyOf(outcome.state, command.companyId);
+    const created = outcome.events.some((e) => e.type === 'AllowanceCreated' || e.type === 'AllowanceScheduled');
+    const cancelled = outcome.events.find((e) => e.type === 'AllowanceCancelled');
+    const allowance = target === 'current' ? company.current : company.scheduled;
+    const version = cancelled && cancelled.type === 'AllowanceCancelled' ? cancelled.data.allowance.version : (allowance?.version ?? 0);
+    return {
+      status: created ? 201 : 200,
+      events: outcome.events,
+      view: companyCreditView(outcome.state, command.companyId, ctx.now.toISOString()),
+      allowance,
+      version,
+      warnings: overAllocationWarnings(outcome.state),
+    };
   };
+  const outcome = await deps.engine.execute(workspaceId, command, ctx, { idSeed: options.idSeed, effect: slot ? { slot, record: resultOf } : undefined });
+  return { ...resultOf(outcome), outcome };
 }
+
+/** The result of an allowance write as recorded for its idempotent request (JSON). */
+type AllowanceWriteRecord = Omit<AllowanceWriteResult, 'outcome'> & { events: CreditsOutcome['events'] };
 
 export interface WriteOptions {
   idSeed?: string;

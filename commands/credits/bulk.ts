@@ -15,6 +15,7 @@ import type { EventStore, Position, RecordedEvent } from '../eventstore/port.js'
 import { execute, loadAggregate, type CommandContext } from '../execute.js';
 import { cancelScheduled, pauseOrResume, putAllowance, requireActiveCompany, type AllowanceWriteResult } from './allowances.js';
 import type { CreditsEngine } from './engine.js';
+import { storeRecordingEffect, takeSlot } from '../idempotent-unit.js';
 
 export const newBulkJobId = () => `cbj_${randomBytes(12).toString('hex')}`;
 
@@ -22,10 +23,14 @@ export async function submitBulkJob(
   store: EventStore,
   input: { workspaceId: string; environment: CreditEnvironment; operations: BulkRow[] },
   ctx: CommandContext,
-): Promise<{ jobId: string; position: Position }> {
-  const jobId = newBulkJobId();
+): Promise<{ jobId: string; position: Position | null }> {
+  // Under an Idempotency-Key the job is recorded with the key, in the same append (a retry after
+  // a crash answers with the same job instead of starting a second one).
+  const slot = takeSlot<{ jobId: string }>();
+  if (slot?.recorded) return { jobId: slot.recorded.jobId, position: null };
+  const jobId = slot ? `cbj_${slot.id('bulk-job').replace(/-/g, '').slice(0, 24)}` : newBulkJobId();
   const result = await execute(
-    store,
+    slot ? storeRecordingEffect(store, slot, { jobId }, ctx) : store,
     bulkJobDecider,
     bulkJobStream(jobId),
     { type: 'SubmitBulkJob', jobId, workspaceId: input.workspaceId, environment: input.environment, operations: input.operations, now: ctx.now.toISOString() },

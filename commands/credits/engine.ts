@@ -29,8 +29,9 @@ import { creditEventDefinitions, type CreditEvent } from '../../domain/credits/e
 import { pfromEntries, pvalues } from '../../domain/credits/pmap.js';
 import { creditsStream } from '../../domain/credits/values.js';
 import { decodeEventData } from '../../domain/events/envelope.js';
-import { DuplicateEventError, WrongExpectedVersionError, type EventStore, type NewEvent, type Position } from '../eventstore/port.js';
+import { DuplicateEventError, WrongExpectedVersionError, type AppendResult, type EventStore, type NewEvent, type Position, type StreamAppend } from '../eventstore/port.js';
 import { ConcurrencyConflictError, eventMetadata, type CommandContext } from '../execute.js';
+import { effectAppended, effectFailure, effectPart, type Slot } from '../idempotent-unit.js';
 
 const EVENT_ID_NAMESPACE = '2d8f6b1e-7c4a-5e93-b0a1-4f6c2e9d8a71';
 /** Bump when the shape of CreditsState changes: older snapshots are then ignored. */
@@ -52,10 +53,18 @@ export interface CreditsOutcome {
   replayed: boolean;
 }
 
+/** An idempotent request's effect, recorded in the same append as the command's events. */
+export interface CreditsEffect {
+  slot: Slot<unknown>;
+  /** What to record, from the command's outcome (its events and the state right after them). */
+  record(outcome: { state: CreditsState; events: CreditEvent[] }): unknown;
+}
+
 interface Pending {
   command: CreditsCommand | null; // null: a read
   ctx: CommandContext;
   idSeed?: string;
+  effect?: CreditsEffect;
   resolve(outcome: CreditsOutcome): void;
   reject(err: unknown): void;
 }
@@ -135,8 +144,8 @@ export class CreditsEngine {
   }
 
   /** Decides and appends one command on the workspace's credits stream. Domain refusals reject with their DomainError. */
-  execute(workspaceId: string, command: CreditsCommand, ctx: CommandContext, options: { idSeed?: string } = {}): Promise<CreditsOutcome> {
-    return this.enqueue(creditsStream(workspaceId), command, { ...ctx, workspaceId }, options.idSeed);
+  execute(workspaceId: string, command: CreditsCommand, ctx: CommandContext, options: { idSeed?: string; effect?: CreditsEffect } = {}): Promise<CreditsOutcome> {
+    return this.enqueue(creditsStream(workspaceId), command, { ...ctx, workspaceId }, options.idSeed, options.effect);
   }
 
   /** The workspace's credits state, brought up to date with the stream. */
@@ -149,10 +158,10 @@ export class CreditsEngine {
     for (const [key, entry] of this.entries) if (!entry.draining) this.entries.delete(key);
   }
 
-  private enqueue(streamId: string, command: CreditsCommand | null, ctx: CommandContext, idSeed?: string): Promise<CreditsOutcome> {
+  private enqueue(streamId: string, command: CreditsCommand | null, ctx: CommandContext, idSeed?: string, effect?: CreditsEffect): Promise<CreditsOutcome> {
     const entry = this.entry(streamId);
     return new Promise<CreditsOutcome>((resolve, reject) => {
-      entry.queue.push({ command, ctx, idSeed, resolve, reject });
+      entry.queue.push({ command, ctx, idSeed, effect, resolve, reject });
       if (!entry.draining) void this.drain(entry);
     });
   }
@@ -251,10 +260,13 @@ export class CreditsEngine {
       let state = entry.state;
       const decided: { p: Pending; events: CreditEvent[]; state: CreditsState; error?: unknown }[] = [];
       const toAppend: NewEvent[] = [];
+      // Idempotent requests' effect records, appended in the same transaction as the batch.
+      const effects: { p: Pending; part: StreamAppend }[] = [];
       for (const p of writes) {
         try {
           const events = decideCredits(p.command!, state);
           for (const e of events) state = evolveCredits(state, e);
+          if (p.effect && events.length > 0) effects.push({ p, part: effectPart(p.effect.slot, p.effect.record({ state, events }), p.ctx) });
           const metadata = eventMetadata(p.ctx);
           events.forEach((e, i) =>
             toAppend.push({
@@ -274,8 +286,19 @@ export class CreditsEngine {
         for (const d of decided) (d.error ? d.p.reject(d.error) : d.p.resolve({ state: d.state, events: [], position: null, replayed: false }));
         return;
       }
+      if (writes.length > 1 && new Set(effects.map((e) => e.part.streamId)).size < effects.length) {
+        // Two attempts of one request (one of them taken over) in one batch: one append each.
+        for (const p of writes) await this.runBatch(entry, [p]).catch((e) => p.reject(e));
+        return;
+      }
       try {
-        const result = await this.store.append(entry.streamId, toAppend, entry.revision);
+        let result: AppendResult;
+        if (effects.length === 0) result = await this.store.append(entry.streamId, toAppend, entry.revision);
+        else {
+          const results = await this.store.appendMulti([{ streamId: entry.streamId, events: toAppend, expected: entry.revision }, ...effects.map((e) => e.part)]);
+          effects.forEach((e, i) => effectAppended(e.p.effect!.slot, results[i + 1]!));
+          result = results[0]!;
+        }
         if (result.replayed) {
           // Everything in this batch was written before: nothing new, and the cache must re-read.
           entry.stale = true;
@@ -288,6 +311,14 @@ export class CreditsEngine {
         this.maybeSnapshot(entry);
         return;
       } catch (err) {
+        const lost = err instanceof WrongExpectedVersionError ? effects.find((e) => e.part.streamId === err.streamId) : undefined;
+        if (lost) {
+          // A retry took that request's key over: it writes nothing; the others go again.
+          lost.p.reject(effectFailure(lost.p.effect!.slot, err));
+          writes = writes.filter((p) => p !== lost.p);
+          if (writes.length === 0 && reads.length === 0) return;
+          continue;
+        }
         if (err instanceof WrongExpectedVersionError) {
           // Another writer appended first: a short random pause keeps two instances from colliding in step.
           if (attempt < this.maxAttempts) {

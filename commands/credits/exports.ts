@@ -9,6 +9,7 @@ import { creditExportDecider, type LedgerFilters } from '../../domain/credits/jo
 import { creditExportStream } from '../../domain/credits/values.js';
 import type { EventStore, Position } from '../eventstore/port.js';
 import { execute, type CommandContext } from '../execute.js';
+import { storeRecordingEffect, takeSlot } from '../idempotent-unit.js';
 
 export const newExportId = () => `cex_${randomBytes(12).toString('hex')}`;
 
@@ -16,10 +17,13 @@ export async function requestExport(
   store: EventStore,
   input: { workspaceId: string; filters: LedgerFilters },
   ctx: CommandContext,
-): Promise<{ exportId: string; position: Position }> {
-  const exportId = newExportId();
+): Promise<{ exportId: string; position: Position | null }> {
+  // Under an Idempotency-Key the export is recorded with the key, in the same append.
+  const slot = takeSlot<{ exportId: string }>();
+  if (slot?.recorded) return { exportId: slot.recorded.exportId, position: null };
+  const exportId = slot ? `cex_${slot.id('export').replace(/-/g, '').slice(0, 24)}` : newExportId();
   const result = await execute(
-    store,
+    slot ? storeRecordingEffect(store, slot, { exportId }, ctx) : store,
     creditExportDecider,
     creditExportStream(exportId),
     { type: 'RequestExport', exportId, workspaceId: input.workspaceId, filters: input.filters, now: ctx.now.toISOString() },

@@ -27,10 +27,12 @@ import {
   comparePositions,
   START,
   WrongExpectedVersionError,
+  type AppendResult,
   type ExpectedRevision,
   type NewEvent,
   type Position,
   type RecordedEvent,
+  type StreamAppend,
   type StreamRevision,
 } from './port.js';
 
@@ -241,4 +243,29 @@ export function toPortError(err: unknown, streamId: string, expected: ExpectedRe
     return new WrongExpectedVersionError(streamId, expected, actualRevisionOf(err));
   }
   return err;
+}
+
+/**
+ * The multi-stream append on EventStoreDB, which has no transaction spanning streams: the parts
+ * are appended one after another, in the order given, each with its own expected revision. A
+ * part whose event ids are stored already is recognised by the single-stream append as a
+ * replay, so a caller that derives its event ids deterministically (from an idempotency key)
+ * and retries after a crash completes an interrupted append instead of writing it twice: the
+ * parts written before the crash are replays, the rest are written now. `append` is the
+ * adapter's single-stream append.
+ */
+export async function appendPartsInOrder(
+  parts: readonly StreamAppend[],
+  append: (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision) => Promise<AppendResult>,
+): Promise<AppendResult[]> {
+  if (parts.length === 0) throw new RangeError('appendMulti needs at least one part');
+  const seen = new Set<string>();
+  for (const part of parts) {
+    if (part.events.length === 0) throw new RangeError(`appendMulti: the part for ${part.streamId} has no events`);
+    if (seen.has(part.streamId)) throw new RangeError(`appendMulti: stream ${part.streamId} appears twice`);
+    seen.add(part.streamId);
+  }
+  const results: AppendResult[] = [];
+  for (const part of parts) results.push(await append(part.streamId, part.events, part.expected));
+  return results;
 }

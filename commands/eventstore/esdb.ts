@@ -41,10 +41,12 @@ import {
   type Position,
   type ReadStreamOptions,
   type RecordedEvent,
+  type StreamAppend,
   type StreamRevision,
 } from './port.js';
 import {
   actualRevisionOf,
+  appendPartsInOrder,
   extractPosition,
   fromResolvedEvent,
   isEsdbStreamNotFound,
@@ -121,6 +123,8 @@ interface Located {
 
 export class EventStoreDbEventStore implements EventStore {
   readonly engine = 'eventstoredb';
+  /** EventStoreDB has no transaction spanning streams: appendMulti writes the parts in order (see appendPartsInOrder). */
+  readonly atomicMultiStream = false;
   /** Subscriptions and waiters to end on close(). */
   private readonly closers = new Set<() => Promise<void> | void>();
   /** The newest non-system position this instance has seen: where waitForAppends starts listening. */
@@ -181,6 +185,10 @@ export class EventStoreDbEventStore implements EventStore {
     const position = result.position ?? (await this.positionAt(streamId, next));
     this.noteSeen(position);
     return { nextExpectedRevision: next, position, replayed: false };
+  }
+
+  appendMulti(parts: readonly StreamAppend[]): Promise<AppendResult[]> {
+    return appendPartsInOrder(parts, (streamId, events, expected) => this.append(streamId, events, expected));
   }
 
   /**

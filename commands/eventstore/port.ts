@@ -67,6 +67,13 @@ export interface AppendResult {
   readonly replayed: boolean;
 }
 
+/** One stream's part of a multi-stream append. */
+export interface StreamAppend {
+  readonly streamId: string;
+  readonly events: readonly NewEvent[];
+  readonly expected: ExpectedRevision;
+}
+
 export interface ReadStreamOptions {
   /** Forwards: the first revision to read. Backwards: the last one (default: the stream's end). */
   readonly fromRevision?: StreamRevision;
@@ -85,6 +92,19 @@ export interface EventStore {
   readonly engine: string;
   /** Appends atomically, checking the expected revision. Throws WrongExpectedVersionError or DuplicateEventError. */
   append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  /**
+   * Appends to several streams at once, each with its own expected revision (at most one part
+   * per stream). Every part is written or none is: a wrong expected revision of any part throws
+   * WrongExpectedVersionError naming that stream, and nothing is written. A re-append of parts
+   * whose event ids are all stored already (as one whole) is a replay: every result then has
+   * `replayed: true`. `atomicMultiStream` says whether the engine writes the parts in one
+   * transaction; where it cannot, the parts are written one after another in the order given
+   * and a retry with the same event ids completes an interrupted one (see the README).
+   * Results are in the order of `parts`.
+   */
+  appendMulti(parts: readonly StreamAppend[]): Promise<AppendResult[]>;
+  /** True when appendMulti commits all of its parts in one transaction. */
+  readonly atomicMultiStream: boolean;
   /** A stream's events in revision order; empty when the stream does not exist. */
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** Up to `limit` events of the global log strictly after `after`, in position order, never skipping one. */

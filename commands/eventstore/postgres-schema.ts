@@ -411,3 +411,49 @@ export const jsonEventsMigration = {
     `);
   },
 };
+
+/**
+ * Multi-stream append (issue 13): several streams, each with its own expected revision, in one
+ * transaction: every part is written or none is. The parts are locked in stream-id order (as the
+ * group-commit batches lock theirs), so two multi-stream appends cannot deadlock on each other.
+ * A wrong expected revision raises ES409 with the stream's revision as detail and the stream id
+ * as hint, and rolls the whole append back. One row per part, `item` its 0-based index in p_parts.
+ */
+const appendMulti = `
+  create or replace function es_append_multi(p_parts json, p_serialize boolean default false)
+  returns table (item integer, last_revision bigint, transaction_id xid8, last_position bigint)
+  language plpgsql as $$
+  #variable_conflict use_column
+  declare
+    v_item record;
+    v_count integer;
+    v_current bigint;
+    v_last_position bigint;
+    v_tx xid8 := pg_current_xact_id();
+  begin
+    if p_serialize then
+      perform pg_advisory_xact_lock(7239001);
+    end if;
+    for v_item in
+      select b.stream, b.expected, b.events, b.ord
+        from rows from (json_to_recordset(p_parts) as ("stream" text, "expected" text, "events" json))
+             with ordinality as b(stream, expected, events, ord)
+       order by b.stream collate "C", b.ord
+    loop
+      ${lockStreamAndCheck('v_item.stream', 'v_item.expected', `raise exception 'wrong expected version for stream %', v_item.stream
+        using errcode = '${WRONG_EXPECTED_VERSION_SQLSTATE}', detail = v_current::text, hint = v_item.stream;`)}
+      ${insertEvents('v_item.stream', 'v_item.events')}
+      return query select (v_item.ord - 1)::integer, v_current + v_count, v_tx, v_last_position;
+    end loop;
+  end $$;
+`;
+
+export const appendMultiMigration = {
+  name: '0035_event_store_append_multi',
+  async up(knex: Knex) {
+    await knex.raw(appendMulti);
+  },
+  async down(knex: Knex) {
+    await knex.raw('drop function if exists es_append_multi(json, boolean)');
+  },
+};

@@ -18,6 +18,7 @@ import {
   type Position,
   type ReadStreamOptions,
   type RecordedEvent,
+  type StreamAppend,
 } from './port.js';
 import { APPEND_CHANNEL, DUPLICATE_EVENT_SQLSTATE, WRONG_EXPECTED_VERSION_SQLSTATE } from './postgres-schema.js';
 
@@ -112,6 +113,7 @@ export interface PostgresEventStoreOptions {
 
 export class PostgresEventStore implements EventStore {
   readonly engine = 'postgres';
+  readonly atomicMultiStream = true;
   private readonly appended = new EventEmitter().setMaxListeners(0);
   private listener: pg.Client | null = null;
   private listenerStarting: Promise<void> | null = null;
@@ -154,6 +156,69 @@ export class PostgresEventStore implements EventStore {
       this.pending.push(append);
       this.flushPending();
     });
+  }
+
+  /**
+   * All parts in one transaction (es_append_multi). Not group-committed: the parts already share
+   * one transaction, and a failure must roll back exactly this append's parts. After a wrong
+   * expected revision or a stored event id, each part is asked whether it is a replay: when all
+   * are, the append is a replay; otherwise the failure stands.
+   */
+  async appendMulti(parts: readonly StreamAppend[]): Promise<AppendResult[]> {
+    if (parts.length === 0) throw new RangeError('appendMulti needs at least one part');
+    const seen = new Set<string>();
+    for (const part of parts) {
+      if (part.events.length === 0) throw new RangeError(`appendMulti: the part for ${part.streamId} has no events`);
+      if (seen.has(part.streamId)) throw new RangeError(`appendMulti: stream ${part.streamId} appears twice`);
+      seen.add(part.streamId);
+    }
+    const payloads = parts.map((p) =>
+      JSON.stringify(p.events.map((e) => ({ id: e.id, type: e.type, version: e.schemaVersion, data: e.data, metadata: e.metadata }))),
+    );
+    const body = `[${parts.map((p, i) => `{"stream":${JSON.stringify(p.streamId)},"expected":"${expectedToText(p.expected)}","events":${payloads[i]}}`).join(',')}]`;
+    let failure: Error;
+    try {
+      const { rows } = await this.pool.query<{ item: number; last_revision: string; tx: string; last_position: string }>({
+        name: 'es_append_multi',
+        text: 'select item, last_revision, transaction_id::text as tx, last_position from es_append_multi($1::json, $2)',
+        values: [body, this.serializeAppends],
+      });
+      this.appended.emit('append');
+      this.notifyOtherProcesses();
+      const results: AppendResult[] = new Array(parts.length);
+      for (const row of rows) {
+        results[row.item] = { nextExpectedRevision: BigInt(row.last_revision), position: { commit: BigInt(row.tx), prepare: BigInt(row.last_position) }, replayed: false };
+      }
+      return results;
+    } catch (err) {
+      const e = err as { code?: string; detail?: string; hint?: string; constraint?: string };
+      if (e.code === WRONG_EXPECTED_VERSION_SQLSTATE) {
+        const streamId = e.hint ?? parts[0]!.streamId;
+        const part = parts.find((p) => p.streamId === streamId) ?? parts[0]!;
+        const actual = BigInt(e.detail ?? '-1');
+        failure = new WrongExpectedVersionError(streamId, part.expected, actual < 0n ? 'no_stream' : actual);
+      } else if (e.code === '23505' && e.constraint === 'es_events_event_id_key') {
+        failure = err as Error;
+      } else {
+        throw err;
+      }
+    }
+    const replays: (AppendResult | undefined)[] = [];
+    for (const [i, part] of parts.entries()) {
+      try {
+        const [replay] = await this.appendRows('es_replay', 'select last_revision, transaction_id::text as tx, last_position, replayed from es_replay($1, $2::json)', [part.streamId, payloads[i]]);
+        replays.push(replay);
+      } catch (err) {
+        if ((err as { code?: string }).code === DUPLICATE_EVENT_SQLSTATE) throw new DuplicateEventError(part.streamId, part.events.map((ev) => ev.id));
+        throw err;
+      }
+    }
+    if (replays.every((r) => r !== undefined)) return replays as AppendResult[];
+    if (!(failure instanceof WrongExpectedVersionError) && replays.some((r) => r !== undefined)) {
+      const stored = parts.filter((_, i) => replays[i] !== undefined);
+      throw new DuplicateEventError(stored[0]!.streamId, stored.flatMap((p) => p.events.map((ev) => ev.id)));
+    }
+    throw failure;
   }
 
   /**

@@ -3,7 +3,8 @@
  * (workspace, environment, company, document number) records which document holds the number.
  * A number is free when never claimed, or when its holder was rejected (needs correction). It
  * stays taken while its holder is live and after final_invalid ("fix and send as a new document
- * with a new number"). Appends with an expected revision make concurrent claims race-free.
+ * with a new number"). Appends with an expected revision make concurrent claims race-free; the
+ * claim is appended together with its document's first event (commands/submissions.ts).
  */
 import * as t from 'io-ts';
 import { registerDecider } from '../aggregates.js';
@@ -32,9 +33,16 @@ export type NumberClaimCommand = {
   /** What the holder's own stream says now (gathered by the command layer). */
   holderStatus: 'none' | 'rejected' | 'never_submitted' | 'live';
   now: string;
+  /**
+   * How old a claim whose document does not exist must be to count as orphaned (default
+   * ABANDONED_CLAIM_MS). 0 where the claim and its document are written in one transaction: a
+   * claim seen without its document then can only be one whose document never came (written
+   * before claims and documents were appended together), so it is released at once.
+   */
+  orphanedAfterMs?: number;
 };
 
-/** A claim whose document never appeared within this long is considered abandoned. */
+/** Where a claim and its document are separate appends: a claim whose document never appeared within this long is considered abandoned. */
 export const ABANDONED_CLAIM_MS = 60_000;
 
 export interface NumberClaimState {
@@ -54,7 +62,8 @@ export const numberClaimDecider: Decider<NumberClaimCommand, NumberClaimState, N
     // A number held by a rejected document is free again; so is one whose document was never
     // written (the request died between claim and submission) once the claim is old enough.
     const abandoned =
-      command.holderStatus === 'never_submitted' && Date.parse(state.claimedAt ?? command.now) + ABANDONED_CLAIM_MS <= Date.parse(command.now);
+      command.holderStatus === 'never_submitted' &&
+      Date.parse(state.claimedAt ?? command.now) + (command.orphanedAfterMs ?? ABANDONED_CLAIM_MS) <= Date.parse(command.now);
     if (state.holder && command.holderStatus !== 'rejected' && command.holderStatus !== 'none' && !abandoned) {
       throw new DomainError(
         'conflict',

@@ -138,7 +138,8 @@ export function creditsFamily(): FamilyRoutes {
       const router = new Router({ prefix: CREDITS_PREFIX });
       const engine = creditsEngine(deps);
       const credits: CreditsDeps = { store: deps.store, engine };
-      const idem = idempotent({ store: deps.store, clock: deps.clock, required: true });
+      // Every credit write records its effect with the key (commands/idempotent-unit.ts).
+      const idem = idempotent({ store: deps.store, clock: deps.clock, required: true, atomicEffects: true });
       const write = [writeAccess, writeEnvironment, requireIdempotencyKey, idem, creditErrors] as const;
       const read = creditErrors;
       const settle = async (position: Position | null, projections: string[]) => {

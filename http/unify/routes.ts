@@ -195,7 +195,8 @@ export function unifyRoutes(): FamilyRoutes {
     prefix,
     routes(deps) {
       const router = new Router({ prefix });
-      const idem = idempotent({ store: deps.store, clock: deps.clock });
+      // Each submission records its effect with the key (commands/submissions.ts).
+      const idem = idempotent({ store: deps.store, clock: deps.clock, atomicEffects: true });
       router.post('/', async (ctx) => {
         if (ctx.get('new-api').toLowerCase() !== 'true') return handleEarlierFormat(ctx, deps);
         return idem(ctx, () => handleNewFormat(ctx, deps));

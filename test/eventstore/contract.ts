@@ -187,6 +187,95 @@ export function eventStoreContract(
       expect((await store.readStream(s)).map((e) => e.type)).to.deep.equal(['First', 'Same']);
     });
 
+    describe('appendMulti (several streams, each with its expected revision)', () => {
+      it('appends to every part, answering each in the order given', async () => {
+        const [a, b, c] = [stream('multi-a'), stream('multi-b'), stream('multi-c')];
+        await store.append(b, [newEvent('Before', {})], 'no_stream');
+        const results = await store.appendMulti([
+          { streamId: c, events: [newEvent('C1', {}), newEvent('C2', {})], expected: 'no_stream' },
+          { streamId: a, events: [newEvent('A1', {})], expected: 'any' },
+          { streamId: b, events: [newEvent('B2', {})], expected: 0n },
+        ]);
+        expect(results.map((r) => r.nextExpectedRevision)).to.deep.equal([1n, 0n, 1n]);
+        expect(results.every((r) => !r.replayed)).to.equal(true);
+        expect((await store.readStream(c)).map((e) => e.type)).to.deep.equal(['C1', 'C2']);
+        expect((await store.readStream(a)).map((e) => e.type)).to.deep.equal(['A1']);
+        expect((await store.readStream(b)).map((e) => e.type)).to.deep.equal(['Before', 'B2']);
+        const positions = results.map((r) => r.position);
+        const all = await eventually(() => store.readAll(START, 100000), (events) => positions.every((p) => events.some((e) => comparePositions(e.position, p) === 0)));
+        for (const p of positions) expect(all.some((e) => comparePositions(e.position, p) === 0)).to.equal(true);
+      });
+
+      it('refuses a wrong expected revision of any part with a typed error naming that stream; atomic engines write no part', async () => {
+        const [a, b] = [stream('multi-wrong-a'), stream('multi-wrong-b')];
+        await store.append(b, [newEvent('Exists', {})], 'no_stream');
+        // Ordered so a non-atomic engine meets the failing part last: what it wrote before is then visible.
+        const err = await store
+          .appendMulti([
+            { streamId: a, events: [newEvent('A1', {})], expected: 'no_stream' },
+            { streamId: b, events: [newEvent('B1', {})], expected: 'no_stream' },
+          ])
+          .catch((e) => e);
+        expect(err).to.be.instanceOf(WrongExpectedVersionError);
+        expect((err as WrongExpectedVersionError).streamId).to.equal(b);
+        expect((err as WrongExpectedVersionError).actual).to.equal(0n);
+        expect(await store.readStream(b)).to.have.length(1);
+        expect(await store.readStream(a)).to.have.length(store.atomicMultiStream ? 0 : 1);
+      });
+
+      it('recognises a re-append of the same parts as a replay, and completes one whose first part was written alone', async () => {
+        const [a, b] = [stream('multi-replay-a'), stream('multi-replay-b')];
+        const parts = [
+          { streamId: a, events: [newEvent('A1', {})], expected: 'no_stream' as const },
+          { streamId: b, events: [newEvent('B1', {}), newEvent('B2', {})], expected: 'no_stream' as const },
+        ];
+        const first = await store.appendMulti(parts);
+        const again = await store.appendMulti(parts);
+        expect(again.map((r) => r.replayed)).to.deep.equal([true, true]);
+        expect(again.map((r) => r.nextExpectedRevision)).to.deep.equal(first.map((r) => r.nextExpectedRevision));
+        expect(await store.readStream(b)).to.have.length(2);
+
+        // An interrupted append (only its first part stored, as a crash can leave it on an engine
+        // without multi-stream transactions): the retry with the same ids writes the rest once.
+        const [c, d] = [stream('multi-resume-c'), stream('multi-resume-d')];
+        const resumed = [
+          { streamId: c, events: [newEvent('C1', {})], expected: 'no_stream' as const },
+          { streamId: d, events: [newEvent('D1', {})], expected: 'no_stream' as const },
+        ];
+        await store.append(c, resumed[0]!.events, 'no_stream');
+        const retried = await store.appendMulti(resumed).catch((e) => e);
+        if (store.atomicMultiStream) {
+          // One transaction: a part already stored alone cannot be half of this append; nothing more is written.
+          expect(retried instanceof DuplicateEventError || retried instanceof WrongExpectedVersionError, String(retried)).to.equal(true);
+          expect(await store.readStream(d)).to.have.length(0);
+        } else {
+          expect(retried.map((r: { replayed: boolean }) => r.replayed)).to.deep.equal([true, false]);
+          expect(await store.readStream(d)).to.have.length(1);
+        }
+        expect(await store.readStream(c)).to.have.length(1);
+      });
+
+      it('lets exactly one of many multi-stream appends racing on a shared stream win, each writing all its parts or none', async () => {
+        const shared = stream('multi-race');
+        const own = Array.from({ length: 10 }, (_, i) => stream(`multi-race-own-${i}`));
+        const results = await Promise.allSettled(
+          own.map((o, i) =>
+            store.appendMulti([
+              { streamId: shared, events: [newEvent('Claimed', { i })], expected: 'no_stream' },
+              { streamId: o, events: [newEvent('Own', { i })], expected: 'no_stream' },
+            ]),
+          ),
+        );
+        const winners = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
+        expect(winners).to.have.length(1);
+        for (const r of results) if (r.status === 'rejected') expect(r.reason).to.be.instanceOf(WrongExpectedVersionError);
+        const claimed = await store.readStream(shared);
+        expect(claimed).to.have.length(1);
+        expect((claimed[0]!.data as { i: number }).i).to.equal(winners[0]);
+        for (const [i, o] of own.entries()) expect(await store.readStream(o)).to.have.length(i === winners[0] ? 1 : 0);
+      });
+    });
+
     it('loses and reorders nothing across 24 concurrent writers, and a subscriber sees every event once', async function () {
       this.timeout(60000);
       const run = randomUUID().slice(0, 8);

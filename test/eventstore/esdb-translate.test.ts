@@ -15,6 +15,7 @@ import {
 } from '@eventstore/db-client';
 import {
   actualRevisionOf,
+  appendPartsInOrder,
   CAUSATION_ID_KEY,
   CORRELATION_ID_KEY,
   extractPosition,
@@ -334,5 +335,74 @@ describe('EventStoreDB translation', () => {
       expect(redact('esdb://admin:changeit@localhost:2113')).to.equal('esdb://admin:***@localhost:2113');
       expect(redact('esdb://localhost:2113')).to.equal('esdb://localhost:2113');
     });
+  });
+});
+
+describe('EventStoreDB translation: the multi-stream append', () => {
+  const ev = (id: string) => ({ id, type: 'T', schemaVersion: 1, data: {}, metadata: { correlationId: 'c', causationId: null, occurredAt: '2026-01-01T00:00:00Z', workspaceId: null, environment: null, requestId: null, keyId: null, idempotencyKey: null } });
+  /** Single-stream appends with EventStoreDB's id idempotence: the same ids at the stream's end are a replay. */
+  function streams() {
+    const data = new Map<string, string[]>();
+    const calls: string[] = [];
+    const append = async (streamId: string, events: readonly { id: string }[], expected: unknown) => {
+      calls.push(streamId);
+      const stored = data.get(streamId) ?? [];
+      const ids = events.map((e) => e.id);
+      if (ids.every((id) => stored.includes(id))) return { nextExpectedRevision: BigInt(stored.indexOf(ids[ids.length - 1]!)), position: { commit: 1n, prepare: 1n }, replayed: true };
+      if (expected === 'no_stream' && stored.length > 0) throw new Error(`wrong expected version on ${streamId}`);
+      stored.push(...ids);
+      data.set(streamId, stored);
+      return { nextExpectedRevision: BigInt(stored.length - 1), position: { commit: 1n, prepare: 1n }, replayed: false };
+    };
+    return { data, calls, append };
+  }
+
+  it('appends the parts one after another in the order given and answers in that order', async () => {
+    const s = streams();
+    const results = await appendPartsInOrder(
+      [
+        { streamId: 'b', events: [ev('b1'), ev('b2')], expected: 'no_stream' },
+        { streamId: 'a', events: [ev('a1')], expected: 'any' },
+      ],
+      s.append,
+    );
+    expect(s.calls).to.deep.equal(['b', 'a']);
+    expect(results.map((r) => r.nextExpectedRevision)).to.deep.equal([1n, 0n]);
+  });
+
+  it('stops at the first part that fails: later parts are not attempted', async () => {
+    const s = streams();
+    s.data.set('taken', ['x']);
+    const err = await appendPartsInOrder(
+      [
+        { streamId: 'taken', events: [ev('t1')], expected: 'no_stream' },
+        { streamId: 'later', events: [ev('l1')], expected: 'no_stream' },
+      ],
+      s.append,
+    ).catch((e: unknown) => e);
+    expect(String(err)).to.contain('wrong expected version on taken');
+    expect(s.calls).to.deep.equal(['taken']);
+  });
+
+  it('completes an interrupted append when retried with the same ids: written parts are replays, the rest is written once', async () => {
+    const s = streams();
+    const parts = [
+      { streamId: 'claim', events: [ev('c1')], expected: 'no_stream' as const },
+      { streamId: 'document', events: [ev('d1')], expected: 'no_stream' as const },
+      { streamId: 'idempotency', events: [ev('i1')], expected: 'no_stream' as const },
+    ];
+    await s.append('claim', parts[0]!.events, 'no_stream'); // the crash came after the first part
+    const results = await appendPartsInOrder(parts, s.append);
+    expect(results.map((r) => r.replayed)).to.deep.equal([true, false, false]);
+    expect([...s.data.entries()]).to.deep.equal([['claim', ['c1']], ['document', ['d1']], ['idempotency', ['i1']]]);
+  });
+
+  it('refuses no parts, a part without events and a stream named twice', async () => {
+    const s = streams();
+    for (const parts of [[], [{ streamId: 'a', events: [], expected: 'any' as const }], [{ streamId: 'a', events: [ev('1')], expected: 'any' as const }, { streamId: 'a', events: [ev('2')], expected: 'any' as const }]]) {
+      const err = await appendPartsInOrder(parts, s.append).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(RangeError);
+    }
+    expect(s.calls).to.deep.equal([]);
   });
 });
