@@ -33,7 +33,7 @@ import {
 } from '../domain/validation/index.js';
 import type { EventStore, NewEvent, Position, StreamAppend } from './eventstore/port.js';
 import { WrongExpectedVersionError } from './eventstore/port.js';
-import { eventMetadata, loadAggregate, type CommandContext, type Loaded } from './execute.js';
+import { ConcurrencyConflictError, eventMetadata, loadAggregate, type CommandContext, type Loaded } from './execute.js';
 import { appendWithEffect, takeSlot } from './idempotent-unit.js';
 
 export interface SubmissionSource {
@@ -250,7 +250,8 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
       throw err;
     }
   }
-  throw new Error(`could not claim document number ${documentNumber}: too much contention`);
+  // The family's 409 (retryable), never a 500: the client retries with the same request.
+  throw new ConcurrencyConflictError(claimStream, 10);
 }
 
 function outcomeOf(document: StreamAppend, report: ValidationReport, position: Position): SubmissionOutcome {
