@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { columnKeys, parseColumns, shapeDocument, withoutPrivateStatus, type Selector } from '../../domain/query/columns.js';
 import { indexedSalesDocument, type SalesDocumentFacts } from '../../domain/query/indexed-document.js';
 import type { QueryType } from '../../domain/query/fields.js';
@@ -160,5 +161,34 @@ describe('invoice query columns (SPEC.md 4.3 rules 5-7, 2.8 shaping)', () => {
       const r = parseColumns(type, [...columnKeys(type), 'header.*', 'parties.*', 'parties.seller.*', 'parties.buyer.*', 'header.invoicePeriod.*', 'lineItems.*', 'lineItems[].*', 'totals.*', 'payment.*', 'meta.*', 'meta.coreValidation', 'meta.coreValidation.*', 'extensions.ae_beneficiaryId']);
       expect(r.ok, type).to.equal(true);
     }
+  });
+});
+
+describe('invoice query columns: properties', () => {
+
+  it('any columns list either names a problem per bad entry or shapes without throwing; API keys never see private status fields', async () => {
+
+    const names = [...columnKeys('sales'), 'header.*', 'meta.*', 'lineItems[].*', 'meta.coreValidation', '*', 'foo.*', 'header', 'a*b'];
+    fc.assert(
+      fc.property(
+        fc.constantFrom<QueryType>('sales', 'purchases', 'receipts'),
+        fc.array(fc.oneof(fc.constantFrom(...names), fc.string()), { maxLength: 8 }),
+        (type, columns) => {
+          const r = parseColumns(type, columns);
+          if (!r.ok) {
+            for (const p of r.problems) expect(columns[p.index]).to.equal(p.value);
+            return;
+          }
+          const doc = type === 'receipts' ? receipt : sales;
+          const out = shapeDocument(type, doc, r.selectors, { apiKey: true }) as any;
+          expect(out).to.not.have.property('statusHistory');
+          const statuses = type === 'receipts' ? out.meta?.statuses : out.coreDocument?.meta?.statuses;
+          expect(statuses ?? {}).to.not.have.property('internal');
+          for (const k of ['document', 'delivery', 'business']) expect(statuses?.[k] ?? {}).to.not.have.property('history');
+          expect(out.documentId).to.equal('doc_1');
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
