@@ -15,6 +15,7 @@ import { openRuntime, type Runtime } from '../platform/runtime.js';
 import { allProjections } from '../projections/index.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { findWorkspace, listKeys } from '../readmodels/keys.js';
+import { createSearchIndex } from '../readmodels/search/index.js';
 import { registerConnectCommands } from './admin-connect.js';
 import { registerCreditCommands } from './admin-credits.js';
 
@@ -37,7 +38,7 @@ function ctx(): CommandContext {
 }
 
 async function caughtUp(r: Runtime): Promise<void> {
-  await new ProjectionRunner(r.db.knex, r.store, allProjections()).catchUp();
+  await new ProjectionRunner(r.db.knex, r.store, allProjections(createSearchIndex(r.config, r.db.knex))).catchUp();
 }
 
 async function requireWorkspace(r: Runtime, workspaceId: string) {

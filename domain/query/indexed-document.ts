@@ -8,10 +8,14 @@
  * and the metadata under `coreDocument.meta`. Receipts (variant `receipt`,
  * `derivedFlags.isReceipt`) are type `receipts`: the core document's sections at the root,
  * the metadata under `meta`, and `countryDocumentStatus`.
+ *
+ * The core document is indexed as mapped at submit, whatever it holds: the search-index
+ * adapters treat a catalogued field of the wrong kind (an issue date `31/12/2026` in a
+ * rejected document) as absent, so it neither matches nor fails the write.
  */
 import type { DocumentState } from '../document/document.js';
 import { derivedFlags } from '../validation/document-types.js';
-import { queryFields, type FieldKind, type QueryType } from './fields.js';
+import type { QueryType } from './fields.js';
 import { countryDocumentStatus, statusValues, type StatusValues } from './statuses.js';
 
 export interface DocumentTransition {
@@ -51,57 +55,7 @@ export function isCalendarDate(value: unknown): value is string {
   return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
 }
 
-/**
- * A catalogued value of the right kind, or undefined. A rejected document may carry anything
- * (`"31/12/2026"` as issue date, an object as name); the index maps and indexes these fields
- * by kind, so a value of the wrong kind is left out of the indexed document rather than
- * failing the write. Numbers in keyword fields become strings.
- */
-function sanitize(kind: FieldKind, value: unknown): unknown {
-  switch (kind) {
-    case 'date':
-      return isCalendarDate(value) ? value : undefined;
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
-    case 'keyword':
-    case 'text':
-      if (typeof value === 'string') return value;
-      return typeof value === 'number' && Number.isFinite(value) ? String(value) : undefined;
-  }
-}
-
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Copy-on-write: `root` with the value at `path` replaced (or removed when undefined). */
-function withValue(root: Record<string, unknown>, path: readonly string[], fix: (v: unknown) => unknown): Record<string, unknown> {
-  const [head, ...rest] = path;
-  if (head === undefined || !(head in root)) return root;
-  const current = root[head];
-  if (rest.length === 0) {
-    const fixed = fix(current);
-    if (fixed === current) return root;
-    const copy = { ...root };
-    if (fixed === undefined) delete copy[head];
-    else copy[head] = fixed;
-    return copy;
-  }
-  if (!isObject(current)) return root;
-  const inner = withValue(current, rest, fix);
-  return inner === current ? root : { ...root, [head]: inner };
-}
-
-/** The core document with its catalogued fields (header, totals, party names) of the right kind. */
-function sanitizedCore(type: QueryType, core: unknown): Record<string, unknown> {
-  let doc: Record<string, unknown> = isObject(core) ? core : {};
-  const prefix = type === 'receipts' ? '' : 'coreDocument.';
-  for (const f of queryFields(type)) {
-    if (!f.path.startsWith(prefix)) continue;
-    const relative = f.path.slice(prefix.length);
-    if (!/^(header|parties|totals)\./.test(relative)) continue;
-    doc = withValue(doc, relative.split('.'), (v) => sanitize(f.kind, v));
-  }
-  return doc;
-}
 
 function history(values: { value: string; at: string }[]) {
   const out: { value: string; at: string }[] = [];
@@ -134,7 +88,7 @@ export function statusesOf(transitions: readonly DocumentTransition[]) {
 /** The indexed document (SPEC.md 2.8) and its query type. */
 export function indexedSalesDocument(facts: SalesDocumentFacts): { type: QueryType; document: Record<string, unknown> } {
   const type = salesQueryType(facts.documentType);
-  const core = sanitizedCore(type, facts.coreDocument);
+  const core = isObject(facts.coreDocument) ? facts.coreDocument : {};
   const variant = facts.documentType.variant ?? null;
   const meta: Record<string, unknown> = {
     source: { name: facts.source.name, version: facts.source.version },
