@@ -155,6 +155,31 @@ describe('POST /invoices/query (SPEC.md 4.3)', function () {
     });
   });
 
+  describe('receipts (MY, variant receipt)', () => {
+    it('are indexed as type receipts: flat paths, core fields at the root, countryDocumentStatus ISSUED', async () => {
+      const number = freshNumber(`${tag}R`);
+      const documentType = { base: 'tax_invoice', modifiers: [], variant: 'receipt' };
+      const payload = sampleDocument('MY', { lines: 1, documentNumber: number, issueDate: '2026-01-18', documentType });
+      const r = await a.submit(a.request(payload, { country: 'MY', documentType }));
+      expect(r.status, r.text).to.equal(200);
+      const sales = await query(base({ filters: [{ id: 'documentId', value: [r.json.documentId] }] }));
+      expect(sales.json.data.documents).to.deep.equal([]);
+      const found = await query(base({ country: 'MY', type: 'receipts', filters: [{ id: 'countryDocumentStatus', value: ['ISSUED'] }], searches: [{ field: 'header.documentNumber', term: number }] }));
+      expect(found.status, found.text).to.equal(200);
+      expect(found.json.data.documents).to.have.length(1);
+      const [d] = found.json.data.documents;
+      expect(d.documentId).to.equal(r.json.documentId);
+      expect(d).to.not.have.property('coreDocument');
+      expect(d.header.documentNumber).to.equal(number);
+      expect(d.documentType).to.deep.equal({ base: 'tax_invoice', modifiers: [], variants: ['receipt'] });
+      expect(d.countryDocumentStatus).to.equal('ISSUED');
+      expect(d.meta.coreValidation.success).to.equal(true);
+      expect(d).to.not.have.property('statusHistory');
+      const shaped = await query(base({ country: 'MY', type: 'receipts', filters: [{ id: 'documentId', value: [r.json.documentId] }], columns: ['parties.buyer.name'] }));
+      expect(shaped.json.data.documents[0]).to.have.all.keys('documentId', 'documentType', 'parties', 'meta', 'countryDocumentStatus');
+    });
+  });
+
   describe('returned documents (SPEC.md 2.8)', () => {
     it('no columns: the stored document, without statusHistory, internal statuses or histories', async () => {
       const r = await query(base({ filters: [{ id: 'documentId', value: [rejectedId] }] }));
