@@ -263,10 +263,8 @@ if (isMainModule(import.meta.url)) {
     await rebuildProgram(async (target, opts) => {
       // Check the name before opening the database: a typo answers at once. The search
       // projection needs its index, which needs the runtime.
-      if (target !== SEARCH_PROJECTION && selectProjections(allProjections(), target).length === 0) {
-        process.stderr.write(`${NOTHING_TO_REBUILD}\n`);
-        return;
-      }
+      const names = [...allProjections().map((p) => p.name), SEARCH_PROJECTION];
+      if (target !== 'all' && !names.includes(target)) throw new UnknownProjectionError(target, names);
       await withRuntime((runtime) =>
         runRebuild(runtime, allProjections(createSearchIndex(runtime.config, runtime.db.knex)), {
           target,
