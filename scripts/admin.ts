@@ -38,7 +38,12 @@ function ctx(): CommandContext {
 }
 
 async function caughtUp(r: Runtime): Promise<void> {
-  await new ProjectionRunner(r.db.knex, r.store, allProjections(createSearchIndex(r.config, r.db.knex))).catchUp();
+  const search = createSearchIndex(r.config, r.db.knex);
+  try {
+    await new ProjectionRunner(r.db.knex, r.store, allProjections(search)).catchUp();
+  } finally {
+    await search.close();
+  }
 }
 
 async function requireWorkspace(r: Runtime, workspaceId: string) {

@@ -265,12 +265,14 @@ if (isMainModule(import.meta.url)) {
       // projection needs its index, which needs the runtime.
       const names = [...allProjections().map((p) => p.name), SEARCH_PROJECTION];
       if (target !== 'all' && !names.includes(target)) throw new UnknownProjectionError(target, names);
-      await withRuntime((runtime) =>
-        runRebuild(runtime, allProjections(createSearchIndex(runtime.config, runtime.db.knex)), {
-          target,
-          ...(opts.batchSize !== undefined ? { batchSize: opts.batchSize } : {}),
-        }),
-      );
+      await withRuntime(async (runtime) => {
+        const search = createSearchIndex(runtime.config, runtime.db.knex);
+        try {
+          await runRebuild(runtime, allProjections(search), { target, ...(opts.batchSize !== undefined ? { batchSize: opts.batchSize } : {}) });
+        } finally {
+          await search.close();
+        }
+      });
     }).parseAsync(process.argv);
     return 0;
   });
