@@ -131,7 +131,8 @@ function checkValue(field: QueryField, value: unknown): string | null {
     case 'number':
       return typeof value === 'number' && Number.isFinite(value) ? null : 'expected a number';
     default:
-      return typeof value === 'string' ? null : 'expected a string';
+      if (typeof value !== 'string') return 'expected a string';
+      return value.includes('\u0000') ? 'a value may not contain the NUL character' : null;
   }
 }
 
@@ -192,6 +193,7 @@ function checkSearch(type: QueryType, raw: Record<string, unknown>, path: (strin
   const resolved = resolveField(type, raw.field, 'search');
   if (!resolved.ok) return fail(resolved.message, [...path, 'field']);
   if (typeof raw.term !== 'string' || raw.term === '') return fail('"term" is a non-empty string', [...path, 'term']);
+  if (raw.term.includes('\u0000')) return fail('"term" may not contain the NUL character', [...path, 'term']);
   if (raw.term.length > MAX_TERM_LENGTH) return fail(`"term" is at most ${MAX_TERM_LENGTH} characters`, [...path, 'term']);
   return { field: resolved.field.path, term: raw.term };
 }

@@ -325,6 +325,7 @@ describe('POST /invoices/query (SPEC.md 4.3)', function () {
       ['sales', { id: 'coreDocument.header.currency', range: { gte: 'A' } }, ['filters', 0, 'range'], /dates and numbers/],
       ['sales', { id: 'documentId', value: 'doc' }, ['filters', 0, 'value'], /array/],
       ['sales', { id: 'documentId' }, ['filters', 0], /exactly one/],
+      ['sales', { id: 'documentId', value: ['a\u0000'] }, ['filters', 0, 'value', 0], /NUL/],
       ['purchases', { id: 'parties.seller.name', value: ['x'] }, ['filters', 0, 'id'], /coreDocument\./],
     ];
     for (const [type, filter, path, message] of FILTERS) {
@@ -340,6 +341,7 @@ describe('POST /invoices/query (SPEC.md 4.3)', function () {
       ['receipts', { field: 'coreDocument.parties.buyer.name', term: 'x' }, ['searches', 0, 'field'], /flat paths/],
       ['sales', { field: 'coreDocument.parties.*', term: 'x' }, ['searches', 0, 'field'], /wildcards/],
       ['sales', { field: 'coreDocument.parties.seller.name', term: '' }, ['searches', 0, 'term'], /non-empty/],
+      ['sales', { field: 'coreDocument.parties.seller.name', term: 'a\u0000b' }, ['searches', 0, 'term'], /NUL/],
     ];
     for (const [type, search, path, message] of SEARCHES) {
       it(`search ${type} ${JSON.stringify(search)}`, async () => {
