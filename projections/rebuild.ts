@@ -9,7 +9,7 @@
  */
 import type { Knex } from 'knex';
 import type { EventStore } from '../commands/eventstore/port.js';
-import type { Projection } from './projection.js';
+import type { Projection, ProjectionRebuild } from './projection.js';
 import { applyBatch, applyEvents, ensureCheckpoint, lockKey, readCheckpoint } from './runner.js';
 
 export interface RebuildProgress {
@@ -23,8 +23,35 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 export async function rebuildProjection(
   knex: Knex,
   store: EventStore,
-  projection: Projection,
+  live: Projection,
   options: { batchSize?: number; onProgress?: (p: RebuildProgress) => void } = {},
+): Promise<{ eventsRead: number }> {
+  // A read model outside PostgreSQL is rebuilt into a fresh copy there, swapped in with the tables.
+  const began = live.beginRebuild ? await live.beginRebuild() : null;
+  // Once swapped, the copy is live: a failure after that (the commit) must not drop it; the
+  // live runner then goes on from its own checkpoint, and versioned writes ignore what it repeats.
+  let swapped = false;
+  const outside = began && {
+    ...began,
+    swap: async () => {
+      await began.swap();
+      swapped = true;
+    },
+  };
+  try {
+    return await rebuildTables(knex, store, outside?.projection ?? live, options, outside);
+  } catch (err) {
+    if (began && !swapped) await began.abandon().catch(() => {});
+    throw err;
+  }
+}
+
+async function rebuildTables(
+  knex: Knex,
+  store: EventStore,
+  projection: Projection,
+  options: { batchSize?: number; onProgress?: (p: RebuildProgress) => void },
+  outside: ProjectionRebuild | null,
 ): Promise<{ eventsRead: number }> {
   const batchSize = options.batchSize ?? 1000;
   const report = options.onProgress ?? (() => {});
@@ -79,6 +106,7 @@ export async function rebuildProjection(
       await trx.raw(`alter table public.${quote(table)} set schema ${quote(retired)}`);
       await trx.raw(`alter table ${quote(schema)}.${quote(table)} set schema public`);
     }
+    if (outside) await outside.swap();
     const rebuilt = await trx('projection_checkpoints').where({ projection: checkpoint }).first();
     await trx('projection_checkpoints').where({ projection: projection.name }).update({
       commit_position: rebuilt.commit_position,
