@@ -252,7 +252,12 @@ export class ElasticsearchSearchIndex implements SearchIndex {
     for (const type of QUERY_TYPES) {
       const alias = this.aliases[type];
       if (await this.client.indices.existsAlias({ name: alias })) {
-        await this.client.indices.putMapping({ index: alias, ...mappingFor(type) });
+        // Newly catalogued fields are added (documents indexed before need a rebuild to carry
+        // them); a field whose kind changed cannot be remapped in place: the rebuild's fresh
+        // indices have the new mapping, so that is not an error here.
+        await this.client.indices.putMapping({ index: alias, ...mappingFor(type) }).catch((err: unknown) => {
+          if (!(err instanceof errors.ResponseError && err.statusCode === 400)) throw err;
+        });
         continue;
       }
       try {
