@@ -3,7 +3,7 @@
  * the value functions every index and query reads fields through, and the indexes derived from
  * the query-field catalogue. Needs PostgreSQL 17 or newer with a UTF8 database (the
  * `pg_c_utf8` collation gives the simple Unicode case mapping Elasticsearch's `lowercase`
- * normalizer applies) and the `pg_trgm` extension.
+ * normalizer applies) and the `pg_trgm` and `btree_gin` extensions.
  */
 import type { Knex } from 'knex';
 import { MAX_KEYWORD_BYTES } from '../search/fields.js';
@@ -13,6 +13,7 @@ export const searchDocumentsMigration = {
   name: '0040_search_documents',
   async up(knex: Knex) {
     await knex.raw('create extension if not exists pg_trgm');
+    await knex.raw('create extension if not exists btree_gin');
     // The rules of readmodels/search/fields.ts, in SQL. Immutable, so they may be indexed.
     await knex.raw(`
       create or replace function search_keyword(v jsonb) returns text language sql immutable parallel safe as $$

@@ -203,7 +203,7 @@ export interface SearchIndexDefinition {
  * per scalar field a btree behind the scope (workspace, environment, type) ending in
  * `document_id`, so a filtered or sorted page walks the index in the query's order (dates and
  * amounts both ways, keywords ascending); per multi-valued field a GIN over its array; per
- * searchable field a pg_trgm GIN for the substring search.
+ * searchable field a pg_trgm GIN (behind the workspace) for the substring search.
  */
 export function searchIndexDefinitions(): SearchIndexDefinition[] {
   const fields = new Map<string, ResolvedField>();
@@ -223,7 +223,9 @@ export function searchIndexDefinitions(): SearchIndexDefinition[] {
     if (field.kind === 'date' || field.kind === 'number') {
       defs.push({ name: `${name}_desc`, definition: `btree (${scope}, ${value} desc nulls last, document_id)` });
     }
-    if (field.search) defs.push({ name: `${name}_trgm`, definition: `gin (${searchExpression(key)} gin_trgm_ops)` });
+    // The workspace as a GIN entry too (btree_gin), so a search reads the trigram postings of
+    // one workspace rather than every workspace's matches.
+    if (field.search) defs.push({ name: `${name}_trgm`, definition: `gin (workspace_id, ${searchExpression(key)} gin_trgm_ops)` });
   }
   return defs;
 }
