@@ -56,5 +56,15 @@ export function searchProjection(
     eventTypes: new Set(sources.flatMap((s) => [...s.eventTypes])),
     apply: (trx, event) => applyMany(trx, [event]),
     applyMany,
+    // An engine outside PostgreSQL (Elasticsearch) rebuilds into fresh indices, swapped in with
+    // the facts tables. Fresh indices of a rebuild that failed are dropped by the next rebuild.
+    ...(index.beginRebuild
+      ? {
+          async beginRebuild() {
+            const rebuild = await index.beginRebuild!();
+            return { projection: searchProjection(rebuild.index, options), swap: () => rebuild.complete(), abandon: async () => {} };
+          },
+        }
+      : {}),
   });
 }

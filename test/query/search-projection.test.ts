@@ -128,9 +128,16 @@ describe('search projection (sales documents and receipts into the index)', func
   it('npm run rebuild -- search: fresh facts and index tables, same answers, swapped in', async () => {
     const index = new PostgresSearchIndex(testDb().knex);
     const before = await index.search(query('sales'));
+    const indexNames = async () =>
+      (await testDb().knex.raw(`select indexname from pg_indexes where schemaname = 'public' and tablename in (?, 'search_sales_facts') order by 1`, [SEARCH_TABLE])).rows.map(
+        (r: { indexname: string }) => r.indexname,
+      );
+    const namesBefore = await indexNames();
     await rebuildProjection(testDb().knex, store, searchProjection(index, { indexTables: [SEARCH_TABLE] }), { batchSize: 500 });
     const after = await index.search(query('sales'));
     expect(after).to.deep.equal(before);
     expect((await index.search(query('receipts'))).total).to.equal(3);
+    // The swapped-in tables carry the live tables' index names.
+    expect(await indexNames()).to.deep.equal(namesBefore);
   });
 });
