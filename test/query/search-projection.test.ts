@@ -8,6 +8,7 @@ import { searchProjection } from '../../projections/search.js';
 import type { IndexedDocument, SearchIndex, SearchQuery } from '../../readmodels/search/port.js';
 import { PostgresSearchIndex, SEARCH_TABLE } from '../../readmodels/search/postgres.js';
 import { newEvent } from '../eventstore/contract.js';
+import { NO_ELASTICSEARCH, openTestElasticsearch, requireElasticsearch } from '../search/support.js';
 import { testDb } from '../support/db.js';
 
 /** The PostgreSQL index, recording each write it receives (the engine is the real one). */
@@ -139,5 +140,30 @@ describe('search projection (sales documents and receipts into the index)', func
     expect((await index.search(query('receipts'))).total).to.equal(3);
     // The swapped-in tables carry the live tables' index names.
     expect(await indexNames()).to.deep.equal(namesBefore);
+  });
+
+  it('rebuild on Elasticsearch: fresh indices filled from the log and swapped in with the facts', async function () {
+    const es = await openTestElasticsearch();
+    if (!es) {
+      if (requireElasticsearch) throw new Error('CI=true but no Elasticsearch');
+      console.log(`      skipped: ${NO_ELASTICSEARCH}`);
+      this.skip();
+    }
+    try {
+      const before = await es!.liveIndices();
+      await rebuildProjection(testDb().knex, store, searchProjection(es!), { batchSize: 500 });
+      const after = await es!.liveIndices();
+      expect(after.sales).to.have.length(1);
+      expect(after.sales).to.not.deep.equal(before.sales);
+      const pg = new PostgresSearchIndex(testDb().knex);
+      for (const type of ['sales', 'receipts'] as const) {
+        const [fromEs, fromPg] = await Promise.all([es!.search(query(type)), pg.search(query(type))]);
+        expect(fromEs.total, type).to.equal(fromPg.total);
+        expect(fromEs.documents, type).to.deep.equal(fromPg.documents);
+      }
+    } finally {
+      await es!.dropAll();
+      await es!.close();
+    }
   });
 });
