@@ -119,43 +119,19 @@ function queryPartsArbitrary(type: QueryType): fc.Arbitrary<QueryParts> {
   });
 }
 
-describe('Elasticsearch search index', function () {
-  this.timeout(120_000);
-  let es: ElasticsearchSearchIndex;
-
-  before(async function () {
-    const opened = await openTestElasticsearch();
-    if (!opened) {
-      console.log(`      skipped: ${NO_ELASTICSEARCH}`);
-      this.skip();
-    }
-    es = opened!;
-  });
-  after(async () => {
-    if (es) {
-      await es.dropAll();
-      await es.close();
-    }
-  });
-
-  it('maps only the catalogued fields (dynamic: false); payload fields stay in _source', async () => {
+describe('Elasticsearch adapter, without a node', () => {
+  it('maps the catalogue explicitly, dynamic: false, the document in _source only', () => {
     for (const type of QUERY_TYPES) {
       const mapping = mappingFor(type);
       expect(mapping.dynamic).to.equal(false);
       expect(mapping.properties!.document).to.deep.equal({ type: 'object', enabled: false });
+      for (const f of queryFields(type)) {
+        let at: any = { properties: mapping.properties };
+        for (const s of f.path.split('.')) at = at.properties[s];
+        expect(at.type, f.path).to.equal(f.kind === 'date' ? 'date' : f.kind === 'number' ? 'double' : 'keyword');
+        if (at.type === 'keyword') expect(at.normalizer, f.path).to.equal('lowercase');
+      }
     }
-    const scope = newScope();
-    const doc = makeDocument(scope, 'sales', { fields: { 'extensions.brandNewField': 'x', 'header.somethingNew': 12 } });
-    await writeDocuments(es, [doc]);
-    const live = await es.client.indices.getMapping({ index: es.aliases.sales });
-    const mapping = Object.values(live)[0]!.mappings;
-    expect(mapping.dynamic).to.equal('false');
-    const header = (mapping.properties!.coreDocument as any).properties.header.properties;
-    expect(Object.keys(header).sort()).to.deep.equal(['currency', 'documentNumber', 'issueDate']);
-    expect(header.currency).to.deep.include({ type: 'keyword', normalizer: 'lowercase' });
-    expect(header.issueDate).to.deep.include({ type: 'date', format: 'strict_date' });
-    expect((mapping.properties!.coreDocument as any).properties.extensions).to.equal(undefined);
-    expect((await es.search(query(scope, 'sales'))).documents).to.deep.equal([doc.document]);
   });
 
   it('escapes the wildcard characters of a search term', () => {
@@ -176,6 +152,42 @@ describe('Elasticsearch search index', function () {
       ),
       { numRuns: 300 },
     );
+  });
+
+});
+
+describe('Elasticsearch search index', function () {
+  this.timeout(120_000);
+  let es: ElasticsearchSearchIndex;
+
+  before(async function () {
+    const opened = await openTestElasticsearch();
+    if (!opened) {
+      console.log(`      skipped: ${NO_ELASTICSEARCH}`);
+      this.skip();
+    }
+    es = opened!;
+  });
+  after(async () => {
+    if (es) {
+      await es.dropAll();
+      await es.close();
+    }
+  });
+
+  it('maps only the catalogued fields (dynamic: false); payload fields stay in _source', async () => {
+    const scope = newScope();
+    const doc = makeDocument(scope, 'sales', { fields: { 'extensions.brandNewField': 'x', 'header.somethingNew': 12 } });
+    await writeDocuments(es, [doc]);
+    const live = await es.client.indices.getMapping({ index: es.aliases.sales });
+    const mapping = Object.values(live)[0]!.mappings;
+    expect(mapping.dynamic).to.equal('false');
+    const header = (mapping.properties!.coreDocument as any).properties.header.properties;
+    expect(Object.keys(header).sort()).to.deep.equal(['currency', 'documentNumber', 'issueDate']);
+    expect(header.currency).to.deep.include({ type: 'keyword', normalizer: 'lowercase' });
+    expect(header.issueDate).to.deep.include({ type: 'date', format: 'strict_date' });
+    expect((mapping.properties!.coreDocument as any).properties.extensions).to.equal(undefined);
+    expect((await es.search(query(scope, 'sales'))).documents).to.deep.equal([doc.document]);
   });
 
   it('sends no search to the cluster without the scope filter', async () => {
