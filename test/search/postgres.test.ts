@@ -5,6 +5,8 @@
  * transaction with an unqualified table name.
  */
 import { expect } from 'chai';
+import fc from 'fast-check';
+import { QUERY_TYPES } from '../../domain/query/fields.js';
 import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
 import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
@@ -17,6 +19,7 @@ import { escapeLike, PostgresSearchIndex, SEARCH_TABLE, searchCondition, searchI
 import { newEvent } from '../eventstore/contract.js';
 import { testDb } from '../support/db.js';
 import { makeDocument, newScope, query, searchIndexContract, writeDocuments } from './contract.js';
+import { queryArbitrary } from './generators.js';
 
 searchIndexContract('postgres', async () => ({ index: new PostgresSearchIndex(testDb().knex), close: async () => {} }), {
   skipReason: 'never skipped',
@@ -30,6 +33,34 @@ describe('PostgreSQL search index', function () {
     const names = new Set(rows.map((r: { indexname: string }) => r.indexname));
     for (const def of searchIndexDefinitions()) expect(names.has(def.name), def.name).to.equal(true);
     expect(names.size).to.equal(searchIndexDefinitions().length + 1);
+  });
+
+  it('scopes every statement of every query by workspace, environment and type in SQL', async () => {
+    const knex = testDb().knex;
+    const index = new PostgresSearchIndex(knex);
+    const statements: { sql: string; bindings: readonly unknown[] }[] = [];
+    const onQuery = (q: { sql: string; bindings?: unknown[] }) => {
+      if (q.sql.includes(SEARCH_TABLE)) statements.push({ sql: q.sql, bindings: q.bindings ?? [] });
+    };
+    const scope = newScope('production');
+    await writeDocuments(index, [makeDocument(scope, 'sales'), makeDocument(scope, 'purchases'), makeDocument(scope, 'receipts')]);
+    knex.on('query', onQuery);
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...QUERY_TYPES).chain((type) => queryArbitrary(scope, type)), async (q) => {
+          statements.length = 0;
+          await index.search(q);
+          expect(statements.length).to.be.within(1, 2);
+          for (const s of statements) {
+            expect(s.sql).to.match(/ where "workspace_id" = \$1 and "environment" = \$2 and "type" = \$3( and |$| order by)/);
+            expect(s.bindings.slice(0, 3)).to.deep.equal([q.workspaceId, q.environment, q.type]);
+          }
+        }),
+        { numRuns: 150 },
+      );
+    } finally {
+      knex.off('query', onQuery);
+    }
   });
 
   it('escapes LIKE wildcards', () => {
