@@ -150,8 +150,10 @@ describe('PostgreSQL search index', function () {
       const compliant = () => index.search(query(scope, 'sales', { filters: [{ field: 'coreDocument.meta.statuses.document.current', values: ['compliant'] }] }));
       expect((await compliant()).total).to.equal(10);
 
-      // Other workspaces' rows (the contract suite's) are rebuilt from the log too: they have no
-      // events, so only this projection's documents are in the rebuilt table.
+      // The rebuilt table holds only what this projection's events give: the rows other suites
+      // of this process wrote are set aside and put back afterwards.
+      await knex.raw(`drop table if exists search_rebuild_test_keep`);
+      await knex.raw(`create table search_rebuild_test_keep as select * from ${SEARCH_TABLE} where workspace_id <> ?`, [scope.workspaceId]);
       let liveAnswered = 0;
       await rebuildProjection(knex, store, projection, {
         batchSize: 6,
@@ -165,7 +167,15 @@ describe('PostgreSQL search index', function () {
       expect(Number((await knex(SEARCH_TABLE).count({ n: '*' }))[0]!.n)).to.equal(20);
       const { rows } = await knex.raw(`select count(*)::int as n from pg_indexes where schemaname = 'public' and tablename = ?`, [SEARCH_TABLE]);
       expect(rows[0].n).to.equal(searchIndexDefinitions().length + 1);
+      const kept = Number((await knex('search_rebuild_test_keep').count({ n: '*' }))[0]!.n);
+      await knex.raw(`insert into ${SEARCH_TABLE} select * from search_rebuild_test_keep`);
+      await knex.raw(`drop table search_rebuild_test_keep`);
+      expect(Number((await knex(SEARCH_TABLE).count({ n: '*' }))[0]!.n)).to.equal(kept + 20);
     } finally {
+      if ((await knex.raw(`select to_regclass('search_rebuild_test_keep') as t`)).rows[0].t) {
+        await knex.raw(`insert into ${SEARCH_TABLE} select * from search_rebuild_test_keep on conflict do nothing`);
+        await knex.raw(`drop table search_rebuild_test_keep`);
+      }
       await store.close();
     }
   });
