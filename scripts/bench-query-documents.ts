@@ -127,7 +127,7 @@ export function mixQuery(kind: Kind, r: () => number, workspaces: number, docume
       return { ...base, type: 'purchases', searches: [{ field: p('purchases', 'parties.seller.name'), term: pick(r, FIRST).split(' ')[0]!.toLowerCase().slice(0, 5) }] };
     case 'document-number search': {
       const seq = String(Math.floor(r() * Math.max(1, documents / workspaces))).padStart(7, '0');
-      return { ...base, type: 'sales', searches: [{ field: p('sales', 'header.documentNumber'), term: `-${seq.slice(2)}` }] };
+      return { ...base, type: 'sales', searches: [{ field: p('sales', 'header.documentNumber'), term: seq.slice(2) }] };
     }
     case 'amount range sorted': {
       const low = Math.floor(r() * 20000);

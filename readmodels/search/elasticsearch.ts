@@ -26,7 +26,7 @@
 import { Client, errors, type estypes } from '@elastic/elasticsearch';
 import type { Knex } from 'knex';
 import { QUERY_TYPES, queryFields, issueDateField, type QueryType } from '../../domain/query/fields.js';
-import { indexedValue, MAX_KEYWORD_BYTES, resolveField, type ResolvedField } from './fields.js';
+import { indexedValue, MAX_KEYWORD_BYTES, resolvedFields, resolveField, type ResolvedField } from './fields.js';
 import { MAX_RESULT_WINDOW, type IndexedDocument, type SearchFilter, type SearchIndex, type SearchQuery, type SearchRebuild, type SearchResult } from './port.js';
 
 export const SCOPE_WORKSPACE = 'scope.workspaceId';
@@ -75,8 +75,7 @@ export function toElasticDocument(d: IndexedDocument): Record<string, unknown> {
     scope: { workspaceId: d.workspaceId, environment: d.environment, documentId: d.documentId },
     document: d.document,
   };
-  for (const f of queryFields(d.type)) {
-    const field = resolveField(d.type, f.path);
+  for (const field of resolvedFields(d.type)) {
     const value = indexedValue(field, d.document);
     if (value === undefined) continue;
     let at = body;

@@ -13,7 +13,7 @@
  * object) counts as absent: it never matches a filter or search, `exists` is false for it and
  * it sorts last. The stored document itself is kept unchanged.
  */
-import { queryField, type FieldKind, type QueryType } from '../../domain/query/fields.js';
+import { queryField, queryFields, type FieldKind, type QueryType } from '../../domain/query/fields.js';
 
 /** Longest keyword value that is indexed (PostgreSQL's btree entries and Lucene terms are bounded). */
 export const MAX_KEYWORD_BYTES = 1024;
@@ -31,7 +31,31 @@ export class UnknownSearchFieldError extends Error {
   override readonly name = 'UnknownSearchFieldError';
 }
 
+const resolved = new Map<string, ResolvedField>();
+
 export function resolveField(type: QueryType, path: string): ResolvedField {
+  const key = `${type}:${path}`;
+  let found = resolved.get(key);
+  if (!found) {
+    found = resolve(type, path);
+    resolved.set(key, found);
+  }
+  return found;
+}
+
+const catalogued = new Map<QueryType, readonly ResolvedField[]>();
+
+/** Every catalogued field of a type, resolved. */
+export function resolvedFields(type: QueryType): readonly ResolvedField[] {
+  let fields = catalogued.get(type);
+  if (!fields) {
+    fields = queryFields(type).map((f) => resolveField(type, f.path));
+    catalogued.set(type, fields);
+  }
+  return fields;
+}
+
+function resolve(type: QueryType, path: string): ResolvedField {
   const field = queryField(type, path);
   if (!field) throw new UnknownSearchFieldError(`"${path}" is not a query field of ${type}`);
   const segments = path.split('.');

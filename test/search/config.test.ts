@@ -4,6 +4,7 @@ import { ElasticsearchSearchIndex } from '../../readmodels/search/elasticsearch.
 import { createSearchIndex } from '../../readmodels/search/index.js';
 import { PostgresSearchIndex } from '../../readmodels/search/postgres.js';
 import { testDb } from '../support/db.js';
+import { testElasticsearchUrl } from './support.js';
 
 describe('search engine configuration', () => {
   it('defaults to PostgreSQL', async () => {
@@ -28,5 +29,19 @@ describe('search engine configuration', () => {
     expect(() => loadConfig({ SEARCH_ENGINE: 'elasticsearch' })).to.throw(ConfigError, /ELASTICSEARCH_URL/);
     expect(() => loadConfig({ ELASTICSEARCH_URL: 'localhost:9200' })).to.throw(ConfigError, /ELASTICSEARCH_URL/);
     expect(() => loadConfig({ ELASTICSEARCH_INDEX_PREFIX: 'Has Spaces' })).to.throw(ConfigError, /ELASTICSEARCH_INDEX_PREFIX/);
+  });
+
+  it('makes the Elasticsearch suites fail under CI=true without a node, and skip otherwise', async () => {
+    const nowhere = 'http://127.0.0.1:1';
+    await testElasticsearchUrl({ CI: 'true', ELASTICSEARCH_URL: nowhere }).then(
+      () => expect.fail('should have thrown'),
+      (err: Error) => expect(err.message).to.match(/CI=true but no Elasticsearch/),
+    );
+    await testElasticsearchUrl({ CI: 'true' }).then(
+      () => expect.fail('should have thrown'),
+      (err: Error) => expect(err.message).to.match(/ELASTICSEARCH_URL \(unset\)/),
+    );
+    expect(await testElasticsearchUrl({ ELASTICSEARCH_URL: nowhere })).to.equal(null);
+    expect(await testElasticsearchUrl({})).to.equal(null);
   });
 });

@@ -5,6 +5,8 @@
  * transaction with an unqualified table name.
  */
 import { expect } from 'chai';
+import fc from 'fast-check';
+import { QUERY_TYPES } from '../../domain/query/fields.js';
 import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
 import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
@@ -17,6 +19,7 @@ import { escapeLike, PostgresSearchIndex, SEARCH_TABLE, searchCondition, searchI
 import { newEvent } from '../eventstore/contract.js';
 import { testDb } from '../support/db.js';
 import { makeDocument, newScope, query, searchIndexContract, writeDocuments } from './contract.js';
+import { queryArbitrary } from './generators.js';
 
 searchIndexContract('postgres', async () => ({ index: new PostgresSearchIndex(testDb().knex), close: async () => {} }), {
   skipReason: 'never skipped',
@@ -30,6 +33,34 @@ describe('PostgreSQL search index', function () {
     const names = new Set(rows.map((r: { indexname: string }) => r.indexname));
     for (const def of searchIndexDefinitions()) expect(names.has(def.name), def.name).to.equal(true);
     expect(names.size).to.equal(searchIndexDefinitions().length + 1);
+  });
+
+  it('scopes every statement of every query by workspace, environment and type in SQL', async () => {
+    const knex = testDb().knex;
+    const index = new PostgresSearchIndex(knex);
+    const statements: { sql: string; bindings: readonly unknown[] }[] = [];
+    const onQuery = (q: { sql: string; bindings?: unknown[] }) => {
+      if (q.sql.includes(SEARCH_TABLE)) statements.push({ sql: q.sql, bindings: q.bindings ?? [] });
+    };
+    const scope = newScope('production');
+    await writeDocuments(index, [makeDocument(scope, 'sales'), makeDocument(scope, 'purchases'), makeDocument(scope, 'receipts')]);
+    knex.on('query', onQuery);
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...QUERY_TYPES).chain((type) => queryArbitrary(scope, type)), async (q) => {
+          statements.length = 0;
+          await index.search(q);
+          expect(statements.length).to.be.within(1, 2);
+          for (const s of statements) {
+            expect(s.sql).to.match(/ where "workspace_id" = \$1 and "environment" = \$2 and "type" = \$3( and |$| order by)/);
+            expect(s.bindings.slice(0, 3)).to.deep.equal([q.workspaceId, q.environment, q.type]);
+          }
+        }),
+        { numRuns: 150 },
+      );
+    } finally {
+      knex.off('query', onQuery);
+    }
   });
 
   it('escapes LIKE wildcards', () => {
@@ -119,8 +150,10 @@ describe('PostgreSQL search index', function () {
       const compliant = () => index.search(query(scope, 'sales', { filters: [{ field: 'coreDocument.meta.statuses.document.current', values: ['compliant'] }] }));
       expect((await compliant()).total).to.equal(10);
 
-      // Other workspaces' rows (the contract suite's) are rebuilt from the log too: they have no
-      // events, so only this projection's documents are in the rebuilt table.
+      // The rebuilt table holds only what this projection's events give: the rows other suites
+      // of this process wrote are set aside and put back afterwards.
+      await knex.raw(`drop table if exists search_rebuild_test_keep`);
+      await knex.raw(`create table search_rebuild_test_keep as select * from ${SEARCH_TABLE} where workspace_id <> ?`, [scope.workspaceId]);
       let liveAnswered = 0;
       await rebuildProjection(knex, store, projection, {
         batchSize: 6,
@@ -134,7 +167,15 @@ describe('PostgreSQL search index', function () {
       expect(Number((await knex(SEARCH_TABLE).count({ n: '*' }))[0]!.n)).to.equal(20);
       const { rows } = await knex.raw(`select count(*)::int as n from pg_indexes where schemaname = 'public' and tablename = ?`, [SEARCH_TABLE]);
       expect(rows[0].n).to.equal(searchIndexDefinitions().length + 1);
+      const kept = Number((await knex('search_rebuild_test_keep').count({ n: '*' }))[0]!.n);
+      await knex.raw(`insert into ${SEARCH_TABLE} select * from search_rebuild_test_keep`);
+      await knex.raw(`drop table search_rebuild_test_keep`);
+      expect(Number((await knex(SEARCH_TABLE).count({ n: '*' }))[0]!.n)).to.equal(kept + 20);
     } finally {
+      if ((await knex.raw(`select to_regclass('search_rebuild_test_keep') as t`)).rows[0].t) {
+        await knex.raw(`insert into ${SEARCH_TABLE} select * from search_rebuild_test_keep on conflict do nothing`);
+        await knex.raw(`drop table search_rebuild_test_keep`);
+      }
       await store.close();
     }
   });
