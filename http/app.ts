@@ -12,6 +12,7 @@ import type { Config } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { ApiKeyCache } from '../readmodels/keys.js';
+import type { SearchIndex } from '../readmodels/search/port.js';
 import { createAuthenticator, refuseWorkspaceHeaders, type Authenticator } from './auth.js';
 import { jsonBody } from './body.js';
 import { errorMiddleware } from './error-middleware.js';
@@ -29,6 +30,8 @@ export interface HttpDeps {
   logger: Logger;
   keys: ApiKeyCache;
   readiness: ReadinessProbe;
+  /** Where the invoice query searches (fed by the search projection). */
+  search: SearchIndex;
 }
 
 /** What a family contributes: its routes, mounted under its prefix behind its authentication. */

@@ -125,8 +125,8 @@ const DEFAULT_CODES: Record<Exclude<Family, 'unify_legacy'>, Record<number, stri
     503: 'SERVICE_UNAVAILABLE',
   },
   invoice_query: {
-    400: 'INVALID_REQUEST',
-    403: 'insufficient_permission',
+    400: 'VALIDATION_ERROR',
+    403: 'permission_denied',
     404: 'NOT_FOUND',
     405: 'METHOD_NOT_ALLOWED',
     413: 'PAYLOAD_TOO_LARGE',
@@ -200,12 +200,9 @@ export function renderProblem(family: Family, problem: HttpProblem, ctx: Context
     case 'invoice_query':
     case 'system': {
       const code = problem.options.code ?? problem.options.codeByFamily?.[family] ?? DEFAULT_CODES[family][status] ?? fallbackCode(status);
+      // The invoice query answers errors in the documents family's shape.
       const body: Record<string, unknown> =
-        family === 'documents'
-          ? { success: false, code, message: problem.message }
-          : family === 'invoice_query'
-            ? { status: 'error', code, message: problem.message }
-            : { code, message: problem.message };
+        family === 'documents' || family === 'invoice_query' ? { success: false, code, message: problem.message } : { code, message: problem.message };
       if (problem.options.path) body.path = path;
       if (problem.options.details) body.errors = problem.options.details;
       if (family !== 'system') body.requestId = requestId;

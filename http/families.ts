@@ -4,6 +4,7 @@ import type { FamilyRoutes } from './app.js';
 import { connectFamily } from './connect/routes.js';
 import { creditsFamily } from './credits/routes.js';
 import { documentsRoutes } from './documents/routes.js';
+import { invoiceQueryRoutes } from './query/routes.js';
 import { unifyRoutes } from './unify/routes.js';
 
 /**
@@ -23,6 +24,6 @@ export function apiFamilies(): FamilyRoutes[] {
     connectFamily(),
     unifyRoutes(),
     documentsRoutes(),
-    family('invoice_query', '/invoices/query'),
+    invoiceQueryRoutes(),
   ];
 }

@@ -16,6 +16,7 @@ import { serviceProcesses, type ProcessDeps, type Processes } from '../projectio
 import { reactorProjection } from '../projections/reactor.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { ApiKeyCache } from '../readmodels/keys.js';
+import { createSearchIndex } from '../readmodels/search/index.js';
 import { createHttpApp, type FamilyRoutes, type HttpDeps } from './app.js';
 import { apiFamilies } from './families.js';
 import { ReadinessProbe } from './health.js';
@@ -113,7 +114,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const runtime = options.runtime ?? (await openRuntime(config, { log: (msg) => logger.info(msg) }));
   const { knex } = runtime.db;
   const processes = (options.processes ?? serviceProcesses)({ config, knex, store: runtime.store, clock, log: (msg, fields) => logger.info(fields ?? {}, msg) });
-  const runner = new ProjectionRunner(knex, runtime.store, [...allProjections(), ...processes.reactors.map(reactorProjection)], {
+  const search = createSearchIndex(config, knex);
+  const runner = new ProjectionRunner(knex, runtime.store, [...allProjections(search), ...processes.reactors.map(reactorProjection)], {
     batchSize: config.projections.batchSize,
     log: (msg, fields) => logger.warn(fields ?? {}, msg),
   });
@@ -124,7 +126,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   await readiness.check();
   readiness.start();
 
-  const deps: HttpDeps = { config, knex, store: runtime.store, runner, clock, logger, keys: new ApiKeyCache(knex), readiness };
+  const deps: HttpDeps = { config, knex, store: runtime.store, runner, clock, logger, keys: new ApiKeyCache(knex), readiness, search };
   const app = createHttpApp(deps, [...(options.extraFamilies ?? []), ...apiFamilies()]);
   const server = http.createServer(app.callback());
   server.on('clientError', answerClientError);
@@ -154,6 +156,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
         });
         await workers?.stop();
         await runner.stop();
+        await search.close();
         if (ownsRuntime) await runtime.close();
       })();
       return closing;

@@ -17,6 +17,14 @@ export interface Config {
   projections: { batchSize: number; waitTimeoutMs: number; stalledAfterMs: number };
   /** Connect requests per second per workspace (token bucket; 0 disables) and burst size. */
   connectRateLimit: { perSecond: number; burst: number };
+  /** Where the invoice query finds documents (readmodels/search). */
+  search: {
+    engine: 'postgres' | 'elasticsearch';
+    /** http(s)://… of the Elasticsearch node or cluster (required with engine elasticsearch). */
+    elasticsearchUrl: string | null;
+    /** Prefix of the index and alias names, so several deployments can share a cluster. */
+    elasticsearchIndexPrefix: string;
+  };
   delivery: {
     maxAttempts: number;
     retryBaseMs: number;
@@ -46,6 +54,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (eventStoreUrl && !/^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover):\/\//.test(eventStoreUrl)) {
     throw new ConfigError(`EVENTSTORE_URL must start with esdb:// or kurrentdb://, got "${eventStoreUrl}"`);
   }
+  const searchEngine = env.SEARCH_ENGINE || 'postgres';
+  if (searchEngine !== 'postgres' && searchEngine !== 'elasticsearch') {
+    throw new ConfigError(`SEARCH_ENGINE must be postgres or elasticsearch, got "${searchEngine}"`);
+  }
+  const elasticsearchUrl = env.ELASTICSEARCH_URL || null;
+  if (elasticsearchUrl && !/^https?:\/\//.test(elasticsearchUrl)) {
+    throw new ConfigError(`ELASTICSEARCH_URL must start with http:// or https://, got "${elasticsearchUrl}"`);
+  }
+  if (searchEngine === 'elasticsearch' && !elasticsearchUrl) throw new ConfigError('SEARCH_ENGINE=elasticsearch needs ELASTICSEARCH_URL');
+  const elasticsearchIndexPrefix = env.ELASTICSEARCH_INDEX_PREFIX || 'einvoicing';
+  if (!/^[a-z0-9][a-z0-9_-]*$/.test(elasticsearchIndexPrefix)) {
+    throw new ConfigError(`ELASTICSEARCH_INDEX_PREFIX must be lowercase letters, digits, - and _, got "${elasticsearchIndexPrefix}"`);
+  }
   return {
     databaseUrl: env.DATABASE_URL || null,
     embeddedPg: {
@@ -70,6 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perSecond: intFrom('CONNECT_RATE_LIMIT_PER_SECOND', 100, env),
       burst: intFrom('CONNECT_RATE_LIMIT_BURST', 200, env),
     },
+    search: { engine: searchEngine, elasticsearchUrl, elasticsearchIndexPrefix },
     delivery: {
       maxAttempts: Math.max(1, intFrom('DELIVERY_MAX_ATTEMPTS', 5, env)),
       retryBaseMs: intFrom('DELIVERY_RETRY_BASE_MS', 30_000, env),

@@ -2,11 +2,23 @@
 import { aspAuthorizationsProjection, companiesProjection } from './connect.js';
 import { creditProjections } from './credits.js';
 import { documentsProjection } from './documents.js';
+import type { SearchIndex } from '../readmodels/search/port.js';
+import { SEARCH_TABLE } from '../readmodels/search/postgres.js';
 import type { Projection } from './projection.js';
+import { searchProjection } from './search.js';
 import { workspacesProjection } from './workspaces.js';
 
-export function allProjections(): Projection[] {
-  return [workspacesProjection, aspAuthorizationsProjection, companiesProjection, documentsProjection, ...creditProjections];
+/** With `search`, also the search projection that feeds that index. */
+export function allProjections(search?: SearchIndex): Projection[] {
+  return [
+    workspacesProjection,
+    aspAuthorizationsProjection,
+    companiesProjection,
+    documentsProjection,
+    ...creditProjections,
+    // PostgreSQL keeps the index in the service's database: rebuilt with the projection's tables.
+    ...(search ? [searchProjection(search, { indexTables: search.engine === 'postgres' ? [SEARCH_TABLE] : [] })] : []),
+  ];
 }
 
 export function projectionByName(name: string): Projection | undefined {

@@ -23,6 +23,19 @@ export interface Projection {
    * to independent events concurrently.
    */
   applyMany?(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<void>;
+  /**
+   * For a read model kept partly outside PostgreSQL (a search engine): the projection a rebuild
+   * runs, writing to a fresh copy there, and how that copy becomes the live one. `swap` runs in
+   * the rebuild's swap transaction after the last events are applied, before it commits, while
+   * the projection's lock keeps the live runner out; `abandon` drops the copy if the rebuild fails.
+   */
+  beginRebuild?(): Promise<ProjectionRebuild>;
+}
+
+export interface ProjectionRebuild {
+  readonly projection: Projection;
+  swap(): Promise<void>;
+  abandon(): Promise<void>;
 }
 
 export function defineProjection(p: Projection): Projection {

@@ -9,7 +9,7 @@
  */
 import type { Knex } from 'knex';
 import type { EventStore } from '../commands/eventstore/port.js';
-import type { Projection } from './projection.js';
+import type { Projection, ProjectionRebuild } from './projection.js';
 import { applyBatch, applyEvents, ensureCheckpoint, lockKey, readCheckpoint } from './runner.js';
 
 export interface RebuildProgress {
@@ -23,8 +23,35 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 export async function rebuildProjection(
   knex: Knex,
   store: EventStore,
-  projection: Projection,
+  live: Projection,
   options: { batchSize?: number; onProgress?: (p: RebuildProgress) => void } = {},
+): Promise<{ eventsRead: number }> {
+  // A read model outside PostgreSQL is rebuilt into a fresh copy there, swapped in with the tables.
+  const began = live.beginRebuild ? await live.beginRebuild() : null;
+  // Once swapped, the copy is live: a failure after that (the commit) must not drop it; the
+  // live runner then goes on from its own checkpoint, and versioned writes ignore what it repeats.
+  let swapped = false;
+  const outside = began && {
+    ...began,
+    swap: async () => {
+      await began.swap();
+      swapped = true;
+    },
+  };
+  try {
+    return await rebuildTables(knex, store, outside?.projection ?? live, options, outside);
+  } catch (err) {
+    if (began && !swapped) await began.abandon().catch(() => {});
+    throw err;
+  }
+}
+
+async function rebuildTables(
+  knex: Knex,
+  store: EventStore,
+  projection: Projection,
+  options: { batchSize?: number; onProgress?: (p: RebuildProgress) => void },
+  outside: ProjectionRebuild | null,
 ): Promise<{ eventsRead: number }> {
   const batchSize = options.batchSize ?? 1000;
   const report = options.onProgress ?? (() => {});
@@ -78,7 +105,9 @@ export async function rebuildProjection(
     for (const table of projection.tables) {
       await trx.raw(`alter table public.${quote(table)} set schema ${quote(retired)}`);
       await trx.raw(`alter table ${quote(schema)}.${quote(table)} set schema public`);
+      await restoreIndexNames(trx, retired, table);
     }
+    if (outside) await outside.swap();
     const rebuilt = await trx('projection_checkpoints').where({ projection: checkpoint }).first();
     await trx('projection_checkpoints').where({ projection: projection.name }).update({
       commit_position: rebuilt.commit_position,
@@ -93,4 +122,36 @@ export async function rebuildProjection(
   });
   report({ projection: projection.name, eventsRead, phase: 'done' });
   return { eventsRead };
+}
+
+/**
+ * CREATE TABLE … LIKE … INCLUDING ALL gives the copied indexes generated names; the swapped-in
+ * table takes back the live table's index names (matched by definition), so migrations and
+ * tools that name an index keep finding it after a rebuild.
+ */
+async function restoreIndexNames(trx: Knex.Transaction, retired: string, table: string): Promise<void> {
+  const { rows } = await trx.raw(
+    `select n.nspname as schema, i.relname as name, pg_get_indexdef(i.oid) as definition
+       from pg_index x
+       join pg_class i on i.oid = x.indexrelid
+       join pg_class t on t.oid = x.indrelid
+       join pg_namespace n on n.oid = t.relnamespace
+      where t.relname = ? and n.nspname in (?, 'public')
+      order by i.relname`,
+    [table, retired],
+  );
+  // The definition without the index's own name and the table's schema.
+  const shape = (definition: string) => definition.replace(/^CREATE (UNIQUE )?INDEX \S+ ON (ONLY )?\S+ /, 'CREATE $1INDEX ON ');
+  const old = new Map<string, string[]>();
+  for (const r of rows as { schema: string; name: string; definition: string }[]) {
+    if (r.schema !== retired) continue;
+    const list = old.get(shape(r.definition)) ?? [];
+    list.push(r.name);
+    old.set(shape(r.definition), list);
+  }
+  for (const r of rows as { schema: string; name: string; definition: string }[]) {
+    if (r.schema !== 'public') continue;
+    const name = old.get(shape(r.definition))?.shift();
+    if (name && name !== r.name) await trx.raw(`alter index public.${quote(r.name)} rename to ${quote(name)}`);
+  }
 }

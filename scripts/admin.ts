@@ -16,6 +16,7 @@ import { allProjections } from '../projections/index.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { findWorkspace, listKeys, listWorkspaces } from '../readmodels/keys.js';
 import { cliConfig } from './cli-support.js';
+import { createSearchIndex } from '../readmodels/search/index.js';
 import { registerConnectCommands } from './admin-connect.js';
 import { registerCreditCommands } from './admin-credits.js';
 
@@ -38,7 +39,12 @@ function ctx(): CommandContext {
 }
 
 async function caughtUp(r: Runtime): Promise<void> {
-  await new ProjectionRunner(r.db.knex, r.store, allProjections()).catchUp();
+  const search = createSearchIndex(r.config, r.db.knex);
+  try {
+    await new ProjectionRunner(r.db.knex, r.store, allProjections(search)).catchUp();
+  } finally {
+    await search.close();
+  }
 }
 
 async function requireWorkspace(r: Runtime, workspaceId: string) {

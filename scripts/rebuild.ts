@@ -18,6 +18,8 @@ import type { Database } from '../platform/database.js';
 import { allProjections } from '../projections/index.js';
 import type { Projection } from '../projections/projection.js';
 import { rebuildProjection, type RebuildProgress } from '../projections/rebuild.js';
+import { SEARCH_PROJECTION } from '../projections/search.js';
+import { createSearchIndex } from '../readmodels/search/index.js';
 import { isMainModule, onInterrupt, runCli, toJson, UsageError, withRuntime } from './cli-support.js';
 
 export interface RebuildSummary {
@@ -259,15 +261,18 @@ export function rebuildProgram(run: (target: string, options: { batchSize?: numb
 if (isMainModule(import.meta.url)) {
   void runCli(async () => {
     await rebuildProgram(async (target, opts) => {
-      const projections = allProjections();
-      // Check the name before opening the database: a typo answers at once.
-      if (selectProjections(projections, target).length === 0) {
-        process.stderr.write(`${NOTHING_TO_REBUILD}\n`);
-        return;
-      }
-      await withRuntime((runtime) =>
-        runRebuild(runtime, projections, { target, ...(opts.batchSize !== undefined ? { batchSize: opts.batchSize } : {}) }),
-      );
+      // Check the name before opening the database: a typo answers at once. The search
+      // projection needs its index, which needs the runtime.
+      const names = [...allProjections().map((p) => p.name), SEARCH_PROJECTION];
+      if (target !== 'all' && !names.includes(target)) throw new UnknownProjectionError(target, names);
+      await withRuntime(async (runtime) => {
+        const search = createSearchIndex(runtime.config, runtime.db.knex);
+        try {
+          await runRebuild(runtime, allProjections(search), { target, ...(opts.batchSize !== undefined ? { batchSize: opts.batchSize } : {}) });
+        } finally {
+          await search.close();
+        }
+      });
     }).parseAsync(process.argv);
     return 0;
   });

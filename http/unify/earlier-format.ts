@@ -3,6 +3,7 @@
  * `submit` (1 to 10 invoices with shared `defaults`) and `list` (Malaysia). Errors use the
  * earlier envelope: status "error", code, message, requestId, timestamp, data null, errors[].
  */
+import { SEARCH_PROJECTION } from '../../projections/search.js';
 import * as t from 'io-ts';
 import type { Context } from 'koa';
 import { recordMappingSample } from '../../commands/mapping-samples.js';
@@ -192,7 +193,7 @@ async function submit(ctx: Context, deps: HttpDeps, raw: Record<string, unknown>
       },
       errors: validationErrors,
     });
-    if (outcome.accepted) await deps.runner.waitFor(outcome.position, { timeoutMs: deps.config.projections.waitTimeoutMs, projections: ['documents'] });
+    if (outcome.accepted) await deps.runner.waitFor(outcome.position, { timeoutMs: deps.config.projections.waitTimeoutMs, projections: ['documents', SEARCH_PROJECTION] });
     if (!outcome.accepted && !continueOnError) aborted = true;
   }
   const success = results.filter((r) => r.status === 'success' || r.status === 'stored').length;

@@ -3,6 +3,7 @@
  * earlier action-based format (2.3/2.5, in earlier-format.ts) and, beyond the spec, the
  * field-requirement catalogue generated from the validator's own rule sets.
  */
+import { SEARCH_PROJECTION } from '../../projections/search.js';
 import Router from '@koa/router';
 import * as t from 'io-ts';
 import type { Context } from 'koa';
@@ -152,8 +153,8 @@ async function submitNewFormat(ctx: Context, deps: HttpDeps, raw: unknown, prefi
     { ...commandContext(ctx, deps.clock), environment: body.environment },
     produceInvoiceXml,
   );
-  // A status read right after this answer must find the document.
-  await deps.runner.waitFor(outcome.position, { timeoutMs: deps.config.projections.waitTimeoutMs, projections: ['documents'] });
+  // A status read and an invoice query right after this answer must find the document.
+  await deps.runner.waitFor(outcome.position, { timeoutMs: deps.config.projections.waitTimeoutMs, projections: ['documents', SEARCH_PROJECTION] });
   return outcomeBody(outcome);
 }
 

@@ -10,6 +10,8 @@ import { companiesMigration } from './0004_companies.js';
 import { salesDocumentsMigration } from './0006_sales_documents.js';
 import { creditsMigration } from './0007_credits.js';
 import { deliveryMigration } from './0020_delivery.js';
+import { searchDocumentsMigration } from './0040_search_documents.js';
+import { searchSalesFactsMigration } from './0043_search_sales_facts.js';
 
 interface Migration {
   name: string;
@@ -29,6 +31,8 @@ export const migrations: readonly Migration[] = [
   appendBatchMigration,
   jsonEventsMigration,
   appendMultiMigration,
+  searchDocumentsMigration,
+  searchSalesFactsMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

@@ -94,4 +94,19 @@ export interface SearchIndex {
    */
   write(trx: Knex.Transaction, documents: readonly IndexedDocument[]): Promise<void>;
   search(query: SearchQuery): Promise<SearchResult>;
+  /**
+   * Rebuild hook of engines whose index lives outside PostgreSQL (Elasticsearch): opens fresh,
+   * empty indices beside the live ones and answers an index writing into them; the live index
+   * keeps answering searches until `complete()` swaps the fresh indices in, in one step (and
+   * drops the old ones). The PostgreSQL adapter has none: the generic rebuild's fresh tables
+   * and swap cover it.
+   */
+  beginRebuild?(): Promise<SearchRebuild>;
+}
+
+export interface SearchRebuild {
+  /** Writes into the fresh indices; its `search` reads them (for checks before the swap). */
+  readonly index: SearchIndex;
+  /** Makes the fresh indices the live ones, atomically, and removes the replaced ones. */
+  complete(): Promise<void>;
 }

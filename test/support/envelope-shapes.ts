@@ -38,7 +38,10 @@ export function expectFamilyShape(path: string, headers: Record<string, string>,
     }
   } else if (path.startsWith('/invoices/query')) {
     if (r.status === 401) return expect(body.code, where).to.be.a('string');
-    if (r.status >= 400) expect(body.status, where).to.equal('error');
+    if (r.status >= 400) {
+      expect(body.success, where).to.equal(false);
+      expect(body.code, where).to.be.a('string');
+    }
   } else if (r.status >= 400) {
     expect(body.code, where).to.be.a('string');
   }

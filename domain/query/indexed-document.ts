@@ -1,0 +1,111 @@
+/**
+ * The indexed document of SPEC.md 2.8, built from what is known of a sales document: the
+ * submission (core document, validation report as the validator produced it at submit time,
+ * source, document type) and the states it has gone through. Pure; the search projection
+ * keeps the facts and hands them here on every change.
+ *
+ * Sales documents are indexed as type `sales` with the core document under `coreDocument`
+ * and the metadata under `coreDocument.meta`. Receipts (variant `receipt`,
+ * `derivedFlags.isReceipt`) are type `receipts`: the core document's sections at the root,
+ * the metadata under `meta`, and `countryDocumentStatus`.
+ *
+ * The core document is indexed as mapped at submit, whatever it holds: the search-index
+ * adapters treat a catalogued field of the wrong kind (an issue date `31/12/2026` in a
+ * rejected document) as absent, so it neither matches nor fails the write.
+ */
+import type { DocumentState } from '../document/document.js';
+import { derivedFlags } from '../validation/document-types.js';
+import type { QueryType } from './fields.js';
+import { countryDocumentStatus, statusValues, type StatusValues } from './statuses.js';
+
+export interface DocumentTransition {
+  state: DocumentState;
+  /** When it happened (the event's occurredAt, ISO 8601 UTC). */
+  at: string;
+}
+
+export interface SalesDocumentFacts {
+  documentId: string;
+  workspaceId: string;
+  environment: string;
+  country: string;
+  documentType: { base: string; modifiers: string[]; variant?: string | null };
+  source: { name: string; version: string; companyId: string | null };
+  /** The document in the core schema (after the source's mapping). */
+  coreDocument: unknown;
+  /** The stored validation report, exactly as produced at submit; null when there is none. */
+  validation: unknown;
+  /** Every state the document went through, oldest first (never empty). */
+  transitions: DocumentTransition[];
+}
+
+export const isReceipt = (documentType: SalesDocumentFacts['documentType']) => derivedFlags(documentType).isReceipt;
+
+export function salesQueryType(documentType: SalesDocumentFacts['documentType']): QueryType {
+  return isReceipt(documentType) ? 'receipts' : 'sales';
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+export function isCalendarDate(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  const m = DATE.exec(value);
+  if (!m) return false;
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function history(values: { value: string; at: string }[]) {
+  const out: { value: string; at: string }[] = [];
+  for (const v of values) if (out.length === 0 || out[out.length - 1]!.value !== v.value) out.push(v);
+  return out;
+}
+
+/** `meta.statuses` with the current values and their histories. */
+export function statusesOf(transitions: readonly DocumentTransition[]) {
+  const steps: (StatusValues & { at: string; state: DocumentState })[] = transitions.map((t, i) => ({
+    ...statusValues(t.state, i > 0 ? transitions[i - 1]!.state : null),
+    at: t.at,
+    state: t.state,
+  }));
+  const last = steps[steps.length - 1];
+  if (!last) throw new Error('a document has at least one state');
+  const track = (k: 'document' | 'delivery' | 'business') => ({
+    current: last[k],
+    history: history(steps.map((s) => ({ value: s[k], at: s.at }))),
+  });
+  return {
+    document: track('document'),
+    delivery: track('delivery'),
+    business: track('business'),
+    userfacing: last.userfacing,
+    internal: { state: last.state, updatedAt: last.at },
+  };
+}
+
+/** The indexed document (SPEC.md 2.8) and its query type. */
+export function indexedSalesDocument(facts: SalesDocumentFacts): { type: QueryType; document: Record<string, unknown> } {
+  const type = salesQueryType(facts.documentType);
+  const core = isObject(facts.coreDocument) ? facts.coreDocument : {};
+  const variant = facts.documentType.variant ?? null;
+  const meta: Record<string, unknown> = {
+    source: { name: facts.source.name, version: facts.source.version },
+    ...(facts.validation !== null && facts.validation !== undefined ? { coreValidation: facts.validation } : {}),
+    statuses: statusesOf(facts.transitions),
+  };
+  const head = {
+    documentId: facts.documentId,
+    documentType: { base: facts.documentType.base, modifiers: [...facts.documentType.modifiers], variants: variant ? [variant] : [] },
+  };
+  const statusHistory = facts.transitions.map((t) => ({ state: t.state, at: t.at }));
+  if (type === 'receipts') {
+    const state = facts.transitions[facts.transitions.length - 1]!.state;
+    return {
+      type,
+      document: { ...core, ...head, meta, statusHistory, countryDocumentStatus: countryDocumentStatus(state) },
+    };
+  }
+  return { type, document: { ...head, coreDocument: { ...core, meta }, statusHistory } };
+}

@@ -1,0 +1,70 @@
+/**
+ * The status metadata of an indexed document (SPEC.md 2.8 `meta.statuses`), derived from the
+ * sales document state machine (SPEC.md 3.1, domain/document/document.ts). The spec names
+ * some values (document `NEEDS_CORRECTION`, `NON_COMPLIANT`; delivery and business
+ * `NOT_STARTED`) and leaves their transitions open; this table is the whole mapping, and the
+ * README repeats it.
+ *
+ * | state | document | delivery | business | userfacing |
+ * | - | - | - | - | - |
+ * | submitted | VALIDATED | NOT_STARTED | NOT_STARTED | Draft or Ready |
+ * | rejected | NEEDS_CORRECTION | NOT_STARTED | NOT_STARTED | Needs Correction |
+ * | processing | VALIDATED | IN_PROGRESS | NOT_STARTED | Processing |
+ * | delivery_success | VALIDATED | DELIVERED | PENDING | Processing |
+ * | delivery_failed | VALIDATED | FAILED | NOT_STARTED | Processing |
+ * | final_valid | COMPLIANT | DELIVERED | ACCEPTED | Compliant |
+ * | final_invalid (after delivery_success) | NON_COMPLIANT | DELIVERED | REJECTED | Non-Compliant |
+ * | final_invalid (after delivery_failed) | NON_COMPLIANT | FAILED | NOT_STARTED | Non-Compliant |
+ *
+ * `internal` is the state machine's own value (`submitted`, …).
+ */
+import type { DocumentState } from '../document/document.js';
+
+export interface StatusValues {
+  document: string;
+  delivery: string;
+  business: string;
+  userfacing: string;
+}
+
+/** Portal labels of SPEC.md 3.1 (`delivery_success` and `delivery_failed` are still processing). */
+export const USERFACING_LABELS: Readonly<Record<DocumentState, string>> = {
+  submitted: 'Draft or Ready',
+  rejected: 'Needs Correction',
+  processing: 'Processing',
+  delivery_success: 'Processing',
+  delivery_failed: 'Processing',
+  final_valid: 'Compliant',
+  final_invalid: 'Non-Compliant',
+};
+
+/**
+ * The status values of a document in `state`; `previous` is the state before it (it tells a
+ * refusal after delivery from a delivery that never succeeded).
+ */
+export function statusValues(state: DocumentState, previous: DocumentState | null): StatusValues {
+  const userfacing = USERFACING_LABELS[state];
+  switch (state) {
+    case 'submitted':
+      return { document: 'VALIDATED', delivery: 'NOT_STARTED', business: 'NOT_STARTED', userfacing };
+    case 'rejected':
+      return { document: 'NEEDS_CORRECTION', delivery: 'NOT_STARTED', business: 'NOT_STARTED', userfacing };
+    case 'processing':
+      return { document: 'VALIDATED', delivery: 'IN_PROGRESS', business: 'NOT_STARTED', userfacing };
+    case 'delivery_success':
+      return { document: 'VALIDATED', delivery: 'DELIVERED', business: 'PENDING', userfacing };
+    case 'delivery_failed':
+      return { document: 'VALIDATED', delivery: 'FAILED', business: 'NOT_STARTED', userfacing };
+    case 'final_valid':
+      return { document: 'COMPLIANT', delivery: 'DELIVERED', business: 'ACCEPTED', userfacing };
+    case 'final_invalid':
+      return previous === 'delivery_failed'
+        ? { document: 'NON_COMPLIANT', delivery: 'FAILED', business: 'NOT_STARTED', userfacing }
+        : { document: 'NON_COMPLIANT', delivery: 'DELIVERED', business: 'REJECTED', userfacing };
+  }
+}
+
+/** Receipts (SPEC.md 2.8 `countryDocumentStatus`): issued once accepted; a rejected receipt was never issued. */
+export function countryDocumentStatus(state: DocumentState): 'ISSUED' | 'NOT_ISSUED' {
+  return state === 'rejected' ? 'NOT_ISSUED' : 'ISSUED';
+}

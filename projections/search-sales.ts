@@ -1,0 +1,93 @@
+/**
+ * Sales documents (and receipts) as a source of the search projection: keeps each document's
+ * facts in `search_sales_facts` (the submission and the states it went through) and rebuilds
+ * its indexed document (domain/query/indexed-document.ts) on submit, rejection and every
+ * state change. One read and one upsert of the facts per batch.
+ */
+import type { Knex } from 'knex';
+import type { RecordedEvent } from '../commands/eventstore/port.js';
+import { DocumentRejected, DocumentSubmitted, Finalized, TRANSITIONS, documentDecider, type DocumentState } from '../domain/document/document.js';
+import { decodeEventData } from '../domain/events/envelope.js';
+import { indexedSalesDocument, type SalesDocumentFacts } from '../domain/query/indexed-document.js';
+import type { IndexedDocument } from '../readmodels/search/port.js';
+import type { SearchSource } from './search-source.js';
+
+const STREAM_PREFIX = 'document-';
+const TABLE = 'search_sales_facts';
+
+interface Known {
+  facts: SalesDocumentFacts;
+  revision: bigint;
+  changed: boolean;
+}
+
+function received(event: RecordedEvent): SalesDocumentFacts {
+  const submitted = event.type === DocumentSubmitted.type;
+  const data = submitted ? decodeEventData(DocumentSubmitted, event.schemaVersion, event.data) : decodeEventData(DocumentRejected, event.schemaVersion, event.data);
+  return {
+    documentId: data.documentId,
+    workspaceId: event.metadata.workspaceId ?? '',
+    environment: data.environment,
+    country: data.country,
+    documentType: { base: data.documentType.base, modifiers: [...data.documentType.modifiers], variant: data.documentType.variant ?? null },
+    source: data.source,
+    coreDocument: data.coreDocument,
+    validation: data.validation ?? null,
+    transitions: [{ state: submitted ? 'submitted' : 'rejected', at: event.metadata.occurredAt }],
+  };
+}
+
+/** The state an event moves `state` to (the document state machine), or null when it is no transition. */
+function nextState(state: DocumentState, event: RecordedEvent): DocumentState | null {
+  const transition = TRANSITIONS[state][event.type as keyof (typeof TRANSITIONS)[DocumentState]];
+  if (!transition) return null;
+  if (event.type === Finalized.type) return transition({ data: decodeEventData(Finalized, event.schemaVersion, event.data) });
+  return transition(event);
+}
+
+export const salesSearchSource: SearchSource = {
+  name: 'sales',
+  eventTypes: new Set(Object.keys(documentDecider.events)),
+  tables: [TABLE],
+  async apply(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<IndexedDocument[]> {
+    const documents = events.filter((e) => e.streamId.startsWith(STREAM_PREFIX));
+    const ids = [...new Set(documents.map((e) => e.streamId.slice(STREAM_PREFIX.length)))];
+    const known = new Map<string, Known>();
+    if (ids.length > 0) {
+      const rows = await trx(TABLE).whereIn('document_id', ids).select('document_id', 'revision', 'facts');
+      for (const r of rows) known.set(r.document_id, { facts: r.facts, revision: BigInt(r.revision), changed: false });
+    }
+    for (const event of documents) {
+      const id = event.streamId.slice(STREAM_PREFIX.length);
+      const k = known.get(id);
+      if (k && event.revision <= k.revision) continue; // applied before (a replay)
+      if (event.type === DocumentSubmitted.type || event.type === DocumentRejected.type) {
+        known.set(id, { facts: received(event), revision: event.revision, changed: true });
+        continue;
+      }
+      if (!k) continue; // a state change of a document never received: nothing to index
+      const transitions = k.facts.transitions;
+      const next = nextState(transitions[transitions.length - 1]!.state, event);
+      const facts = next ? { ...k.facts, transitions: [...transitions, { state: next, at: event.metadata.occurredAt }] } : k.facts;
+      known.set(id, { facts, revision: event.revision, changed: true });
+    }
+    const changed = [...known.values()].filter((k) => k.changed);
+    if (changed.length === 0) return [];
+    await trx(TABLE)
+      .insert(
+        changed.map((k) => ({
+          document_id: k.facts.documentId,
+          workspace_id: k.facts.workspaceId,
+          environment: k.facts.environment,
+          revision: k.revision.toString(),
+          facts: JSON.stringify(k.facts),
+        })),
+      )
+      .onConflict('document_id')
+      .merge(['revision', 'facts', 'workspace_id', 'environment']);
+    return changed.map((k) => {
+      const { type, document } = indexedSalesDocument(k.facts);
+      return { workspaceId: k.facts.workspaceId, environment: k.facts.environment, type, documentId: k.facts.documentId, version: k.revision, document };
+    });
+  },
+};

@@ -1,0 +1,18 @@
+/** A kind of document the search projection indexes (projections/search.ts). */
+import type { Knex } from 'knex';
+import type { RecordedEvent } from '../commands/eventstore/port.js';
+import type { IndexedDocument } from '../readmodels/search/port.js';
+
+export interface SearchSource {
+  /** Names the source in errors. */
+  readonly name: string;
+  /** The event types it reads. */
+  readonly eventTypes: ReadonlySet<string>;
+  /** Tables only this source writes (created by a migration; rebuilt with the projection). */
+  readonly tables: readonly string[];
+  /**
+   * Applies a batch of its events (in log order) to its facts with one statement per table,
+   * and returns the indexed documents they changed (any order, one or more per document).
+   */
+  apply(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<IndexedDocument[]>;
+}

@@ -1,0 +1,70 @@
+/**
+ * The search projection: feeds the search index (readmodels/search/port.ts) from the event
+ * log. Each kind of document is one source module that turns its events into indexed
+ * documents (sales documents and receipts today: projections/search-sales.ts); purchases add
+ * one more source without changing the port or this runner.
+ *
+ * A batch of events becomes one write to the index (one statement or one bulk request),
+ * after each source has updated its own facts tables with one statement. Within a batch only
+ * the newest state of each document is written. Index writes are versioned by the document's
+ * stream revision, so a replay or a late write never overwrites a newer state; the runner
+ * commits the checkpoint in the same transaction, after the index acknowledged the batch.
+ */
+import type { Knex } from 'knex';
+import type { RecordedEvent } from '../commands/eventstore/port.js';
+import type { IndexedDocument, SearchIndex } from '../readmodels/search/port.js';
+import { defineProjection, type Projection } from './projection.js';
+import { salesSearchSource } from './search-sales.js';
+import type { SearchSource } from './search-source.js';
+
+export type { SearchSource } from './search-source.js';
+
+export const SEARCH_PROJECTION = 'search';
+
+export const defaultSearchSources = (): SearchSource[] => [salesSearchSource];
+
+/** The newest version of each document (by workspace, type and id). */
+export function newestPerDocument(documents: readonly IndexedDocument[]): IndexedDocument[] {
+  const newest = new Map<string, IndexedDocument>();
+  for (const d of documents) {
+    const key = `${d.workspaceId}\u0000${d.type}\u0000${d.documentId}`;
+    const seen = newest.get(key);
+    if (!seen || seen.version < d.version) newest.set(key, d);
+  }
+  return [...newest.values()];
+}
+
+export function searchProjection(
+  index: SearchIndex,
+  options: { sources?: readonly SearchSource[]; indexTables?: readonly string[] } = {},
+): Projection {
+  const sources = options.sources ?? defaultSearchSources();
+  const applyMany = async (trx: Knex.Transaction, events: readonly RecordedEvent[]) => {
+    const changed: IndexedDocument[] = [];
+    for (const source of sources) {
+      const mine = events.filter((e) => source.eventTypes.has(e.type));
+      if (mine.length > 0) changed.push(...(await source.apply(trx, mine)));
+    }
+    const documents = newestPerDocument(changed);
+    if (documents.length > 0) await index.write(trx, documents);
+  };
+  return defineProjection({
+    name: SEARCH_PROJECTION,
+    version: 1,
+    // The sources' facts, and the index's own tables when it keeps them in PostgreSQL.
+    tables: [...sources.flatMap((s) => s.tables), ...(options.indexTables ?? [])],
+    eventTypes: new Set(sources.flatMap((s) => [...s.eventTypes])),
+    apply: (trx, event) => applyMany(trx, [event]),
+    applyMany,
+    // An engine outside PostgreSQL (Elasticsearch) rebuilds into fresh indices, swapped in with
+    // the facts tables. Fresh indices of a rebuild that failed are dropped by the next rebuild.
+    ...(index.beginRebuild
+      ? {
+          async beginRebuild() {
+            const rebuild = await index.beginRebuild!();
+            return { projection: searchProjection(rebuild.index, options), swap: () => rebuild.complete(), abandon: async () => {} };
+          },
+        }
+      : {}),
+  });
+}

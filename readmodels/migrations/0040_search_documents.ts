@@ -1,0 +1,66 @@
+/**
+ * The PostgreSQL search index (readmodels/search/postgres.ts): one row per indexed document,
+ * the value functions every index and query reads fields through, and the indexes derived from
+ * the query-field catalogue. Needs PostgreSQL 17 or newer with a UTF8 database (the
+ * `pg_c_utf8` collation gives the simple Unicode case mapping Elasticsearch's `lowercase`
+ * normalizer applies) and the `pg_trgm` and `btree_gin` extensions.
+ */
+import type { Knex } from 'knex';
+import { MAX_KEYWORD_BYTES } from '../search/fields.js';
+import { SEARCH_TABLE, searchIndexDefinitions } from '../search/postgres.js';
+
+export const searchDocumentsMigration = {
+  name: '0040_search_documents',
+  async up(knex: Knex) {
+    await knex.raw('create extension if not exists pg_trgm');
+    await knex.raw('create extension if not exists btree_gin');
+    // The rules of readmodels/search/fields.ts, in SQL. Immutable, so they may be indexed.
+    await knex.raw(`
+      create or replace function search_keyword(v jsonb) returns text language sql immutable parallel safe as $$
+        select case when jsonb_typeof(v) = 'string' and octet_length(v #>> '{}') <= ${MAX_KEYWORD_BYTES}
+                    then lower((v #>> '{}') collate "pg_c_utf8") end
+      $$;
+      create or replace function search_keywords(v jsonb) returns text[] language sql immutable parallel safe as $$
+        select case jsonb_typeof(v)
+          when 'string' then array(select lower((v #>> '{}') collate "pg_c_utf8") where octet_length(v #>> '{}') <= ${MAX_KEYWORD_BYTES})
+          when 'array' then array(select lower((e #>> '{}') collate "pg_c_utf8") from jsonb_array_elements(v) as e
+                                   where jsonb_typeof(e) = 'string' and octet_length(e #>> '{}') <= ${MAX_KEYWORD_BYTES})
+          else '{}'::text[] end
+      $$;
+      create or replace function search_number(v jsonb) returns numeric language sql immutable parallel safe as $$
+        select case when jsonb_typeof(v) = 'number' then v::numeric end
+      $$;
+      create or replace function search_date(v jsonb) returns text language sql immutable parallel safe as $$
+        select case
+          when jsonb_typeof(v) is distinct from 'string' then null
+          when (v #>> '{}') !~ '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$' then null
+          when substr(v #>> '{}', 1, 4) = '0000' then null
+          when substr(v #>> '{}', 9, 2)::int <= case substr(v #>> '{}', 6, 2)::int
+                 when 2 then case when (substr(v #>> '{}', 1, 4)::int % 4 = 0 and substr(v #>> '{}', 1, 4)::int % 100 <> 0)
+                                        or substr(v #>> '{}', 1, 4)::int % 400 = 0 then 29 else 28 end
+                 when 4 then 30 when 6 then 30 when 9 then 30 when 11 then 30
+                 else 31 end
+            then v #>> '{}'
+          end
+      $$;
+    `);
+    await knex.raw(`
+      create table ${SEARCH_TABLE} (
+        workspace_id text collate "C" not null,
+        environment text collate "C" not null,
+        type text collate "C" not null,
+        document_id text collate "C" not null,
+        version bigint not null,
+        document jsonb not null,
+        primary key (workspace_id, environment, type, document_id)
+      )
+    `);
+    for (const index of searchIndexDefinitions()) {
+      await knex.raw(`create index ${index.name} on ${SEARCH_TABLE} using ${index.definition}`);
+    }
+  },
+  async down(knex: Knex) {
+    await knex.raw(`drop table if exists ${SEARCH_TABLE}`);
+    await knex.raw('drop function if exists search_keyword(jsonb), search_keywords(jsonb), search_number(jsonb), search_date(jsonb)');
+  },
+};

@@ -1,0 +1,342 @@
+/**
+ * The Elasticsearch adapter of the search-index port (`SEARCH_ENGINE=elasticsearch`).
+ *
+ * - One index per document type behind an alias `<prefix>-search-<type>`; a rebuild writes
+ *   fresh indices and swaps the aliases in one `_aliases` request.
+ * - Explicit mappings built from the field catalogue, `dynamic: false`. An Elasticsearch
+ *   document is `{scope, document, <catalogued fields>}`: `scope` holds workspace, environment
+ *   and documentId as exact keywords; `document` is the stored document, an object with
+ *   `enabled: false` (kept in `_source` only, so caller payload fields never reach the
+ *   mapping); the catalogued fields are copied beside it at their own paths, holding only the
+ *   values ./fields.ts says are indexable (a malformed value in a rejected document is left
+ *   out instead of failing the write, and both adapters agree on what counts).
+ * - Keyword fields use the built-in `lowercase` normalizer; searches are `wildcard` queries
+ *   `*term*` (escaped) with `case_insensitive: true`, which the integration-test
+ *   distribution supports (no ngram tokenizer, no `wildcard` field type needed).
+ * - Writes are one bulk request per batch with external versioning (`version`): a write
+ *   whose version is not above the stored one is refused by Elasticsearch as a version
+ *   conflict, which is expected and ignored; any other failed item fails the batch.
+ * - Read-your-writes: every bulk request is sent with `refresh: true`, so it is answered only
+ *   once its documents are searchable (`wait_for` would wait for the next scheduled refresh,
+ *   up to a second per batch, which caps a serial projection at batch-size documents per
+ *   second). Rebuild writes skip the refresh; `complete()` refreshes once before the swap.
+ * - Every query is built by `buildSearchRequest`, which puts the workspace and environment in
+ *   the filter clauses.
+ */
+import { Client, errors, type estypes } from '@elastic/elasticsearch';
+import type { Knex } from 'knex';
+import { QUERY_TYPES, queryFields, issueDateField, type QueryType } from '../../domain/query/fields.js';
+import { indexedValue, MAX_KEYWORD_BYTES, resolvedFields, resolveField, type ResolvedField } from './fields.js';
+import { MAX_RESULT_WINDOW, type IndexedDocument, type SearchFilter, type SearchIndex, type SearchQuery, type SearchRebuild, type SearchResult } from './port.js';
+
+export const SCOPE_WORKSPACE = 'scope.workspaceId';
+export const SCOPE_ENVIRONMENT = 'scope.environment';
+export const SCOPE_DOCUMENT_ID = 'scope.documentId';
+
+export const aliasName = (prefix: string, type: QueryType) => `${prefix}-search-${type}`;
+
+const keyword = { type: 'keyword' } as const;
+
+function fieldMapping(field: ResolvedField): estypes.MappingProperty {
+  switch (field.kind) {
+    case 'date':
+      return { type: 'date', format: 'strict_date' };
+    case 'number':
+      return { type: 'double' };
+    default:
+      // ignore_above (in characters) is a backstop: values over MAX_KEYWORD_BYTES bytes are never sent.
+      return { type: 'keyword', normalizer: 'lowercase', ignore_above: MAX_KEYWORD_BYTES };
+  }
+}
+
+/** The mapping of a type's index, from the catalogue. */
+export function mappingFor(type: QueryType): estypes.MappingTypeMapping {
+  const properties: Record<string, estypes.MappingProperty> = {
+    scope: { type: 'object', properties: { workspaceId: keyword, environment: keyword, documentId: keyword } },
+    document: { type: 'object', enabled: false },
+  };
+  for (const f of queryFields(type)) {
+    const field = resolveField(type, f.path);
+    let at = properties;
+    for (const s of field.segments.slice(0, -1)) {
+      const next = (at[s] ??= { type: 'object', properties: {} }) as estypes.MappingObjectProperty;
+      at = next.properties!;
+    }
+    at[field.segments[field.segments.length - 1]!] = fieldMapping(field);
+  }
+  return { dynamic: false, properties };
+}
+
+const INDEX_SETTINGS: estypes.IndicesIndexSettings = { number_of_shards: 1, auto_expand_replicas: '0-1' };
+
+/** The Elasticsearch document for an indexed document. */
+export function toElasticDocument(d: IndexedDocument): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    scope: { workspaceId: d.workspaceId, environment: d.environment, documentId: d.documentId },
+    document: d.document,
+  };
+  for (const field of resolvedFields(d.type)) {
+    const value = indexedValue(field, d.document);
+    if (value === undefined) continue;
+    let at = body;
+    for (const s of field.segments.slice(0, -1)) at = (at[s] ??= {}) as Record<string, unknown>;
+    at[field.segments[field.segments.length - 1]!] = value;
+  }
+  return body;
+}
+
+export const elasticId = (d: Pick<IndexedDocument, 'workspaceId' | 'environment' | 'documentId'>) =>
+  [d.workspaceId, d.environment, d.documentId].map(encodeURIComponent).join(':');
+
+/** Escapes the wildcard query's special characters so the term matches literally. */
+export function escapeWildcard(term: string): string {
+  return term.replace(/[\\*?]/g, (c) => `\\${c}`);
+}
+
+function filterClause(type: QueryType, filter: SearchFilter): estypes.QueryDslQueryContainer | null {
+  const field = resolveField(type, filter.field);
+  if ('values' in filter) {
+    if (filter.values.length === 0) return null;
+    const values = field.kind === 'number' ? filter.values.map(Number) : filter.values.map(String);
+    return { terms: { [field.path]: values } };
+  }
+  if ('range' in filter) {
+    if (field.multi) throw new Error(`range filters are not supported on the multi-valued field ${field.path}`);
+    const { gte, lte } = filter.range;
+    if (gte === undefined && lte === undefined) return { exists: { field: field.path } };
+    const range: estypes.QueryDslRangeQuery = {};
+    if (gte !== undefined) (range as Record<string, unknown>).gte = field.kind === 'number' ? Number(gte) : String(gte);
+    if (lte !== undefined) (range as Record<string, unknown>).lte = field.kind === 'number' ? Number(lte) : String(lte);
+    if (field.kind === 'date') (range as Record<string, unknown>).format = 'strict_date';
+    return { range: { [field.path]: range } };
+  }
+  return filter.exists ? { exists: { field: field.path } } : { bool: { must_not: [{ exists: { field: field.path } }] } };
+}
+
+/**
+ * The one place search requests are built: workspace and environment are always the first
+ * filter clauses, whatever the query.
+ */
+export function buildSearchRequest(index: string, query: SearchQuery): estypes.SearchRequest {
+  if (query.offset < 0 || query.limit < 0 || query.offset + query.limit > MAX_RESULT_WINDOW) {
+    throw new RangeError(`offset + limit must be within 0..${MAX_RESULT_WINDOW}`);
+  }
+  const filter: estypes.QueryDslQueryContainer[] = [
+    { term: { [SCOPE_WORKSPACE]: query.workspaceId } },
+    { term: { [SCOPE_ENVIRONMENT]: query.environment } },
+  ];
+  for (const f of query.filters) {
+    const clause = filterClause(query.type, f);
+    if (clause) filter.push(clause);
+  }
+  for (const s of query.searches) {
+    const field = resolveField(query.type, s.field);
+    if (!field.search) throw new Error(`${field.path} cannot be searched`);
+    filter.push({ wildcard: { [field.path]: { value: `*${escapeWildcard(s.term)}*`, case_insensitive: true } } });
+  }
+  const sort = query.sort ?? { field: issueDateField(query.type), order: 'desc' as const };
+  const sortField = resolveField(query.type, sort.field);
+  if (!sortField.sort) throw new Error(`${sortField.path} cannot be sorted on`);
+  return {
+    index,
+    from: query.offset,
+    size: query.limit,
+    track_total_hits: true,
+    query: { bool: { filter } },
+    sort: [{ [sortField.path]: { order: sort.order === 'asc' ? 'asc' : 'desc', missing: '_last' } }, { [SCOPE_DOCUMENT_ID]: { order: 'asc' } }],
+  };
+}
+
+/** Of several writes of one document in a batch, the one with the highest version (the first of equals). */
+function latestPerDocument(documents: readonly IndexedDocument[]): IndexedDocument[] {
+  const latest = new Map<string, IndexedDocument>();
+  for (const d of documents) {
+    const key = `${d.type}/${elasticId(d)}`;
+    const seen = latest.get(key);
+    if (!seen || d.version > seen.version) latest.set(key, d);
+  }
+  return [...latest.values()];
+}
+
+export class ElasticsearchWriteError extends Error {
+  override readonly name = 'ElasticsearchWriteError';
+}
+
+export interface ElasticsearchSearchIndexOptions {
+  /** Index and alias name prefix (ELASTICSEARCH_INDEX_PREFIX). */
+  prefix: string;
+}
+
+/** Writes into and searches a set of indices (or aliases), one per type. */
+class IndexSet implements SearchIndex {
+  readonly engine = 'elasticsearch' as const;
+
+  constructor(
+    private readonly client: Client,
+    private readonly names: Readonly<Record<QueryType, string>>,
+    private readonly ready: () => Promise<void>,
+    private readonly refresh: boolean,
+  ) {}
+
+  async write(_trx: Knex.Transaction, documents: readonly IndexedDocument[]): Promise<void> {
+    const latest = latestPerDocument(documents);
+    if (latest.length === 0) return;
+    await this.ready();
+    const operations: unknown[] = [];
+    for (const d of latest) {
+      if (d.version < 0n || d.version > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`version ${d.version} of ${d.documentId} is out of range`);
+      operations.push({ index: { _index: this.names[d.type], _id: elasticId(d), version: Number(d.version), version_type: 'external' } });
+      operations.push(toElasticDocument(d));
+    }
+    const res = await this.client.bulk({ operations, refresh: this.refresh });
+    if (!res.errors) return;
+    const failures = res.items
+      .map((item) => item.index!)
+      .filter((r) => r.error && !(r.status === 409 && r.error.type === 'version_conflict_engine_exception'));
+    if (failures.length > 0) {
+      const first = failures[0]!;
+      throw new ElasticsearchWriteError(
+        `${failures.length} of ${latest.length} index writes failed; first: ${first._id}: ${first.error!.type}: ${first.error!.reason ?? ''}`,
+      );
+    }
+  }
+
+  async search(query: SearchQuery): Promise<SearchResult> {
+    await this.ready();
+    const res = await this.client.search<{ document: Record<string, unknown> }>(buildSearchRequest(this.names[query.type], query));
+    const total = res.hits.total;
+    return {
+      total: typeof total === 'number' ? total : (total?.value ?? 0),
+      documents: res.hits.hits.map((h) => h._source!.document),
+    };
+  }
+}
+
+export class ElasticsearchSearchIndex implements SearchIndex {
+  readonly engine = 'elasticsearch' as const;
+  readonly aliases: Readonly<Record<QueryType, string>>;
+  private readonly live: IndexSet;
+  private ensured: Promise<void> | null = null;
+
+  constructor(
+    readonly client: Client,
+    private readonly options: ElasticsearchSearchIndexOptions,
+  ) {
+    this.aliases = Object.fromEntries(QUERY_TYPES.map((t) => [t, aliasName(options.prefix, t)])) as Record<QueryType, string>;
+    this.live = new IndexSet(client, this.aliases, () => this.ensureIndices(), true);
+  }
+
+  static connect(url: string, options: ElasticsearchSearchIndexOptions): ElasticsearchSearchIndex {
+    return new ElasticsearchSearchIndex(new Client({ node: url, requestTimeout: 30_000, maxRetries: 2 }), options);
+  }
+
+  write(trx: Knex.Transaction, documents: readonly IndexedDocument[]): Promise<void> {
+    return this.live.write(trx, documents);
+  }
+
+  search(query: SearchQuery): Promise<SearchResult> {
+    return this.live.search(query);
+  }
+
+  /** Creates each type's first index behind its alias when the alias does not exist yet; adds newly catalogued fields to the mappings. */
+  ensureIndices(): Promise<void> {
+    this.ensured ??= this.createMissing().catch((err) => {
+      this.ensured = null;
+      throw err;
+    });
+    return this.ensured;
+  }
+
+  private async createMissing(): Promise<void> {
+    for (const type of QUERY_TYPES) {
+      const alias = this.aliases[type];
+      if (await this.client.indices.existsAlias({ name: alias })) {
+        // Newly catalogued fields are added (documents indexed before need a rebuild to carry
+        // them); a field whose kind changed cannot be remapped in place: the rebuild's fresh
+        // indices have the new mapping, so that is not an error here.
+        await this.client.indices.putMapping({ index: alias, ...mappingFor(type) }).catch((err: unknown) => {
+          if (!(err instanceof errors.ResponseError && err.statusCode === 400)) throw err;
+        });
+        continue;
+      }
+      try {
+        await this.client.indices.create({
+          index: `${alias}-initial`,
+          settings: INDEX_SETTINGS,
+          mappings: mappingFor(type),
+          aliases: { [alias]: {} },
+        });
+      } catch (err) {
+        // Another process created it first.
+        if (!(err instanceof errors.ResponseError && err.body?.error?.type === 'resource_already_exists_exception')) throw err;
+      }
+    }
+    await this.client.cluster.health({ index: Object.values(this.aliases), wait_for_status: 'yellow', timeout: '30s' });
+  }
+
+  async beginRebuild(): Promise<SearchRebuild> {
+    await this.ensureIndices();
+    const live = await this.liveIndices();
+    // Fresh indices of an earlier rebuild that never completed are dropped.
+    const stale = await this.client.indices.get({ index: `${this.options.prefix}-search-*`, expand_wildcards: ['open', 'closed'] });
+    const orphans = Object.keys(stale).filter((name) => !Object.values(live).flat().includes(name));
+    if (orphans.length > 0) await this.client.indices.delete({ index: orphans });
+
+    const stamp = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+    const fresh = Object.fromEntries(QUERY_TYPES.map((t) => [t, `${this.aliases[t]}-${stamp}`])) as Record<QueryType, string>;
+    for (const type of QUERY_TYPES) {
+      await this.client.indices.create({
+        index: fresh[type],
+        settings: { ...INDEX_SETTINGS, refresh_interval: '-1' },
+        mappings: mappingFor(type),
+      });
+    }
+    await this.client.cluster.health({ index: Object.values(fresh), wait_for_status: 'yellow', timeout: '30s' });
+    const index = new IndexSet(this.client, fresh, async () => {}, false);
+    // Its own searches see its writes: refresh before each (a rebuild searches rarely).
+    const search = index.search.bind(index);
+    index.search = async (q) => {
+      await this.client.indices.refresh({ index: fresh[q.type] });
+      return search(q);
+    };
+    return {
+      index,
+      complete: async () => {
+        const names = Object.values(fresh);
+        await this.client.indices.putSettings({ index: names, settings: { refresh_interval: null as unknown as string } });
+        await this.client.indices.refresh({ index: names });
+        const current = await this.liveIndices();
+        const actions: estypes.IndicesUpdateAliasesAction[] = [];
+        for (const type of QUERY_TYPES) {
+          for (const old of current[type]) actions.push({ remove: { index: old, alias: this.aliases[type] } });
+          actions.push({ add: { index: fresh[type], alias: this.aliases[type] } });
+        }
+        await this.client.indices.updateAliases({ actions });
+        const replaced = Object.values(current).flat();
+        if (replaced.length > 0) await this.client.indices.delete({ index: replaced, ignore_unavailable: true });
+      },
+    };
+  }
+
+  /** The concrete indices behind each alias. */
+  async liveIndices(): Promise<Record<QueryType, string[]>> {
+    const res = await this.client.indices.getAlias({ name: Object.values(this.aliases) });
+    const out = Object.fromEntries(QUERY_TYPES.map((t) => [t, [] as string[]])) as Record<QueryType, string[]>;
+    for (const [index, { aliases }] of Object.entries(res)) {
+      for (const type of QUERY_TYPES) if (aliases[this.aliases[type]]) out[type].push(index);
+    }
+    return out;
+  }
+
+  /** Deletes every index of this prefix (tests, benchmarks). */
+  async dropAll(): Promise<void> {
+    // Deleting by wildcard is refused by default (action.destructive_requires_name): name them.
+    const found = await this.client.indices.get({ index: `${this.options.prefix}-search-*`, expand_wildcards: ['open', 'closed'] });
+    if (Object.keys(found).length > 0) await this.client.indices.delete({ index: Object.keys(found) });
+    this.ensured = null;
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

@@ -1,0 +1,231 @@
+/**
+ * The PostgreSQL adapter of the search-index port: one row per indexed document in
+ * `search_documents` (workspace, environment, type, documentId, version, the document as
+ * jsonb), written through the search projection's runner transaction with an unqualified table
+ * name (so a rebuild's search_path redirects it into fresh tables), and queried with SQL that
+ * is always scoped by workspace, environment and type.
+ *
+ * Every catalogued field is read with one SQL expression per field, the same text in the
+ * migration's indexes and in the queries (so the planner matches them):
+ *   search_date(j) / search_number(j) / search_keyword(j) / search_keywords(j)
+ * over the field's jsonb value `j` (functions of migration 0040 implementing the value rules
+ * of ./fields.ts). Sales and purchases keep the core document under `coreDocument`, receipts at
+ * the root: one expression serves all three types, `case when type = 'receipts' then … end`.
+ */
+import type { Knex } from 'knex';
+import { QUERY_TYPES, queryFields, type QueryType } from '../../domain/query/fields.js';
+import { MAX_RESULT_WINDOW, type IndexedDocument, type SearchFilter, type SearchIndex, type SearchQuery, type SearchResult } from './port.js';
+import { issueDateField } from '../../domain/query/fields.js';
+import { resolveField, type ResolvedField } from './fields.js';
+
+export const SEARCH_TABLE = 'search_documents';
+
+const CORE = 'coreDocument.';
+
+/** The key of a field independent of the type: its path without the `coreDocument.` prefix. */
+export function logicalKey(path: string): string {
+  return path.startsWith(CORE) ? path.slice(CORE.length) : path;
+}
+
+/** For each logical key, the types that keep it under `coreDocument` (from the catalogue). */
+const PREFIXED: ReadonlyMap<string, ReadonlySet<QueryType>> = (() => {
+  const map = new Map<string, Set<QueryType>>();
+  for (const type of QUERY_TYPES) {
+    for (const f of queryFields(type)) {
+      const key = logicalKey(f.path);
+      const set = map.get(key) ?? new Set<QueryType>();
+      if (f.path.startsWith(CORE)) set.add(type);
+      map.set(key, set);
+    }
+  }
+  return map;
+})();
+
+const pathLiteral = (segments: readonly string[]) => `'{${segments.join(',')}}'`;
+
+/** The jsonb value of a logical field in a row (`document` and `type` are the row's columns). */
+export function jsonbExpression(key: string): string {
+  const segments = key.split('.');
+  if (!segments.every((s) => /^[A-Za-z][A-Za-z0-9_]*$/.test(s))) throw new Error(`unsupported field path "${key}"`);
+  const prefixed = PREFIXED.get(key);
+  const flat = `document #> ${pathLiteral(segments)}`;
+  if (!prefixed || prefixed.size === 0) return `(${flat})`;
+  const under = `document #> ${pathLiteral(['coreDocument', ...segments])}`;
+  const types = [...prefixed].sort().map((t) => `'${t}'`).join(', ');
+  return `(case when type in (${types}) then ${under} else ${flat} end)`;
+}
+
+/**
+ * The SQL value of a field: text for dates (`YYYY-MM-DD`, whose text order is the calendar
+ * order), numeric for numbers, lowercased text in byte order ("C") for keywords, text[] for
+ * multi-valued keywords. Null (or an empty array) when the document holds no indexable value.
+ */
+export function valueExpression(field: Pick<ResolvedField, 'kind' | 'multi'>, key: string): string {
+  const j = jsonbExpression(key);
+  switch (field.kind) {
+    case 'date':
+      return `search_date(${j})`;
+    case 'number':
+      return `search_number(${j})`;
+    default:
+      return field.multi ? `search_keywords(${j})` : `(search_keyword(${j}) collate "C")`;
+  }
+}
+
+/** The expression case-insensitive substring searches run on (and their trigram index covers). */
+export function searchExpression(key: string): string {
+  return `search_keyword(${jsonbExpression(key)})`;
+}
+
+/**
+ * The condition of a substring search on a field, with one parameter: the LIKE-escaped term.
+ * The pattern takes the database's default collation, as the trigram index does, so the
+ * index can serve it.
+ */
+export function searchCondition(key: string): string {
+  return `${searchExpression(key)} like (('%' || ${LOWER_PARAM} || '%') collate "default")`;
+}
+
+/** Escapes LIKE's wildcards so the term is matched literally (escape character `\`). */
+export function escapeLike(term: string): string {
+  return term.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** Lowercases a text parameter exactly as the indexed values are lowercased. */
+const LOWER_PARAM = `lower(?::text collate "pg_c_utf8")`;
+const LOWER_PARAMS = `array(select lower(v collate "pg_c_utf8") from unnest(?::text[]) as v)`;
+
+function applyFilter(q: Knex.QueryBuilder, type: QueryType, filter: SearchFilter): void {
+  const field = resolveField(type, filter.field);
+  const value = valueExpression(field, logicalKey(field.path));
+  if ('values' in filter) {
+    if (filter.values.length === 0) return;
+    if (field.kind === 'date') q.whereRaw(`${value} = any(?::text[])`, [filter.values.map(String)]);
+    else if (field.kind === 'number') q.whereRaw(`${value} = any(?::numeric[])`, [filter.values.map(Number)]);
+    else if (field.multi) q.whereRaw(`${value} && ${LOWER_PARAMS}`, [filter.values.map(String)]);
+    else q.whereRaw(`${value} = any(${LOWER_PARAMS})`, [filter.values.map(String)]);
+  } else if ('range' in filter) {
+    const bounds: [string, string | number | undefined][] = [
+      ['>=', filter.range.gte],
+      ['<=', filter.range.lte],
+    ];
+    if (field.multi) throw new Error(`range filters are not supported on the multi-valued field ${field.path}`);
+    // A document without the field does not match a range, even an open one.
+    q.whereRaw(`${value} is not null`);
+    for (const [op, bound] of bounds) {
+      if (bound === undefined) continue;
+      if (field.kind === 'number') q.whereRaw(`${value} ${op} ?::numeric`, [Number(bound)]);
+      else if (field.kind === 'date') q.whereRaw(`${value} ${op} ?::text`, [String(bound)]);
+      else q.whereRaw(`${value} ${op} (${LOWER_PARAM} collate "C")`, [String(bound)]);
+    }
+  } else {
+    const present = field.multi ? `cardinality(${value}) > 0` : `${value} is not null`;
+    q.whereRaw(filter.exists ? present : `not (${present})`);
+  }
+}
+
+export class PostgresSearchIndex implements SearchIndex {
+  readonly engine = 'postgres' as const;
+
+  constructor(private readonly knex: Knex) {}
+
+  async write(trx: Knex.Transaction, documents: readonly IndexedDocument[]): Promise<void> {
+    const rows = latestPerDocument(documents).map((d) => ({
+      workspace_id: d.workspaceId,
+      environment: d.environment,
+      type: d.type,
+      document_id: d.documentId,
+      version: d.version.toString(),
+      document: d.document,
+    }));
+    if (rows.length === 0) return;
+    // One statement for the batch; a row whose stored version is not older keeps its state.
+    await trx.raw(
+      `insert into ${SEARCH_TABLE} as s (workspace_id, environment, type, document_id, version, document)
+       select r.workspace_id, r.environment, r.type, r.document_id, r.version, r.document
+         from jsonb_to_recordset(?::jsonb) as r(workspace_id text, environment text, type text, document_id text, version bigint, document jsonb)
+       on conflict (workspace_id, environment, type, document_id)
+       do update set version = excluded.version, document = excluded.document
+       where s.version < excluded.version`,
+      [JSON.stringify(rows)],
+    );
+  }
+
+  async search(query: SearchQuery): Promise<SearchResult> {
+    if (query.offset < 0 || query.limit < 0 || query.offset + query.limit > MAX_RESULT_WINDOW) {
+      throw new RangeError(`offset + limit must be within 0..${MAX_RESULT_WINDOW}`);
+    }
+    const where = this.knex(SEARCH_TABLE).where({ workspace_id: query.workspaceId, environment: query.environment, type: query.type });
+    for (const filter of query.filters) applyFilter(where, query.type, filter);
+    for (const s of query.searches) {
+      const field = resolveField(query.type, s.field);
+      if (!field.search) throw new Error(`${field.path} cannot be searched`);
+      where.whereRaw(searchCondition(logicalKey(field.path)), [escapeLike(s.term)]);
+    }
+    const sort = query.sort ?? { field: issueDateField(query.type), order: 'desc' as const };
+    const sortField = resolveField(query.type, sort.field);
+    if (!sortField.sort) throw new Error(`${sortField.path} cannot be sorted on`);
+    const order = sort.order === 'asc' ? 'asc' : 'desc';
+    const page = where
+      .clone()
+      .select('document')
+      .orderByRaw(`${valueExpression(sortField, logicalKey(sortField.path))} ${order} nulls last, document_id asc`)
+      .offset(query.offset)
+      .limit(query.limit);
+    const count = where.clone().count<{ count: string }[]>({ count: '*' });
+    const [rows, counted] = await Promise.all([query.limit > 0 ? page : Promise.resolve([]), count]);
+    return {
+      total: Number(counted[0]!.count),
+      documents: (rows as { document: Record<string, unknown> }[]).map((r) => r.document),
+    };
+  }
+}
+
+/** Of several writes of one document in a batch, the one with the highest version (the first of equals). */
+export function latestPerDocument(documents: readonly IndexedDocument[]): IndexedDocument[] {
+  const latest = new Map<string, IndexedDocument>();
+  for (const d of documents) {
+    const key = JSON.stringify([d.workspaceId, d.environment, d.type, d.documentId]);
+    const seen = latest.get(key);
+    if (!seen || d.version > seen.version) latest.set(key, d);
+  }
+  return [...latest.values()];
+}
+
+export interface SearchIndexDefinition {
+  readonly name: string;
+  /** The index's method and key list, e.g. `btree (workspace_id, …)`. */
+  readonly definition: string;
+}
+
+/**
+ * The indexes the queries need, derived from the catalogue (migration 0040 creates them):
+ * per scalar field a btree behind the scope (workspace, environment, type) ending in
+ * `document_id`, so a filtered or sorted page walks the index in the query's order (dates and
+ * amounts both ways, keywords ascending); per multi-valued field a GIN over its array; per
+ * searchable field a pg_trgm GIN (behind the workspace) for the substring search.
+ */
+export function searchIndexDefinitions(): SearchIndexDefinition[] {
+  const fields = new Map<string, ResolvedField>();
+  for (const type of QUERY_TYPES) {
+    for (const f of queryFields(type)) fields.set(logicalKey(f.path), resolveField(type, f.path));
+  }
+  const defs: SearchIndexDefinition[] = [];
+  const scope = 'workspace_id, environment, type';
+  for (const [key, field] of [...fields].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const name = `search_${key.replace(/\./g, '_').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`.slice(0, 50);
+    const value = valueExpression(field, key);
+    if (field.multi) {
+      defs.push({ name, definition: `gin (${value})` });
+      continue;
+    }
+    defs.push({ name: `${name}_asc`, definition: `btree (${scope}, ${value} asc nulls last, document_id)` });
+    if (field.kind === 'date' || field.kind === 'number') {
+      defs.push({ name: `${name}_desc`, definition: `btree (${scope}, ${value} desc nulls last, document_id)` });
+    }
+    // The workspace as a GIN entry too (btree_gin), so a search reads the trigram postings of
+    // one workspace rather than every workspace's matches.
+    if (field.search) defs.push({ name: `${name}_trgm`, definition: `gin (workspace_id, ${searchExpression(key)} gin_trgm_ops)` });
+  }
+  return defs;
+}

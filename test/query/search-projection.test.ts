@@ -1,0 +1,169 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
+import type { NewEvent } from '../../commands/eventstore/port.js';
+import { rebuildProjection } from '../../projections/rebuild.js';
+import { ProjectionRunner } from '../../projections/runner.js';
+import { searchProjection } from '../../projections/search.js';
+import type { IndexedDocument, SearchIndex, SearchQuery } from '../../readmodels/search/port.js';
+import { PostgresSearchIndex, SEARCH_TABLE } from '../../readmodels/search/postgres.js';
+import { newEvent } from '../eventstore/contract.js';
+import { NO_ELASTICSEARCH, openTestElasticsearch, requireElasticsearch } from '../search/support.js';
+import { testDb } from '../support/db.js';
+
+/** The PostgreSQL index, recording each write it receives (the engine is the real one). */
+class RecordingIndex implements SearchIndex {
+  readonly engine = 'postgres' as const;
+  readonly writes: IndexedDocument[][] = [];
+  constructor(private readonly inner: PostgresSearchIndex) {}
+  async write(trx: Parameters<SearchIndex['write']>[0], documents: readonly IndexedDocument[]) {
+    this.writes.push([...documents]);
+    await this.inner.write(trx, documents);
+  }
+  search(query: SearchQuery) {
+    return this.inner.search(query);
+  }
+}
+
+describe('search projection (sales documents and receipts into the index)', function () {
+  this.timeout(120000);
+  let store: PostgresEventStore;
+  const workspaceId = `ws-search-${randomUUID().slice(0, 8)}`;
+  const ev = (type: string, data: unknown, at: string): NewEvent => {
+    const e = newEvent(type, data);
+    return { ...e, metadata: { ...e.metadata, workspaceId, occurredAt: at } };
+  };
+  const received = (id: string, n: number, variant: string | null) => ({
+    documentId: id,
+    uuid: randomUUID(),
+    documentNumber: `SP-${n}`,
+    country: variant === 'receipt' ? 'MY' : 'AE',
+    environment: 'sandbox',
+    documentType: { base: 'tax_invoice', modifiers: [], variant },
+    source: { name: 'ERP', version: 'v1', companyId: null },
+    format: 'new',
+    externalId: null,
+    destinations: ['TAX_AUTHORITY'],
+    coreDocument: { header: { documentNumber: `SP-${n}`, issueDate: `2026-03-${String(1 + (n % 28)).padStart(2, '0')}`, currency: 'AED' }, totals: { totalAmountIncludingTax: n } },
+    validation: { success: true, errors: [], warnings: [], metadata: { n }, validatedAt: '2026-03-01T00:00:00.000Z' },
+  });
+  const query = (type: 'sales' | 'receipts', filters: SearchQuery['filters'] = []): SearchQuery => ({
+    workspaceId,
+    environment: 'sandbox',
+    type,
+    filters,
+    searches: [],
+    sort: null,
+    offset: 0,
+    limit: 100,
+  });
+
+  before(async () => {
+    store = await PostgresEventStore.connect(testDb().url, { poolSize: 5 });
+    // 12 delivered and finalized, 6 rejected, 3 receipts left submitted.
+    for (let n = 0; n < 21; n++) {
+      const id = `doc_sp_${workspaceId}_${n}`;
+      const at = (s: number) => `2026-03-01T00:00:${String(s).padStart(2, '0')}.000Z`;
+      if (n < 12) {
+        await store.append(`document-${id}`, [
+          ev('DocumentSubmitted', { ...received(id, n, null), xmlBase64: null }, at(0)),
+          ev('DocumentDeliveryStarted', { attempt: 1, destination: 'TAX_AUTHORITY' }, at(1)),
+          ev('DocumentDelivered', { attempt: 1, government: null }, at(2)),
+          ev('DocumentFinalized', { outcome: n % 2 === 0 ? 'valid' : 'invalid', government: null, errors: [] }, at(3)),
+        ], 'no_stream');
+      } else if (n < 18) {
+        await store.append(`document-${id}`, [ev('DocumentRejected', { ...received(id, n, null), errors: [] }, at(0))], 'no_stream');
+      } else {
+        await store.append(`document-${id}`, [ev('DocumentSubmitted', { ...received(id, n, 'receipt'), xmlBase64: null }, at(0))], 'no_stream');
+      }
+    }
+  });
+  after(async () => store.close());
+
+  it('writes one batch per write, the newest state of each document once, and derives the statuses', async () => {
+    const index = new RecordingIndex(new PostgresSearchIndex(testDb().knex));
+    await new ProjectionRunner(testDb().knex, store, [searchProjection(index)], { batchSize: 20 }).catchUp();
+    for (const batch of index.writes) {
+      const keys = batch.map((d) => `${d.type}/${d.documentId}`);
+      expect(new Set(keys).size, 'one write per document per batch').to.equal(keys.length);
+    }
+    const mine = index.writes.flat().filter((d) => d.workspaceId === workspaceId);
+    expect(new Set(mine.map((d) => d.documentId)).size).to.equal(21);
+
+    const sales = await index.search(query('sales'));
+    expect(sales.total).to.equal(18);
+    const compliant = await index.search(query('sales', [{ field: 'coreDocument.meta.statuses.document.current', values: ['COMPLIANT'] }]));
+    expect(compliant.total).to.equal(6);
+    const refused = await index.search(query('sales', [{ field: 'coreDocument.meta.statuses.business.current', values: ['REJECTED'] }]));
+    expect(refused.total).to.equal(6);
+    const rejected = await index.search(query('sales', [{ field: 'coreDocument.meta.statuses.document.current', values: ['NEEDS_CORRECTION'] }]));
+    expect(rejected.total).to.equal(6);
+    const receipts = await index.search(query('receipts', [{ field: 'countryDocumentStatus', values: ['ISSUED'] }]));
+    expect(receipts.total).to.equal(3);
+    const [r] = receipts.documents as any[];
+    expect(r.header.documentNumber).to.match(/^SP-/);
+    expect(r.meta.coreValidation.success).to.equal(true);
+    // The stored version is the stream revision of the last event.
+    const row = await testDb().knex(SEARCH_TABLE).where({ workspace_id: workspaceId, document_id: `doc_sp_${workspaceId}_0` }).first();
+    expect(row.version).to.equal('3');
+    expect(row.document.coreDocument.meta.statuses.document.history.map((h: any) => h.value)).to.deep.equal(['VALIDATED', 'COMPLIANT']);
+  });
+
+  it('a state change after the batch updates the document; a replayed batch changes nothing', async () => {
+    const id = `doc_sp_${workspaceId}_18`;
+    await store.append(`document-${id}`, [ev('DocumentDeliveryStarted', { attempt: 1, destination: 'TAX_AUTHORITY' }, '2026-03-02T00:00:00.000Z')], 0n);
+    const index = new RecordingIndex(new PostgresSearchIndex(testDb().knex));
+    const projection = searchProjection(index);
+    await new ProjectionRunner(testDb().knex, store, [projection]).catchUp();
+    const processing = await index.search(query('receipts', [{ field: 'documentId', values: [id] }]));
+    expect((processing.documents[0] as any).meta.statuses.delivery.current).to.equal('IN_PROGRESS');
+    // Replay the whole stream through the projection: versions and the facts' revisions ignore it.
+    const writes = index.writes.length;
+    const events = await store.readStream(`document-${id}`);
+    await testDb().knex.transaction((trx) => projection.applyMany!(trx, events));
+    const again = await index.search(query('receipts', [{ field: 'documentId', values: [id] }]));
+    expect(again.documents).to.deep.equal(processing.documents);
+    expect(index.writes.length, 'nothing newer: no write').to.equal(writes);
+  });
+
+  it('npm run rebuild -- search: fresh facts and index tables, same answers, swapped in', async () => {
+    const index = new PostgresSearchIndex(testDb().knex);
+    const before = await index.search(query('sales'));
+    const indexNames = async () =>
+      (await testDb().knex.raw(`select indexname from pg_indexes where schemaname = 'public' and tablename in (?, 'search_sales_facts') order by 1`, [SEARCH_TABLE])).rows.map(
+        (r: { indexname: string }) => r.indexname,
+      );
+    const namesBefore = await indexNames();
+    await rebuildProjection(testDb().knex, store, searchProjection(index, { indexTables: [SEARCH_TABLE] }), { batchSize: 500 });
+    const after = await index.search(query('sales'));
+    expect(after).to.deep.equal(before);
+    expect((await index.search(query('receipts'))).total).to.equal(3);
+    // The swapped-in tables carry the live tables' index names.
+    expect(await indexNames()).to.deep.equal(namesBefore);
+  });
+
+  it('rebuild on Elasticsearch: fresh indices filled from the log and swapped in with the facts', async function () {
+    const es = await openTestElasticsearch();
+    if (!es) {
+      if (requireElasticsearch) throw new Error('CI=true but no Elasticsearch');
+      console.log(`      skipped: ${NO_ELASTICSEARCH}`);
+      this.skip();
+    }
+    try {
+      const before = await es!.liveIndices();
+      await rebuildProjection(testDb().knex, store, searchProjection(es!), { batchSize: 500 });
+      const after = await es!.liveIndices();
+      expect(after.sales).to.have.length(1);
+      expect(after.sales).to.not.deep.equal(before.sales);
+      const pg = new PostgresSearchIndex(testDb().knex);
+      for (const type of ['sales', 'receipts'] as const) {
+        const [fromEs, fromPg] = await Promise.all([es!.search(query(type)), pg.search(query(type))]);
+        expect(fromEs.total, type).to.equal(fromPg.total);
+        expect(fromEs.documents, type).to.deep.equal(fromPg.documents);
+      }
+    } finally {
+      await es!.dropAll();
+      await es!.close();
+    }
+  });
+});
