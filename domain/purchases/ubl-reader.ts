@@ -1,0 +1,413 @@
+/**
+ * Reading a received UBL 2.1 Invoice or CreditNote into the core document shape (SPEC.md 2.2,
+ * domain/artifacts/core-document.ts): the inverse of the PINT AE and Peppol BIS generators, so a
+ * field the sender's generator drops is visibly missing on the receiving side. Pure.
+ *
+ * The XML is parsed with fast-xml-parser (entities are never processed; a DOCTYPE is refused
+ * before parsing, see `screenXml`). Namespace prefixes are ignored (UBL documents use any
+ * prefixes); the root element's namespace is checked instead.
+ */
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import type { CoreDocument, CoreLineItem, CoreParty, CorePaymentMeans, CoreTaxSubtotal } from '../artifacts/core-document.js';
+import { PINT_AE_CUSTOMIZATION_ID, PINT_AE_SELFBILLING_CUSTOMIZATION_ID, UAE_TRANSACTION_FLAG_ORDER } from '../artifacts/pint-ae.js';
+
+export const UBL_NAMESPACES = {
+  Invoice: 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2',
+  CreditNote: 'urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2',
+} as const;
+
+export type UblRoot = keyof typeof UBL_NAMESPACES;
+
+/** Why a received XML document is refused (one clear line each). */
+export class UblRefusal extends Error {
+  override readonly name = 'UblRefusal';
+  constructor(
+    readonly code: 'XML_TOO_LARGE' | 'XML_DOCTYPE_REFUSED' | 'XML_NOT_WELL_FORMED' | 'XML_NOT_UBL' | 'XML_SCHEMA_INVALID' | 'XML_INCOMPLETE',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A participant id as the network knows it: `scheme:value`. */
+export interface ParticipantId {
+  scheme: string | null;
+  value: string;
+}
+
+export const participantIdText = (p: ParticipantId | null): string | null => (p ? (p.scheme ? `${p.scheme}:${p.value}` : p.value) : null);
+
+export interface ReadUbl {
+  root: UblRoot;
+  customizationId: string | null;
+  documentNumber: string;
+  uuid: string | null;
+  issueDate: string | null;
+  supplierName: string | null;
+  buyerReference: string | null;
+  sender: ParticipantId | null;
+  receiver: ParticipantId | null;
+  /** AE for PINT AE documents, else the supplier's country, else null. */
+  country: string | null;
+  documentType: { base: 'tax_invoice' | 'credit_note' | 'debit_note'; modifiers: string[] };
+  coreDocument: CoreDocument;
+}
+
+/**
+ * Refuses what must never reach a parser: a DOCTYPE (and with it every entity declaration, so
+ * no entity is expanded and nothing external is fetched), and documents over `maxBytes`.
+ */
+export function screenXml(bytes: Uint8Array, maxBytes: number): string {
+  if (bytes.byteLength > maxBytes) throw new UblRefusal('XML_TOO_LARGE', `the XML is ${bytes.byteLength} bytes; at most ${maxBytes} are accepted`);
+  if (bytes.byteLength === 0) throw new UblRefusal('XML_NOT_WELL_FORMED', 'the file is empty');
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new UblRefusal('XML_NOT_WELL_FORMED', 'the XML is not valid UTF-8');
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (/<!DOCTYPE/i.test(text)) throw new UblRefusal('XML_DOCTYPE_REFUSED', 'the XML has a DOCTYPE declaration; DTDs and entity declarations are refused');
+  if (/<!ENTITY/i.test(text)) throw new UblRefusal('XML_DOCTYPE_REFUSED', 'the XML declares an entity; entity declarations are refused');
+  const decl = /^<\?xml[^>]*encoding\s*=\s*["']([^"']+)["']/i.exec(text);
+  if (decl && !/^utf-?8$/i.test(decl[1]!)) throw new UblRefusal('XML_NOT_UBL', `the XML declares encoding ${decl[1]}; UBL documents are read as UTF-8`);
+  return text;
+}
+
+type Node = Record<string, unknown>;
+
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '@',
+  removeNSPrefix: true,
+  parseTagValue: false,
+  parseAttributeValue: false,
+  processEntities: false,
+  trimValues: true,
+  ignoreDeclaration: true,
+  ignorePiTags: true,
+  isArray: (_name, _jpath, _leaf, isAttribute) => !isAttribute,
+});
+
+function kids(node: unknown, name: string): Node[] {
+  if (!node || typeof node !== 'object') return [];
+  const v = (node as Node)[name];
+  return Array.isArray(v) ? (v as Node[]) : [];
+}
+function child(node: unknown, ...path: string[]): Node | undefined {
+  let cur: unknown = node;
+  for (const name of path) {
+    cur = kids(cur, name)[0];
+    if (cur === undefined) return undefined;
+  }
+  return cur as Node;
+}
+function textOf(node: unknown): string | undefined {
+  if (node === undefined || node === null) return undefined;
+  if (typeof node === 'string') return node === '' ? undefined : node;
+  if (typeof node === 'object') {
+    const t = (node as Node)['#text'];
+    if (typeof t === 'string' || typeof t === 'number') return String(t) === '' ? undefined : String(t);
+  }
+  return undefined;
+}
+function text(node: unknown, ...path: string[]): string | undefined {
+  const last = path.pop()!;
+  const parent = path.length ? child(node, ...path) : node;
+  return textOf(kids(parent, last)[0]);
+}
+function attr(node: unknown, ...pathAndAttr: string[]): string | undefined {
+  const name = pathAndAttr.pop()!;
+  const el = child(node, ...pathAndAttr);
+  const v = el ? el[`@${name}`] : undefined;
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+function numberOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) ? n : undefined;
+}
+const numAt = (node: unknown, ...path: string[]) => numberOf(text(node, ...path));
+
+/** Drops undefined fields and empty objects, so absent data stays absent. */
+function compact<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(compact) as T;
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (v === undefined) continue;
+      const c = compact(v);
+      if (c && typeof c === 'object' && !Array.isArray(c) && Object.keys(c).length === 0) continue;
+      out[k] = c;
+    }
+    return out as T;
+  }
+  return value;
+}
+
+/** The root element's local name and namespace, read from its start tag. */
+function rootElement(xml: string): { local: string; namespace: string | null } {
+  let i = 0;
+  for (;;) {
+    const lt = xml.indexOf('<', i);
+    if (lt === -1) throw new UblRefusal('XML_NOT_UBL', 'the XML has no root element');
+    if (xml.startsWith('<?', lt)) i = xml.indexOf('?>', lt) + 2;
+    else if (xml.startsWith('<!--', lt)) i = xml.indexOf('-->', lt) + 3;
+    else {
+      const m = /^<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)([^>]*)>/.exec(xml.slice(lt, lt + 4000));
+      if (!m) throw new UblRefusal('XML_NOT_UBL', 'the XML has no readable root element');
+      const prefix = m[1] ? m[1].slice(0, -1) : null;
+      const ns = new RegExp(`xmlns${prefix ? `:${prefix}` : ''}\\s*=\\s*["']([^"']*)["']`).exec(m[3]!);
+      return { local: m[2]!, namespace: ns ? ns[1]! : null };
+    }
+    if (i < 2) throw new UblRefusal('XML_NOT_WELL_FORMED', 'the XML has an unterminated declaration or comment');
+  }
+}
+
+/** Well-formedness and the UBL root (Invoice or CreditNote in its UBL 2.1 namespace). */
+export function checkUblRoot(xml: string): UblRoot {
+  const valid = XMLValidator.validate(xml, { allowBooleanAttributes: false });
+  if (valid !== true) {
+    throw new UblRefusal('XML_NOT_WELL_FORMED', `the XML is not well-formed: ${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
+  }
+  const root = rootElement(xml);
+  if ((root.local === 'Invoice' || root.local === 'CreditNote') && root.namespace === UBL_NAMESPACES[root.local]) return root.local;
+  throw new UblRefusal(
+    'XML_NOT_UBL',
+    `the root element is ${root.local} in namespace ${root.namespace ?? '(none)'}; expected a UBL 2.1 Invoice or CreditNote`,
+  );
+}
+
+function participant(party: Node | undefined): ParticipantId | null {
+  const value = text(party, 'EndpointID');
+  if (!value) return null;
+  return { scheme: attr(party, 'EndpointID', 'schemeID') ?? null, value };
+}
+
+function address(node: Node | undefined, subdivisionName: 'stateOrProvince' | 'countrySubdivision') {
+  if (!node) return undefined;
+  return {
+    addressLine1: text(node, 'StreetName'),
+    addressLine2: text(node, 'AdditionalStreetName'),
+    addressLine3: text(node, 'AddressLine', 'Line'),
+    city: text(node, 'CityName'),
+    postalCode: text(node, 'PostalZone'),
+    [subdivisionName]: text(node, 'CountrySubentity'),
+    country: text(node, 'Country', 'IdentificationCode'),
+  };
+}
+
+function party(wrapper: Node | undefined): CoreParty | undefined {
+  const p = child(wrapper, 'Party');
+  if (!p) return undefined;
+  const addr = address(child(p, 'PostalAddress'), 'stateOrProvince');
+  const country = addr?.country?.toUpperCase();
+  const taxIds = kids(p, 'PartyTaxScheme')
+    .map((pts) => ({ scheme: text(pts, 'TaxScheme', 'ID'), value: text(pts, 'CompanyID') }))
+    .filter((t) => t.value)
+    // The UAE names its VAT registration number TRN.
+    .map((t) => ({ type: t.scheme === 'VAT' && country === 'AE' ? 'TRN' : (t.scheme ?? 'VAT'), value: t.value }));
+  const legal = child(p, 'PartyLegalEntity');
+  const registration = text(legal, 'CompanyID');
+  const contact = child(p, 'Contact');
+  return {
+    name: text(legal, 'RegistrationName'),
+    tradeName: text(p, 'PartyName', 'Name'),
+    address: addr,
+    taxIds: taxIds.length ? taxIds : undefined,
+    registrationNumbers: registration
+      ? [{ type: attr(legal, 'CompanyID', 'schemeAgencyID') ?? attr(legal, 'CompanyID', 'schemeID'), value: registration, scheme: attr(legal, 'CompanyID', 'schemeID') }]
+      : undefined,
+    peppolId: text(p, 'EndpointID'),
+    contact: contact ? { name: text(contact, 'Name'), phone: text(contact, 'Telephone'), email: text(contact, 'ElectronicMail') } : undefined,
+  } as CoreParty;
+}
+
+function subtotal(node: Node): CoreTaxSubtotal {
+  const category = child(node, 'TaxCategory');
+  return {
+    taxCategory: text(category, 'ID'),
+    taxRate: numAt(category, 'Percent'),
+    taxableAmount: numAt(node, 'TaxableAmount'),
+    taxAmount: numAt(node, 'TaxAmount'),
+    taxExemptionReasonCode: text(category, 'TaxExemptionReasonCode'),
+    taxExemptionReason: text(category, 'TaxExemptionReason'),
+  };
+}
+
+function line(node: Node, credit: boolean): CoreLineItem {
+  const item = child(node, 'Item');
+  const quantityName = credit ? 'CreditedQuantity' : 'InvoicedQuantity';
+  const category = child(item, 'ClassifiedTaxCategory');
+  const classified = kids(item, 'CommodityClassification');
+  const itemClass = classified.find((c) => text(c, 'ItemClassificationCode'));
+  const natureOrType = classified.find((c) => text(c, 'CommodityCode') || text(c, 'NatureCode'));
+  const price = child(node, 'Price');
+  const discount = child(price, 'AllowanceCharge');
+  const extension = child(node, 'ItemPriceExtension');
+  const sac = child(item, 'AdditionalItemIdentification');
+  const extensions = {
+    ae_itemType: text(natureOrType, 'CommodityCode'),
+    ae_rcmType: text(natureOrType, 'NatureCode'),
+    ae_serviceAccountingCode: text(sac, 'ID'),
+    ae_sacScheme: sac ? attr(sac, 'ID', 'schemeID') : undefined,
+    ae_lineAmountIncludingTax: numAt(extension, 'Amount'),
+  };
+  return {
+    id: text(node, 'ID'),
+    name: text(item, 'Name'),
+    description: text(item, 'Description'),
+    quantity: numAt(node, quantityName),
+    unitCode: attr(node, quantityName, 'unitCode'),
+    taxAmount: numAt(extension, 'TaxTotal', 'TaxAmount'),
+    lineTaxableValue: numAt(node, 'LineExtensionAmount'),
+    taxCategory: text(category, 'ID'),
+    taxRate: numAt(category, 'Percent'),
+    commodityClassification: itemClass
+      ? { code: text(itemClass, 'ItemClassificationCode'), scheme: attr(itemClass, 'ItemClassificationCode', 'listID') }
+      : undefined,
+    price: price
+      ? { amount: numAt(price, 'PriceAmount'), grossPrice: numAt(discount, 'BaseAmount'), baseQuantity: numAt(price, 'BaseQuantity') }
+      : undefined,
+    taxExemptionReason: text(category, 'TaxExemptionReason'),
+    taxExemptionReasonCode: text(category, 'TaxExemptionReasonCode'),
+    sellerItemId: text(item, 'SellersItemIdentification', 'ID'),
+    extensions,
+  };
+}
+
+function paymentMeans(node: Node): CorePaymentMeans {
+  const account = child(node, 'PayeeFinancialAccount');
+  return {
+    paymentMeansCode: text(node, 'PaymentMeansCode'),
+    paymentId: text(node, 'PaymentID'),
+    creditTransferInfo: account
+      ? { payeeFinancialAccountId: text(account, 'ID'), payeeFinancialAccountName: text(account, 'Name'), financialInstitutionId: text(account, 'FinancialInstitutionBranch', 'ID') }
+      : undefined,
+  };
+}
+
+function documentTypeOf(root: UblRoot, typeCode: string | undefined, customizationId: string | null, flags: string | undefined): ReadUbl['documentType'] {
+  const modifiers: string[] = [];
+  const pintAe = customizationId === PINT_AE_CUSTOMIZATION_ID || customizationId === PINT_AE_SELFBILLING_CUSTOMIZATION_ID;
+  if (pintAe && flags && /^[01]{8}$/.test(flags)) {
+    UAE_TRANSACTION_FLAG_ORDER.forEach((m, i) => {
+      if (flags[i] === '1') modifiers.push(m);
+    });
+  }
+  if (typeCode === '480' || typeCode === '81') modifiers.push('out_of_scope');
+  if (customizationId === PINT_AE_SELFBILLING_CUSTOMIZATION_ID || typeCode === '389' || typeCode === '261') modifiers.push('self_billed');
+  const base = root === 'CreditNote' ? 'credit_note' : typeCode === '383' ? 'debit_note' : 'tax_invoice';
+  return { base, modifiers };
+}
+
+/**
+ * Parses a screened XML text (see `screenXml`) holding a UBL Invoice or CreditNote into the
+ * core document and the envelope facts a receiver needs.
+ */
+export function readUbl(xml: string): ReadUbl {
+  const root = checkUblRoot(xml);
+  const credit = root === 'CreditNote';
+  const doc = child(parser.parse(xml) as Node, root);
+  if (!doc) throw new UblRefusal('XML_NOT_UBL', `the ${root} element could not be read`);
+  const documentNumber = text(doc, 'ID');
+  if (!documentNumber) throw new UblRefusal('XML_INCOMPLETE', `the ${root} has no cbc:ID (document number)`);
+  const customizationId = text(doc, 'CustomizationID') ?? null;
+  const typeCode = text(doc, credit ? 'CreditNoteTypeCode' : 'InvoiceTypeCode');
+  const currency = text(doc, 'DocumentCurrencyCode');
+  const supplierWrapper = child(doc, 'AccountingSupplierParty');
+  const customerWrapper = child(doc, 'AccountingCustomerParty');
+  const seller = party(supplierWrapper);
+  const buyer = party(customerWrapper);
+  const sender = participant(child(supplierWrapper, 'Party'));
+  const receiver = participant(child(customerWrapper, 'Party'));
+
+  // The tax total in the document currency carries the breakdown; one in another currency is the tax-currency total.
+  const taxTotals = kids(doc, 'TaxTotal');
+  const inDocumentCurrency = taxTotals.find((t) => !currency || attr(t, 'TaxAmount', 'currencyID') === currency) ?? taxTotals[0];
+  const inTaxCurrency = taxTotals.find((t) => t !== inDocumentCurrency);
+  const monetary = child(doc, 'LegalMonetaryTotal');
+  const period = child(doc, 'InvoicePeriod');
+  const billing = child(doc, 'BillingReference', 'InvoiceDocumentReference');
+  const discrepancy = child(doc, 'DiscrepancyResponse');
+  const exchange = child(doc, 'TaxExchangeRate');
+  const delivery = child(doc, 'Delivery');
+  const aedTotal = kids(doc, 'AdditionalDocumentReference').find((r) => text(r, 'ID') === 'aedtotal-incl-vat');
+  const means = kids(doc, 'PaymentMeans');
+  const pintAe = customizationId === PINT_AE_CUSTOMIZATION_ID || customizationId === PINT_AE_SELFBILLING_CUSTOMIZATION_ID;
+  const dueDate = credit ? means.map((m) => text(m, 'PaymentDueDate')).find(Boolean) : text(doc, 'DueDate');
+  const documentType = documentTypeOf(root, typeCode, customizationId, text(doc, 'ProfileExecutionID'));
+
+  const coreDocument: CoreDocument = compact({
+    header: {
+      documentType: { base: documentType.base, modifiers: documentType.modifiers },
+      documentNumber,
+      issueDate: text(doc, 'IssueDate'),
+      issueTime: text(doc, 'IssueTime'),
+      dueDate,
+      currency,
+      taxCurrency: text(doc, 'TaxCurrencyCode'),
+      exchangeRate: exchange ? { rate: numAt(exchange, 'CalculationRate'), date: text(exchange, 'Date') } : undefined,
+      invoicePeriod: period ? { startDate: text(period, 'StartDate'), endDate: text(period, 'EndDate'), frequency: text(period, 'Description') } : undefined,
+      precedingInvoiceReference: billing ? { id: text(billing, 'ID'), uuid: text(billing, 'UUID'), issueDate: text(billing, 'IssueDate') } : undefined,
+      buyerReference: text(doc, 'BuyerReference'),
+      purchaseOrderReference: text(doc, 'OrderReference', 'ID'),
+      note: text(doc, 'Note'),
+      creditNoteReason: discrepancy ? { code: text(discrepancy, 'ResponseCode'), description: text(discrepancy, 'Description') } : undefined,
+    },
+    parties: {
+      seller,
+      buyer,
+      delivery: delivery
+        ? {
+            name: text(delivery, 'DeliveryParty', 'PartyName', 'Name'),
+            address: address(child(delivery, 'DeliveryLocation', 'Address'), 'countrySubdivision'),
+            deliveryDate: text(delivery, 'ActualDeliveryDate'),
+          }
+        : undefined,
+    },
+    lineItems: kids(doc, credit ? 'CreditNoteLine' : 'InvoiceLine').map((l) => line(l, credit)),
+    payment: {
+      paymentMeans: means.length ? means.map(paymentMeans) : undefined,
+      paymentTerms: text(doc, 'PaymentTerms', 'Note'),
+    },
+    taxTotals: inDocumentCurrency ? kids(inDocumentCurrency, 'TaxSubtotal').map(subtotal) : undefined,
+    totals: {
+      totalLineTaxableAmount: numAt(monetary, 'LineExtensionAmount'),
+      totalAmountExcludingTax: numAt(monetary, 'TaxExclusiveAmount'),
+      totalTaxAmount: numAt(inDocumentCurrency, 'TaxAmount'),
+      totalAmountIncludingTax: numAt(monetary, 'TaxInclusiveAmount'),
+      prepaidAmount: numAt(monetary, 'PrepaidAmount'),
+      roundingAmount: numAt(monetary, 'PayableRoundingAmount'),
+      amountDue: numAt(monetary, 'PayableAmount'),
+    },
+    extensions: {
+      peppol_seller_peppolIdScheme: sender?.scheme ?? undefined,
+      peppol_buyer_peppolIdScheme: receiver?.scheme ?? undefined,
+      peppol_totalTaxAmountInTaxCurrency: numAt(inTaxCurrency, 'TaxAmount'),
+      ae_totalAmountIncludingTaxInAED: numberOf(text(aedTotal, 'DocumentDescription')),
+      ae_beneficiaryId: text(doc, 'BuyerCustomerParty', 'Party', 'PartyIdentification', 'ID'),
+      ae_principalTRN: text(doc, 'SellerSupplierParty', 'Party', 'PartyIdentification', 'ID'),
+      ubl_customizationId: customizationId ?? undefined,
+      ubl_profileId: text(doc, 'ProfileID'),
+      ubl_typeCode: typeCode,
+    },
+  });
+  if (coreDocument.lineItems && coreDocument.lineItems.length === 0) delete coreDocument.lineItems;
+
+  const sellerCountry = seller?.address?.country?.toUpperCase();
+  return {
+    root,
+    customizationId,
+    documentNumber,
+    uuid: text(doc, 'UUID') ?? null,
+    issueDate: text(doc, 'IssueDate') ?? null,
+    supplierName: seller?.name ?? seller?.tradeName ?? null,
+    buyerReference: text(doc, 'BuyerReference') ?? null,
+    sender,
+    receiver,
+    country: pintAe ? 'AE' : (sellerCountry ?? null),
+    documentType,
+    coreDocument,
+  };
+}
