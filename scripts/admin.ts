@@ -17,6 +17,7 @@ import { ProjectionRunner } from '../projections/runner.js';
 import { findWorkspace, listKeys } from '../readmodels/keys.js';
 import { registerConnectCommands } from './admin-connect.js';
 import { registerCreditCommands } from './admin-credits.js';
+import { registerPurchaseCommands } from './admin-purchases.js';
 
 class UsageError extends Error {}
 
@@ -124,6 +125,7 @@ export function buildProgram(): Command {
     });
   registerConnectCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
   registerCreditCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
+  registerPurchaseCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
   return program;
 }
 
