@@ -36,14 +36,15 @@ export async function receiver(t: TestService, key: KeyOptions = {}, environment
 }
 
 /** A PINT AE invoice from `sellerTin` addressed to the buyer Peppol id `buyerTin` (scheme 0235). */
-export function invoiceXml(options: { number: string; buyerTin: string; sellerTin?: string; lines?: number; buyerReference?: string; country?: 'AE' | 'DE' }): string {
+export function invoiceXml(options: { number: string; buyerTin: string; sellerTin?: string; lines?: number; buyerReference?: string; country?: 'AE' | 'DE'; base?: 'tax_invoice' | 'credit_note' }): string {
   const country = options.country ?? 'AE';
   const doc = sampleDocument(country, { lines: options.lines ?? 2, documentNumber: options.number }) as CoreDocument;
   doc.parties!.buyer!.peppolId = options.buyerTin;
   doc.parties!.seller!.peppolId = options.sellerTin ?? '1002345678';
   doc.extensions = { ...(doc.extensions ?? {}), peppol_buyer_peppolIdScheme: '0235', peppol_seller_peppolIdScheme: '0235' };
   if (options.buyerReference) doc.header!.buyerReference = options.buyerReference;
-  return generateInvoiceXml({ country, documentType: { base: 'tax_invoice', modifiers: [] }, document: doc, uuid: `uuid-${options.number}` }).xml;
+  if (options.base === 'credit_note') doc.header!.precedingInvoiceReference = { id: 'INV-ORIGINAL', issueDate: '2026-01-01' };
+  return generateInvoiceXml({ country, documentType: { base: options.base ?? 'tax_invoice', modifiers: [] }, document: doc, uuid: `uuid-${options.number}` }).xml;
 }
 
 /** Stores a received purchase directly (as the network or the import would), at the given times. */
