@@ -19,7 +19,7 @@
  * Prints figures and a verdict against the targets (page p95 < 30 ms, parsing ≥ 2,000
  * documents/s on one core); exits 1 only when something failed or the walk is wrong.
  *
- *   npm run bench:purchases -- [--purchases 100000] [--event-purchases 2000] [--rate 50] [--samples 300]
+ *   npm run bench:purchases -- [--purchases 100000] [--event-purchases 2000] [--rate 50] [--samples 300] [--pg-port 54392]
  */
 import http from 'node:http';
 import os from 'node:os';
@@ -51,8 +51,9 @@ const program = new Command()
   .option('--rate <n>', 'new purchases a second during the page and walk phases', positiveInt(1000), 50)
   .option('--samples <n>', 'page requests per scenario', positiveInt(), 300)
   .option('--parse-documents <n>', 'distinct documents of the parse phase', positiveInt(), 500)
+  .option('--pg-port <port>', 'port of the benchmark\'s embedded PostgreSQL', BENCH_PG_PORT)
   .parse();
-const opts = program.opts<{ purchases: number; eventPurchases: number; rate: number; samples: number; parseDocuments: number }>();
+const opts = program.opts<{ purchases: number; eventPurchases: number; rate: number; samples: number; parseDocuments: number; pgPort: string }>();
 const problems: string[] = [];
 
 function invoice(number: string, lines = 5): Buffer {
@@ -85,7 +86,7 @@ async function main(): Promise<void> {
     console.log(`\nPurchases benchmark — Node ${process.version}; ${os.cpus().length} CPUs; ${fmtInt(opts.purchases)} purchases (${fmtInt(opts.eventPurchases)} through the event path); ${opts.rate} arriving/s\n`);
     parsePhase();
 
-    fresh = await openFreshBenchDatabase({ prefix: 'bench_purchases', startedAt, pgDir: BENCH_PG_DIR, pgPort: BENCH_PG_PORT });
+    fresh = await openFreshBenchDatabase({ prefix: 'bench_purchases', startedAt, pgDir: BENCH_PG_DIR, pgPort: opts.pgPort });
     console.log(`\n   ${fresh.where}, PostgreSQL ${fresh.serverVersion}, fresh database ${fresh.database}`);
     service = await startService({
       config: { ...fresh.serviceConfig, dbPoolSize: 20 },
