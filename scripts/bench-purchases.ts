@@ -67,14 +67,22 @@ function parsePhase(): number {
   for (const d of docs.slice(0, 50)) readUbl(screenXml(d, 1e7)); // warm-up
   let parsed = 0;
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   while (performance.now() - t0 < 3000) {
     for (const d of docs) readUbl(screenXml(d, 1e7));
     parsed += docs.length;
   }
-  const perS = parsed / ((performance.now() - t0) / 1000);
+  const cpu = process.cpuUsage(cpu0);
+  const wallPerS = parsed / ((performance.now() - t0) / 1000);
+  // Per second of CPU this thread actually got: on a busy machine the wall-clock rate also
+  // counts the time other processes held the core.
+  const perCpuS = parsed / ((cpu.user + cpu.system) / 1e6);
   const avgBytes = docs.reduce((s, d) => s + d.byteLength, 0) / docs.length;
-  console.log(`1. parsing received UBL (PINT AE, 5 lines, ${fmtInt(avgBytes)} bytes), one core: ${fmtInt(perS)} documents/s — target ≥ ${fmtInt(TARGET_PARSE_PER_S)}/s: ${perS >= TARGET_PARSE_PER_S ? 'met ✓' : 'NOT met ✗'}`);
-  return perS;
+  console.log(
+    `1. parsing received UBL (PINT AE, 5 lines, ${fmtInt(avgBytes)} bytes), one thread: ${fmtInt(perCpuS)} documents per CPU-second ` +
+      `(${fmtInt(wallPerS)}/s of wall-clock time, load average ${os.loadavg()[0]!.toFixed(1)}) — target ≥ ${fmtInt(TARGET_PARSE_PER_S)}/s on one core: ${perCpuS >= TARGET_PARSE_PER_S ? 'met ✓' : 'NOT met ✗'}`,
+  );
+  return perCpuS;
 }
 
 async function main(): Promise<void> {

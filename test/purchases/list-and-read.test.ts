@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import { testDb } from '../support/db.js';
+import { rebuildProjection } from '../../projections/rebuild.js';
+import { purchasesProjection } from '../../projections/purchases.js';
 import { call, startTestService, type TestService } from '../support/http.js';
 import { unifyTenant, uaeInvoice, type UnifyTenant } from '../unify/support.js';
 import { receiver, storePurchase, type Receiver } from './support.js';
@@ -222,5 +224,19 @@ describe('purchases: GET /api/v3/documents?type=purchases and GET /api/v3/docume
     expect(onlyPurchases.json.data.purchaseCount).to.be.at.least(29);
     const onlySales = await counts('?documentType=sales');
     expect(onlySales.json.data.purchaseCount).to.equal(0);
+  });
+
+  it('the purchases read model rebuilds from the log into the same rows, storedAt included (any batch size)', async () => {
+    const knex = testDb().knex;
+    const snapshot = async () => ({
+      rows: await knex('purchase_invoices').orderBy('document_id').select('*', knex.raw('(extract(epoch from stored_at) * 1000000)::bigint::text as us')),
+      clock: await knex('purchase_store_clock').select(knex.raw('(extract(epoch from last_stored_at) * 1000000)::bigint::text as us')),
+    });
+    const live = await snapshot();
+    expect(live.rows.length).to.be.at.least(30);
+    await rebuildProjection(knex, t.service.runtime.store, purchasesProjection, { batchSize: 7 });
+    expect(await snapshot()).to.deep.equal(live);
+    const page = await r.list('?type=purchases&from=2026-03-01&to=2026-03-03&limit=100');
+    expect(page.json.data.items.map((i: any) => i.documentId).sort()).to.deep.equal([...ids].sort());
   });
 });
