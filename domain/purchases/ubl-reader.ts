@@ -70,8 +70,13 @@ export function screenXml(bytes: Uint8Array, maxBytes: number): string {
     throw new UblRefusal('XML_NOT_WELL_FORMED', 'the XML is not valid UTF-8');
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  if (/<!DOCTYPE/i.test(text)) throw new UblRefusal('XML_DOCTYPE_REFUSED', 'the XML has a DOCTYPE declaration; DTDs and entity declarations are refused');
-  if (/<!ENTITY/i.test(text)) throw new UblRefusal('XML_DOCTYPE_REFUSED', 'the XML declares an entity; entity declarations are refused');
+  const declaration = /<!(DOCTYPE|ENTITY)/i.exec(text);
+  if (declaration) {
+    throw new UblRefusal(
+      'XML_DOCTYPE_REFUSED',
+      declaration[1]!.toUpperCase() === 'DOCTYPE' ? 'the XML has a DOCTYPE declaration; DTDs and entity declarations are refused' : 'the XML declares an entity; entity declarations are refused',
+    );
+  }
   const decl = /^<\?xml[^>]*encoding\s*=\s*["']([^"']+)["']/i.exec(text);
   if (decl && !/^utf-?8$/i.test(decl[1]!)) throw new UblRefusal('XML_NOT_UBL', `the XML declares encoding ${decl[1]}; UBL documents are read as UTF-8`);
   return text;
@@ -187,19 +192,26 @@ const numAt = (node: unknown, ...path: string[]) => numberOf(text(node, ...path)
 
 /** Drops undefined fields and empty objects, so absent data stays absent. */
 function compact<T>(value: T): T {
-  if (Array.isArray(value)) return value.map(compact) as T;
-  if (value && typeof value === 'object') {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = compact(value[i]);
+    return value;
+  }
+  if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
+    let kept = 0;
+    for (const k in value) {
+      const v = (value as Record<string, unknown>)[k];
       if (v === undefined) continue;
-      const c = compact(v);
-      if (c && typeof c === 'object' && !Array.isArray(c) && Object.keys(c).length === 0) continue;
+      const c = v !== null && typeof v === 'object' ? compact(v) : v;
+      if (c === EMPTY) continue;
       out[k] = c;
+      kept++;
     }
-    return out as T;
+    return (kept === 0 ? EMPTY : out) as T;
   }
   return value;
 }
+const EMPTY: Record<string, never> = Object.freeze({}) as Record<string, never>;
 
 /** Well-formedness and the UBL root (Invoice or CreditNote in its UBL 2.1 namespace). */
 function ublRootOf(parsed: Parsed): UblRoot {
