@@ -1,7 +1,8 @@
 /**
  * Received purchase invoices: the list read model (written by the purchases projection), the
- * projection's storage clock (keeps storedAt strictly increasing in the order purchases become
- * visible, so a cursor walk never skips one that arrives meanwhile), and the key that signs the
+ * projection's storage clock per workspace and environment (keeps storedAt strictly increasing in
+ * the order purchases become visible in a list, so a cursor walk never skips one that arrives
+ * meanwhile), and the key that signs the
  * purchase list's cursors (one random key per database, so cursors survive restarts and work on
  * every instance).
  */
@@ -33,8 +34,10 @@ export const purchasesMigration = {
       create index purchase_invoices_counts on purchase_invoices (workspace_id, environment, company_id, stored_at);
 
       create table purchase_store_clock (
-        id smallint primary key check (id = 1),
-        last_stored_at timestamptz not null
+        workspace_id text not null,
+        environment text not null,
+        last_stored_at timestamptz not null,
+        primary key (workspace_id, environment)
       );
 
       create table purchase_cursor_keys (

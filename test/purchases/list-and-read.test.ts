@@ -230,7 +230,7 @@ describe('purchases: GET /api/v3/documents?type=purchases and GET /api/v3/docume
     const knex = testDb().knex;
     const snapshot = async () => ({
       rows: await knex('purchase_invoices').orderBy('document_id').select('*', knex.raw('(extract(epoch from stored_at) * 1000000)::bigint::text as us')),
-      clock: await knex('purchase_store_clock').select(knex.raw('(extract(epoch from last_stored_at) * 1000000)::bigint::text as us')),
+      clock: await knex('purchase_store_clock').orderBy(['workspace_id', 'environment']).select('workspace_id', 'environment', knex.raw('(extract(epoch from last_stored_at) * 1000000)::bigint::text as us')),
     });
     const live = await snapshot();
     expect(live.rows.length).to.be.at.least(30);
