@@ -6,6 +6,7 @@ import './delivery/zatca-chain.js';
 import './document/document.js';
 import './document/mapping-sample.js';
 import './document/number-claim.js';
+import './purchases/purchase.js';
 import './idempotency.js';
 import './connect/asp-authorization.js';
 import './connect/company.js';

@@ -35,6 +35,8 @@ export interface Config {
     sandboxLatencyMs: number;
     sandboxFinalResultAfterMs: number;
   };
+  /** Received purchase invoices: the largest XML accepted (sandbox Peppol network and UBL import). */
+  purchases: { maxXmlBytes: number };
 }
 
 function intFrom(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -101,5 +103,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sandboxLatencyMs: intFrom('SANDBOX_LATENCY_MS', 0, env),
       sandboxFinalResultAfterMs: intFrom('SANDBOX_FINAL_RESULT_AFTER_MS', 0, env),
     },
+    purchases: { maxXmlBytes: Math.max(1024, intFrom('PURCHASE_MAX_XML_BYTES', 10 * 1024 * 1024, env)) },
   };
 }

@@ -5,6 +5,7 @@ import { documentsProjection } from './documents.js';
 import type { SearchIndex } from '../readmodels/search/port.js';
 import { SEARCH_TABLE } from '../readmodels/search/postgres.js';
 import type { Projection } from './projection.js';
+import { purchasesProjection } from './purchases.js';
 import { searchProjection } from './search.js';
 import { workspacesProjection } from './workspaces.js';
 
@@ -15,6 +16,7 @@ export function allProjections(search?: SearchIndex): Projection[] {
     aspAuthorizationsProjection,
     companiesProjection,
     documentsProjection,
+    purchasesProjection,
     ...creditProjections,
     // PostgreSQL keeps the index in the service's database: rebuilt with the projection's tables.
     ...(search ? [searchProjection(search, { indexTables: search.engine === 'postgres' ? [SEARCH_TABLE] : [] })] : []),

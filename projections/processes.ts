@@ -10,6 +10,7 @@ import type { Config } from '../platform/config.js';
 import type { ConnectorRegistry } from '../commands/delivery/connector.js';
 import type { DeliveryDeps } from '../commands/delivery/deliver.js';
 import { sandboxConnectors } from '../commands/delivery/sandbox-connectors.js';
+import { sandboxPeppolNetwork } from '../commands/purchases/sandbox-network.js';
 import { creditProcesses } from './credits-processes.js';
 import { deliveryReactor, deliveryWorker } from './delivery.js';
 import type { Reactor, Worker } from './reactor.js';
@@ -31,7 +32,8 @@ export interface Processes {
 
 export function serviceProcesses(deps: ProcessDeps): Processes {
   const d = deps.config.delivery;
-  const connectors = sandboxConnectors(deps.knex, deps.clock, { latencyMs: d.sandboxLatencyMs, finalResultAfterMs: d.sandboxFinalResultAfterMs });
+  const network = sandboxPeppolNetwork({ store: deps.store, knex: deps.knex, clock: deps.clock, maxXmlBytes: deps.config.purchases.maxXmlBytes });
+  const connectors = sandboxConnectors(deps.knex, deps.clock, { latencyMs: d.sandboxLatencyMs, finalResultAfterMs: d.sandboxFinalResultAfterMs }, network);
   const delivery: DeliveryDeps = {
     store: deps.store,
     clock: deps.clock,

@@ -193,24 +193,39 @@ export interface DocumentCounts {
 const DAY_MS = 86_400_000;
 
 /**
- * Document counts of the workspace in one environment, from the documents read model (sales
- * and purchases). Dates are inclusive UTC days on the document's creation time. The breakdown
+ * Document counts of the workspace in one environment: sales from the documents read model,
+ * received purchases from the purchases read model. Dates are inclusive UTC days on the sales
+ * document's creation time and the purchase's storage time. The breakdown
  * lists the workspace's companies of that environment (zeros included) and any other company
  * that has matching documents.
  */
 export async function countDocuments(knex: Knex, workspaceId: string, query: CountsQuery): Promise<DocumentCounts> {
-  const docs = knex('documents')
-    .where({ workspace_id: workspaceId, environment: query.environment })
+  // Sales from the documents read model (on creation time), received purchases from
+  // purchase_invoices (on storage time); the same filters on each.
+  const filtered = (table: string, timeColumn: string, direction: string | null) => {
+    const q = knex(table).where({ workspace_id: workspaceId, environment: query.environment });
+    if (direction !== null) q.where('direction', direction);
+    if (query.countryCode !== null) q.where('country', query.countryCode);
+    if (query.companyId !== null) q.where('company_id', query.companyId);
+    if (query.documentFilter && 'base' in query.documentFilter) q.where('document_base', query.documentFilter.base);
+    if (query.from !== null) q.where(timeColumn, '>=', `${query.from}T00:00:00Z`);
+    if (query.to !== null) q.where(timeColumn, '<', new Date(Date.parse(`${query.to}T00:00:00Z`) + DAY_MS).toISOString());
+    return q;
+  };
+  const wanted = query.documentFilter && 'direction' in query.documentFilter ? query.documentFilter.direction : null;
+  const parts: Knex.QueryBuilder[] = [];
+  if (wanted === null || wanted === 'sales' || wanted === 'purchase') {
+    parts.push(filtered('documents', 'created_at', wanted).select('company_id', 'direction'));
+  }
+  if (wanted === null || wanted === 'purchase') {
+    parts.push(filtered('purchase_invoices', 'stored_at', null).select('company_id', knex.raw(`'purchase' as direction`)));
+  }
+  const docs = knex
+    .from(knex.unionAll(parts, true).as('d'))
     .select('company_id')
     .select(knex.raw(`count(*) filter (where direction = 'sales')::int as sales`))
     .select(knex.raw(`count(*) filter (where direction = 'purchase')::int as purchase`))
     .groupBy('company_id');
-  if (query.countryCode !== null) docs.where('country', query.countryCode);
-  if (query.companyId !== null) docs.where('company_id', query.companyId);
-  if (query.documentFilter && 'direction' in query.documentFilter) docs.where('direction', query.documentFilter.direction);
-  if (query.documentFilter && 'base' in query.documentFilter) docs.where('document_base', query.documentFilter.base);
-  if (query.from !== null) docs.where('created_at', '>=', `${query.from}T00:00:00Z`);
-  if (query.to !== null) docs.where('created_at', '<', new Date(Date.parse(`${query.to}T00:00:00Z`) + DAY_MS).toISOString());
 
   const companies = knex('connect_companies')
     .where({ workspace_id: workspaceId, platform_environment: query.environment })

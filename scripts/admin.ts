@@ -19,6 +19,7 @@ import { cliConfig } from './cli-support.js';
 import { createSearchIndex } from '../readmodels/search/index.js';
 import { registerConnectCommands } from './admin-connect.js';
 import { registerCreditCommands } from './admin-credits.js';
+import { registerPurchaseCommands } from './admin-purchases.js';
 
 class UsageError extends Error {}
 
@@ -150,6 +151,7 @@ export function buildProgram(): Command {
     });
   registerConnectCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
   registerCreditCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
+  registerPurchaseCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
   return program;
 }
 

@@ -11,6 +11,9 @@ import type { FinalResult } from '../../domain/document/document.js';
 import { sandboxScenario, type Destination, type SandboxScenario } from '../../domain/delivery/policy.js';
 import type { Clock } from '../../platform/clock.js';
 import { recordSandboxReceipt } from '../../readmodels/sandbox-receipts.js';
+import type { PeppolNetwork } from '../purchases/sandbox-network.js';
+import { participantIdText, type ReadUbl } from '../../domain/purchases/ubl-reader.js';
+import type { ReceivingCompany } from '../../readmodels/purchases.js';
 import type { Connector, ConnectorRegistry, DeliveryAnswer, DeliveryRequest } from './connector.js';
 
 export interface SandboxOptions {
@@ -165,28 +168,76 @@ class MyInvoisSandbox extends SandboxConnector {
   }
 }
 
+/**
+ * The sandbox Peppol access point. With a network (the sandbox Peppol network between onboarded
+ * companies), it reads the transmitted XML, names the receiving participant from its buyer
+ * endpoint in the delivery record, and hands the document to every onboarded company holding
+ * that participant id; a document addressed to a participant no onboarded company holds is
+ * delivered as before (the record says `receiverRegistered: false`).
+ */
 class PeppolSandbox extends SandboxConnector {
   readonly name = 'peppol-sandbox-ap';
   readonly destination = 'PEPPOL' as const;
+  /** What deliver() learnt about a request before the base class asks for its first answer. */
+  private readonly pending = new WeakMap<DeliveryRequest, { parsed: ReadUbl | null; refusal: string | null; receivers: ReceivingCompany[] }>();
+
+  constructor(knex: Knex, clock: Clock, options: SandboxOptions, private readonly network: PeppolNetwork | null) {
+    super(knex, clock, options);
+  }
+
+  override async deliver(request: DeliveryRequest): Promise<DeliveryAnswer> {
+    const xml = this.network && request.xmlBase64 ? Buffer.from(request.xmlBase64, 'base64') : null;
+    if (this.network && xml) {
+      const scenario = scenarioOf(this.destination, request);
+      const read = this.network.read(xml);
+      const receivers = read.ok && scenario !== 'participant_not_found' ? await this.network.receiversOf(read.parsed, request.environment) : [];
+      this.pending.set(request, { parsed: read.ok ? read.parsed : null, refusal: read.ok ? null : read.reason, receivers });
+    }
+    const answer = await super.deliver(request);
+    const pending = this.pending.get(request);
+    this.pending.delete(request);
+    if (this.network && xml && pending?.parsed && pending.receivers.length > 0 && answer.kind === 'delivered') {
+      await this.network.transmit(
+        {
+          documentId: request.documentId,
+          messageId: String(answer.government.messageId),
+          country: request.country,
+          environment: request.environment,
+          xml,
+          parsed: pending.parsed,
+        },
+        pending.receivers,
+      );
+    }
+    return answer;
+  }
 
   protected firstAnswer(request: DeliveryRequest, scenario: SandboxScenario, now: Date): DeliveryAnswer {
     const seller = party(request.coreDocument, 'seller');
     const buyer = party(request.coreDocument, 'buyer');
     const scheme = request.country === 'AE' ? '0235' : request.country === 'BE' ? '0208' : '9930';
-    const record = {
+    const pending = this.pending.get(request);
+    const fromXml = pending?.parsed ?? null;
+    const record: Record<string, unknown> = {
       network: 'PEPPOL',
       accessPoint: 'sandbox-ap',
       environment: request.environment,
       messageId: createHash('sha256').update(`msg:${request.uuid}`).digest('hex').slice(0, 32),
-      senderParticipantId: `${scheme}:${str(seller.peppolId) ?? 'unknown'}`,
-      receiverParticipantId: `${scheme}:${str(buyer.peppolId) ?? 'unknown'}`,
+      senderParticipantId: participantIdText(fromXml?.sender ?? null) ?? `${scheme}:${str(seller.peppolId) ?? 'unknown'}`,
+      receiverParticipantId: participantIdText(fromXml?.receiver ?? null) ?? `${scheme}:${str(buyer.peppolId) ?? 'unknown'}`,
       sentAt: now.toISOString(),
     };
-    if (scenario === 'participant_not_found' || scenario === 'reject') {
+    if (pending) {
+      record.receiverRegistered = pending.receivers.length > 0;
+      if (pending.receivers.length > 0) record.receivingAccessPoint = 'sandbox-ap';
+    }
+    if (scenario === 'participant_not_found' || scenario === 'reject' || pending?.refusal) {
       const error =
         scenario === 'participant_not_found'
-          ? { code: 'PEPPOL_PARTICIPANT_NOT_FOUND', message: `receiver ${record.receiverParticipantId} is not registered in the Peppol directory (SML lookup failed)` }
-          : { code: 'PEPPOL_MESSAGE_REJECTED', message: 'the receiving access point rejected the message: business rule validation failed' };
+          ? { code: 'PEPPOL_PARTICIPANT_NOT_FOUND', message: `receiver ${String(record.receiverParticipantId)} is not registered in the Peppol directory (SML lookup failed)` }
+          : pending?.refusal && scenario !== 'reject'
+            ? { code: 'PEPPOL_MESSAGE_REJECTED', message: `the receiving access point could not read the message: ${pending.refusal}` }
+            : { code: 'PEPPOL_MESSAGE_REJECTED', message: 'the receiving access point rejected the message: business rule validation failed' };
       return {
         kind: 'refused',
         government: { ...record, status: 'INVALID', deliveredAt: null, failure: error },
@@ -216,11 +267,11 @@ class PeppolSandbox extends SandboxConnector {
   }
 }
 
-export function sandboxConnectors(knex: Knex, clock: Clock, options: SandboxOptions): ConnectorRegistry {
+export function sandboxConnectors(knex: Knex, clock: Clock, options: SandboxOptions, network: PeppolNetwork | null = null): ConnectorRegistry {
   const connectors: Record<Destination, Connector> = {
     ZATCA: new ZatcaSandbox(knex, clock, options),
     MYINVOIS: new MyInvoisSandbox(knex, clock, options),
-    PEPPOL: new PeppolSandbox(knex, clock, options),
+    PEPPOL: new PeppolSandbox(knex, clock, options, network),
   };
   const destinations: Destination[] = ['ZATCA', 'MYINVOIS', 'PEPPOL'];
   return {

@@ -1,5 +1,6 @@
 /**
- * Documents (`/api/v3/documents`): the status of a submitted sales document (SPEC.md 2.6, 4.2).
+ * Documents (`/api/v3/documents`): the status of a submitted sales document (SPEC.md 2.6, 4.2),
+ * the list of received purchase invoices and the single received purchase invoice (2.7, 4.2).
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
@@ -9,6 +10,9 @@ import type { FamilyRoutes, HttpDeps } from '../app.js';
 import type { AuthContext } from '../auth.js';
 import { HttpProblem } from '../errors.js';
 import { documentCompliance, renderCompliantPdf } from '../../commands/artifacts.js';
+import { purchaseListItem, readPurchase } from './purchases.js';
+import { decodePurchaseListQuery, encodePurchaseCursor, microsToIso } from '../../domain/purchases/list-query.js';
+import { listPurchases, purchaseCursorKey } from '../../readmodels/purchases.js';
 
 function statusOf(row: SalesDocumentRow) {
   return documentStatusView({
@@ -41,13 +45,52 @@ export function documentsRoutes(): FamilyRoutes {
     prefix,
     routes(deps) {
       const router = new Router({ prefix });
+      let cursorKey: Promise<string> | null = null;
+      const key = () => (cursorKey ??= purchaseCursorKey(deps.knex).catch((err) => {
+        cursorKey = null;
+        throw err;
+      }));
+      router.get('/', async (ctx) => {
+        const auth = ctx.state.auth as AuthContext;
+        const binding = { workspaceId: auth.workspaceId, environment: auth.environment, key: await key() };
+        const decoded = decodePurchaseListQuery(ctx.query, binding);
+        if (!decoded.ok) {
+          const p = decoded.problem;
+          throw new HttpProblem(p.status, p.message, {
+            code: p.code,
+            path: p.path,
+            ...(p.status === 422 ? { details: [{ code: p.code, message: p.message, path: p.path }] } : {}),
+          });
+        }
+        const q = decoded.value;
+        const page = await listPurchases(deps.knex, auth.workspaceId, auth.environment, {
+          startsAt: q.startsAt,
+          endsBefore: q.endsBefore,
+          limit: q.limit,
+          after: q.after,
+          afterIso: q.after ? microsToIso(q.after.storedAtMicros) : null,
+        });
+        const last = page.rows[page.rows.length - 1];
+        ctx.body = {
+          success: true,
+          data: {
+            items: page.rows.map(purchaseListItem),
+            hasMore: page.hasMore,
+            nextCursor: page.hasMore && last ? encodePurchaseCursor(binding, q, { storedAtMicros: last.storedAtMicros, documentId: last.documentId }) : null,
+          },
+        };
+      });
       router.get('/:documentId', async (ctx) => {
         const type = ctx.query.type;
         if (type !== 'sales' && type !== 'purchases') {
           throw new HttpProblem(422, 'query parameter type is required and must be "sales" or "purchases"', { path: ['query', 'type'] });
         }
         if (type === 'purchases') {
-          throw new HttpProblem(404, `no received purchase invoice ${ctx.params.documentId} in this workspace`, { code: 'NOT_FOUND' });
+          const auth = ctx.state.auth as AuthContext;
+          const body = await readPurchase(deps, auth.workspaceId, auth.environment, ctx.params.documentId!);
+          if (!body) throw new HttpProblem(404, `no received purchase invoice ${ctx.params.documentId!.slice(0, 100)} in this workspace`, { code: 'NOT_FOUND' });
+          ctx.body = { success: true, data: body };
+          return;
         }
         const row = await salesDocument(ctx, deps, `no sales document ${ctx.params.documentId} in this workspace`);
         ctx.body = { success: true, data: statusOf(row) };

@@ -12,6 +12,7 @@ import { creditsMigration } from './0007_credits.js';
 import { deliveryMigration } from './0020_delivery.js';
 import { searchDocumentsMigration } from './0040_search_documents.js';
 import { searchSalesFactsMigration } from './0043_search_sales_facts.js';
+import { purchasesMigration } from './0045_purchases.js';
 
 interface Migration {
   name: string;
@@ -33,6 +34,7 @@ export const migrations: readonly Migration[] = [
   appendMultiMigration,
   searchDocumentsMigration,
   searchSalesFactsMigration,
+  purchasesMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

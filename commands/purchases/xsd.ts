@@ -1,0 +1,42 @@
+/**
+ * Checking a received UBL document against the OASIS UBL 2.1 schemas shipped beside this file,
+ * with xmllint-wasm (libxml2 compiled to WebAssembly: no network access, `--nonet` besides).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { memoryPages, validateXML, type XMLFileInfo } from 'xmllint-wasm';
+import type { UblRoot } from '../../domain/purchases/ubl-reader.js';
+
+const XSD_DIR = fileURLToPath(new URL('./ubl-2.1-xsd/', import.meta.url));
+
+let common: XMLFileInfo[] | undefined;
+const mains = new Map<UblRoot, XMLFileInfo>();
+
+function schemasFor(root: UblRoot): { main: XMLFileInfo; common: XMLFileInfo[] } {
+  common ??= readdirSync(`${XSD_DIR}common`)
+    .filter((f) => f.endsWith('.xsd'))
+    .map((f) => ({ fileName: `common/${f}`, contents: readFileSync(`${XSD_DIR}common/${f}`, 'utf8') }));
+  let main = mains.get(root);
+  if (!main) {
+    const fileName = `maindoc/UBL-${root}-2.1.xsd`;
+    main = { fileName, contents: readFileSync(`${XSD_DIR}${fileName}`, 'utf8') };
+    mains.set(root, main);
+  }
+  return { main, common };
+}
+
+/** The schema errors of `xml` (empty when valid), each as one line. */
+export async function ublSchemaErrors(xml: string, root: UblRoot): Promise<string[]> {
+  const { main, common: preload } = schemasFor(root);
+  const result = await validateXML({
+    xml: [{ fileName: 'received.xml', contents: xml }],
+    schema: [main],
+    preload,
+    initialMemoryPages: 64 * memoryPages.MiB,
+    maxMemoryPages: 1024 * memoryPages.MiB,
+    modifyArguments: (args) => ['--nonet', ...args],
+  });
+  if (result.valid) return [];
+  const errors = result.errors.map((e) => e.message.replace(/\s+/g, ' ').trim()).filter((m) => m !== '');
+  return errors.length ? errors : [result.rawOutput.replace(/\s+/g, ' ').trim() || 'the document fails the UBL 2.1 schema'];
+}

@@ -1,0 +1,170 @@
+/**
+ * Queries of the purchases read model, and the company look-ups that route a received document
+ * to its receiving company. Every purchase query is scoped by workspace and environment in SQL.
+ */
+import type { Knex } from 'knex';
+import type { PurchaseListPosition } from '../domain/purchases/list-query.js';
+
+export interface ReceivingCompany {
+  companyId: string;
+  workspaceId: string;
+  countryCode: string;
+  peppolParticipantId: string;
+  sources: { sourceName: string; sourceVersion: string; branchId: string; userGivenBranchId: string; status: string }[];
+}
+
+async function withSources(knex: Knex, companies: { company_id: string; workspace_id: string; country_code: string; peppol_participant_id: string }[]): Promise<ReceivingCompany[]> {
+  if (companies.length === 0) return [];
+  const sources = await knex('connect_sources')
+    .whereIn(
+      'company_id',
+      companies.map((c) => c.company_id),
+    )
+    .orderBy([{ column: 'created_at' }, { column: 'source_id' }])
+    .select('company_id', 'source_name', 'source_version', 'branch_id', 'user_given_branch_id', 'status');
+  return companies.map((c) => ({
+    companyId: c.company_id,
+    workspaceId: c.workspace_id,
+    countryCode: c.country_code,
+    peppolParticipantId: c.peppol_participant_id,
+    sources: sources
+      .filter((s: any) => s.company_id === c.company_id)
+      .map((s: any) => ({ sourceName: s.source_name, sourceVersion: s.source_version, branchId: s.branch_id, userGivenBranchId: s.user_given_branch_id, status: s.status })),
+  }));
+}
+
+const activeCompany = (knex: Knex) =>
+  knex.raw(`exists (select 1 from connect_sources s where s.company_id = connect_companies.company_id and s.status = 'active')`);
+
+/**
+ * The active companies, in any workspace, onboarded in `environment` that hold the Peppol
+ * participant id `scheme:value` (the sandbox Peppol network's directory).
+ */
+export async function companiesHoldingParticipant(knex: Knex, participantId: string, environment: string): Promise<ReceivingCompany[]> {
+  const companies = await knex('connect_companies')
+    .where({ peppol_participant_id: participantId, platform_environment: environment })
+    .whereRaw(activeCompany(knex))
+    .orderBy([{ column: 'created_at' }, { column: 'company_id' }])
+    .select('company_id', 'workspace_id', 'country_code', 'peppol_participant_id');
+  return withSources(knex, companies);
+}
+
+/**
+ * The workspace's active companies onboarded in `environment` whose participant id is the buyer
+ * endpoint (`scheme:value`, or any scheme when the endpoint has none), or the one named `companyId`.
+ */
+export async function workspaceCompaniesForEndpoint(
+  knex: Knex,
+  workspaceId: string,
+  environment: string,
+  endpoint: { scheme: string | null; value: string } | null,
+  companyId: string | null,
+): Promise<ReceivingCompany[]> {
+  const q = knex('connect_companies').where({ workspace_id: workspaceId, platform_environment: environment }).whereRaw(activeCompany(knex));
+  if (companyId !== null) q.where('company_id', companyId);
+  else if (!endpoint) return [];
+  else if (endpoint.scheme) q.where('peppol_participant_id', `${endpoint.scheme}:${endpoint.value}`);
+  else q.where((w) => w.where('peppol_participant_id', endpoint.value).orWhereRaw(`split_part(peppol_participant_id, ':', 2) = ?`, [endpoint.value]));
+  const companies = await q.orderBy([{ column: 'created_at' }, { column: 'company_id' }]).select('company_id', 'workspace_id', 'country_code', 'peppol_participant_id');
+  return withSources(knex, companies);
+}
+
+export interface PurchaseRow {
+  documentId: string;
+  workspaceId: string;
+  environment: string;
+  country: string;
+  companyId: string | null;
+  documentBase: string;
+  status: string;
+  invoiceNumber: string | null;
+  supplierName: string | null;
+  issueDate: string | null;
+  uuid: string | null;
+  senderParticipantId: string | null;
+  receiverParticipantId: string | null;
+  attribution: Record<string, unknown>;
+  receivedAt: string;
+  storedAtMicros: bigint;
+}
+
+const COLUMNS = [
+  'document_id',
+  'workspace_id',
+  'environment',
+  'country',
+  'company_id',
+  'document_base',
+  'status',
+  'invoice_number',
+  'supplier_name',
+  'issue_date',
+  'uuid',
+  'sender_participant_id',
+  'receiver_participant_id',
+  'attribution',
+  'received_at',
+];
+
+function toRow(r: any): PurchaseRow {
+  return {
+    documentId: r.document_id,
+    workspaceId: r.workspace_id,
+    environment: r.environment,
+    country: r.country,
+    companyId: r.company_id,
+    documentBase: r.document_base,
+    status: r.status,
+    invoiceNumber: r.invoice_number,
+    supplierName: r.supplier_name,
+    issueDate: r.issue_date,
+    uuid: r.uuid,
+    senderParticipantId: r.sender_participant_id,
+    receiverParticipantId: r.receiver_participant_id,
+    attribution: r.attribution,
+    receivedAt: new Date(r.received_at).toISOString(),
+    storedAtMicros: BigInt(r.stored_us),
+  };
+}
+
+const storedMicros = (knex: Knex) => knex.raw(`(extract(epoch from stored_at) * 1000000)::bigint::text as stored_us`);
+
+/**
+ * One page of the workspace's purchases stored in [startsAt, endsBefore), in (storedAt,
+ * documentId) order after `after`: `limit + 1` rows are read to know whether more follow.
+ */
+export async function listPurchases(
+  knex: Knex,
+  workspaceId: string,
+  environment: string,
+  query: { startsAt: string; endsBefore: string; limit: number; after: PurchaseListPosition | null; afterIso: string | null },
+): Promise<{ rows: PurchaseRow[]; hasMore: boolean }> {
+  const q = knex('purchase_invoices')
+    .where({ workspace_id: workspaceId, environment })
+    .where('stored_at', '>=', query.startsAt)
+    .where('stored_at', '<', query.endsBefore)
+    .select([...COLUMNS, storedMicros(knex)])
+    .orderBy([{ column: 'stored_at' }, { column: 'document_id' }])
+    .limit(query.limit + 1);
+  if (query.after && query.afterIso) q.whereRaw('(stored_at, document_id) > (?::timestamptz, ?)', [query.afterIso, query.after.documentId]);
+  const rows = (await q).map(toRow);
+  const hasMore = rows.length > query.limit;
+  return { rows: hasMore ? rows.slice(0, query.limit) : rows, hasMore };
+}
+
+export async function findPurchase(knex: Knex, workspaceId: string, environment: string, documentId: string): Promise<PurchaseRow | null> {
+  const row = await knex('purchase_invoices').where({ workspace_id: workspaceId, environment, document_id: documentId }).first([...COLUMNS, storedMicros(knex)]);
+  return row ? toRow(row) : null;
+}
+
+export async function countPurchases(knex: Knex, workspaceId: string): Promise<number> {
+  const [row] = await knex('purchase_invoices').where({ workspace_id: workspaceId }).count({ n: '*' });
+  return Number(row?.n ?? 0);
+}
+
+/** The key that signs purchase-list cursors (created with the table; one per database). */
+export async function purchaseCursorKey(knex: Knex): Promise<string> {
+  const row = await knex('purchase_cursor_keys').where({ id: 1 }).first('secret');
+  if (!row) throw new Error('purchase_cursor_keys has no key: run the migrations');
+  return row.secret as string;
+}

@@ -1,0 +1,135 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { generateInvoiceXml, type CoreDocument } from '../../domain/artifacts/index.js';
+import { readUbl, screenXml, UblRefusal } from '../../domain/purchases/ubl-reader.js';
+import { sampleDocument } from '../../domain/validation/index.js';
+
+const n = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : Number(v));
+
+/** The core fields a receiver must get back exactly: numbers, dates, parties, lines, totals, tax totals. */
+function coreFields(doc: CoreDocument, options: { lineTax: boolean }) {
+  const party = (p: any) => ({
+    name: p?.name,
+    peppolId: p?.peppolId,
+    taxIds: (p?.taxIds ?? []).map((t: any) => t.value),
+    address: { line1: p?.address?.addressLine1, city: p?.address?.city, country: p?.address?.country, postalCode: p?.address?.postalCode },
+  });
+  const subtotals = Array.isArray(doc.taxTotals) ? doc.taxTotals : [];
+  return {
+    documentNumber: doc.header?.documentNumber,
+    issueDate: doc.header?.issueDate,
+    dueDate: doc.header?.dueDate,
+    currency: doc.header?.currency,
+    seller: party(doc.parties?.seller),
+    buyer: party(doc.parties?.buyer),
+    lines: (doc.lineItems ?? []).map((l) => ({
+      id: String(l.id),
+      name: l.name,
+      quantity: n(l.quantity),
+      unitCode: l.unitCode,
+      net: n(l.lineTaxableValue),
+      category: l.taxCategory,
+      rate: n(l.taxRate),
+      price: n(l.price?.amount),
+      ...(options.lineTax ? { tax: n(l.taxAmount) } : {}),
+    })),
+    totals: {
+      lines: n(doc.totals?.totalLineTaxableAmount),
+      excl: n(doc.totals?.totalAmountExcludingTax),
+      tax: n(doc.totals?.totalTaxAmount),
+      incl: n(doc.totals?.totalAmountIncludingTax),
+      due: n(doc.totals?.amountDue),
+    },
+    taxTotals: subtotals.map((s) => ({ category: s.taxCategory, rate: n(s.taxRate), taxable: n(s.taxableAmount), tax: n(s.taxAmount) })),
+  };
+}
+
+function roundTrip(country: 'AE' | 'BE' | 'DE', lines: number, documentNumber: string) {
+  const sent = sampleDocument(country, { lines, documentNumber }) as CoreDocument;
+  const xml = generateInvoiceXml({ country, documentType: { base: 'tax_invoice', modifiers: [] }, document: sent, uuid: `uuid-${documentNumber}` });
+  const read = readUbl(screenXml(Buffer.from(xml.xml), 10_000_000));
+  return { sent, read };
+}
+
+describe('purchases: reading received UBL into the core document', () => {
+  for (const country of ['AE', 'BE', 'DE'] as const) {
+    it(`${country}: a sent invoice's core fields come back equal (numbers, dates, parties, lines, totals, tax totals)`, () => {
+      fc.assert(
+        fc.property(fc.integer({ min: 1, max: 25 }), fc.stringMatching(/^[A-Z]{2,4}-[0-9]{1,8}$/), (lines, number) => {
+          const { sent, read } = roundTrip(country, lines, number);
+          expect(coreFields(read.coreDocument, { lineTax: country === 'AE' })).to.deep.equal(coreFields(sent, { lineTax: country === 'AE' }));
+          expect(read.documentNumber).to.equal(number);
+          // Peppol BIS writes no cbc:UUID: missing on the receiving side.
+          expect(read.uuid).to.equal(country === 'AE' ? `uuid-${number}` : null);
+          expect(read.documentType).to.deep.equal({ base: 'tax_invoice', modifiers: [] });
+        }),
+        { numRuns: 25 },
+      );
+    });
+  }
+
+  it('AE: the buyer endpoint with its scheme is the receiver, the seller endpoint the sender', () => {
+    const { sent, read } = roundTrip('AE', 2, 'INV-1');
+    expect(read.receiver).to.deep.equal({ scheme: '0235', value: sent.parties!.buyer!.peppolId });
+    expect(read.sender).to.deep.equal({ scheme: '0235', value: sent.parties!.seller!.peppolId });
+    expect(read.country).to.equal('AE');
+    expect(read.supplierName).to.equal(sent.parties!.seller!.name);
+  });
+
+  it('a field the generator does not write is visibly missing on the receiving side', () => {
+    // Peppol BIS writes no line tax amount: the receiver does not invent one.
+    const { sent, read } = roundTrip('BE', 2, 'BE-1');
+    expect(sent.lineItems![0]!.taxAmount).to.not.equal(undefined);
+    expect(read.coreDocument.lineItems![0]).to.not.have.property('taxAmount');
+    // The sender's internal document id is no part of the XML.
+    expect(read.coreDocument.header).to.not.have.property('documentId');
+  });
+
+  it('a credit note reads as credit_note with its preceding invoice', () => {
+    const sent = sampleDocument('AE', { lines: 1, documentNumber: 'CN-1' }) as CoreDocument;
+    sent.header!.precedingInvoiceReference = { id: 'INV-9', issueDate: '2026-01-01' };
+    const xml = generateInvoiceXml({ country: 'AE', documentType: { base: 'credit_note', modifiers: [] }, document: sent, uuid: 'u' });
+    const read = readUbl(screenXml(Buffer.from(xml.xml), 1e7));
+    expect(read.root).to.equal('CreditNote');
+    expect(read.documentType.base).to.equal('credit_note');
+    expect(read.coreDocument.header!.precedingInvoiceReference).to.deep.equal({ id: 'INV-9', issueDate: '2026-01-01' });
+  });
+
+  const refused = (xml: string | Buffer, code: string, max = 1e7) => {
+    try {
+      readUbl(screenXml(typeof xml === 'string' ? Buffer.from(xml) : xml, max));
+    } catch (err) {
+      expect(err).to.be.instanceOf(UblRefusal);
+      expect((err as UblRefusal).code).to.equal(code);
+      expect((err as Error).message).to.not.contain('\n');
+      return;
+    }
+    expect.fail(`accepted: ${String(xml).slice(0, 80)}`);
+  };
+
+  it('refuses a DOCTYPE and entity declarations before any parsing (no expansion, no external fetch)', () => {
+    const ok = roundTrip('AE', 1, 'X-1');
+    void ok;
+    refused(`<?xml version="1.0"?><!DOCTYPE Invoice [<!ENTITY x "boom">]><Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"><ID>&x;</ID></Invoice>`, 'XML_DOCTYPE_REFUSED');
+    refused(`<?xml version="1.0"?><!DOCTYPE Invoice SYSTEM "http://127.0.0.1:9/evil.dtd"><Invoice/>`, 'XML_DOCTYPE_REFUSED');
+    refused(`<!doctype x><x/>`, 'XML_DOCTYPE_REFUSED');
+  });
+
+  it('refuses malformed, non-UBL, empty, non-UTF-8 and oversized XML with one line', () => {
+    refused('<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"><ID>1</Invoice>', 'XML_NOT_WELL_FORMED');
+    refused('not xml at all', 'XML_NOT_WELL_FORMED');
+    refused('', 'XML_NOT_WELL_FORMED');
+    refused('<Order xmlns="urn:oasis:names:specification:ubl:schema:xsd:Order-2"><ID>1</ID></Order>', 'XML_NOT_UBL');
+    refused('<Invoice><ID>1</ID></Invoice>', 'XML_NOT_UBL');
+    refused('<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"><IssueDate>2026-01-01</IssueDate></Invoice>', 'XML_INCOMPLETE');
+    refused(Buffer.from([0x3c, 0x61, 0xff, 0xfe, 0x3e]), 'XML_NOT_WELL_FORMED');
+    refused(`<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"><ID>${'x'.repeat(2000)}</ID></Invoice>`, 'XML_TOO_LARGE', 1024);
+  });
+
+  it('reads any namespace prefixes', () => {
+    const xml = `<?xml version="1.0" encoding="UTF-8"?><ubl:Invoice xmlns:ubl="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2" xmlns:a="urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2" xmlns:b="urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"><b:ID>P-1</b:ID><b:IssueDate>2026-03-01</b:IssueDate><a:AccountingCustomerParty><a:Party><b:EndpointID schemeID="0235">1234567890</b:EndpointID></a:Party></a:AccountingCustomerParty></ubl:Invoice>`;
+    const read = readUbl(screenXml(Buffer.from(xml), 1e7));
+    expect(read).to.include({ documentNumber: 'P-1', issueDate: '2026-03-01' });
+    expect(read.receiver).to.deep.equal({ scheme: '0235', value: '1234567890' });
+  });
+});
