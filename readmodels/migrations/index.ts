@@ -10,6 +10,7 @@ import { companiesMigration } from './0004_companies.js';
 import { salesDocumentsMigration } from './0006_sales_documents.js';
 import { creditsMigration } from './0007_credits.js';
 import { deliveryMigration } from './0020_delivery.js';
+import { webhooksMigration } from './0050_webhooks.js';
 
 interface Migration {
   name: string;
@@ -28,6 +29,7 @@ export const migrations: readonly Migration[] = [
   deliveryMigration,
   appendBatchMigration,
   jsonEventsMigration,
+  webhooksMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {
