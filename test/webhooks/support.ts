@@ -96,8 +96,9 @@ export async function settleAll(t: TestService): Promise<void> {
 export function webhooksClient(t: TestService, apiKey: string) {
   const base = { 'x-api-key': apiKey };
   return {
+    /** environment '' sends no X-Environment (production). */
     create: (body: unknown, environment = 'sandbox', headers: Record<string, string> = {}) =>
-      call(`${t.url}${WEBHOOKS}`, { method: 'POST', headers: { ...base, 'x-environment': environment, ...headers }, body }),
+      call(`${t.url}${WEBHOOKS}`, { method: 'POST', headers: { ...base, ...(environment === '' ? {} : { 'x-environment': environment }), ...headers }, body }),
     list: (query = '') => call(`${t.url}${WEBHOOKS}${query}`, { headers: base }),
     get: (id: string, suffix = '') => call(`${t.url}${WEBHOOKS}/${id}${suffix}`, { headers: base }),
     patch: (id: string, body: unknown) => call(`${t.url}${WEBHOOKS}/${id}`, { method: 'PATCH', headers: base, body }),
