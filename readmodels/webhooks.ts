@@ -101,8 +101,9 @@ export async function subscriptionsWithDueDeliveries(knex: Knex, now: Date): Pro
   const { rows } = await knex.raw(
     `select s.subscription_id from webhook_subscriptions s
       where s.active and not s.deleted
-        and exists (select 1 from webhook_deliveries d where d.subscription_id = s.subscription_id and d.status = 'pending' and d.next_attempt_at <= ?)`,
-    [now.toISOString()],
+        and exists (select 1 from webhook_deliveries d where d.subscription_id = s.subscription_id and d.status = 'pending' and d.next_attempt_at <= ?
+                      and not exists (select 1 from webhook_delivery_claims c where c.delivery_id = d.delivery_id and c.attempt = d.attempts + 1 and c.claimed_until >= ?))`,
+    [now.toISOString(), now.toISOString()],
   );
   return rows.map((r: { subscription_id: string }) => r.subscription_id);
 }
@@ -117,9 +118,11 @@ export async function dueDeliveries(knex: Knex, wants: readonly { subscriptionId
        cross join lateral (
          select * from webhook_deliveries d
           where d.subscription_id = w.id and d.status = 'pending' and d.next_attempt_at <= ?
+            -- an attempt someone holds (or made, and the read model does not show yet) is not due again
+            and not exists (select 1 from webhook_delivery_claims c where c.delivery_id = d.delivery_id and c.attempt = d.attempts + 1 and c.claimed_until >= ?)
           order by d.next_attempt_at, d.delivery_id
           limit w.n) d`,
-    [JSON.stringify(wants.map((w) => ({ id: w.subscriptionId, n: w.limit }))), now.toISOString()],
+    [JSON.stringify(wants.map((w) => ({ id: w.subscriptionId, n: w.limit }))), now.toISOString(), now.toISOString()],
   );
   return rows.map((r: any) => ({
     deliveryId: r.delivery_id,
