@@ -1,8 +1,8 @@
 /**
  * One delivery attempt: build the body and headers of SPEC.md 6.1, sign, send, judge the
- * answer, and record the attempt as an event of the delivery's stream (attempt n at revision
- * n − 1, its event id derived from the delivery and the attempt number, so an attempt is
- * recorded once whatever happens).
+ * answer, and record the attempt as an event of the subscription's attempts stream (its event
+ * id derived from the delivery and the attempt number, so an attempt is recorded once whatever
+ * happens).
  */
 import { randomUUID } from 'node:crypto';
 import { v5 as uuidv5 } from 'uuid';
@@ -14,9 +14,9 @@ import {
   type AttemptRecord,
   type SendResult,
 } from '../../domain/webhooks/delivery.js';
-import { PAYLOAD_SCHEMA_VERSION, TEST_EVENT_TYPE, deliveryIdFor, webhookDeliveryStream } from '../../domain/webhooks/values.js';
+import { PAYLOAD_SCHEMA_VERSION, TEST_EVENT_TYPE, deliveryIdFor, webhookAttemptsStream } from '../../domain/webhooks/values.js';
 import type { Clock } from '../../platform/clock.js';
-import { isWrongExpectedVersion, type EventStore, type Position } from '../eventstore/port.js';
+import { DuplicateEventError, type EventStore, type NewEvent, type Position } from '../eventstore/port.js';
 import { eventMetadata } from '../execute.js';
 import { sendWebhook, type SenderOptions } from './sender.js';
 
@@ -60,8 +60,8 @@ async function send(deps: WebhookDeliveryDeps, target: DeliveryTarget, d: Delive
   return { result, at };
 }
 
-async function record(deps: WebhookDeliveryDeps, rec: AttemptRecord): Promise<Position | null> {
-  const event = {
+function attemptEvent(deps: WebhookDeliveryDeps, rec: AttemptRecord): NewEvent {
+  return {
     id: uuidv5(`${rec.deliveryId}/${rec.attempt}`, ATTEMPT_NAMESPACE),
     type: WebhookDeliveryAttempted.type,
     schemaVersion: WebhookDeliveryAttempted.version,
@@ -74,15 +74,65 @@ async function record(deps: WebhookDeliveryDeps, rec: AttemptRecord): Promise<Po
       actor: 'webhook-worker',
     }),
   };
-  try {
-    const appended = await deps.store.append(webhookDeliveryStream(rec.deliveryId), [event], rec.attempt === 1 ? 'no_stream' : BigInt(rec.attempt - 2));
-    return appended.position;
-  } catch (err) {
-    // Recorded already (the same attempt by a claimant whose claim had lapsed): nothing to add.
-    if (isWrongExpectedVersion(err)) return null;
-    throw err;
+}
+
+/**
+ * Records attempts in the attempts stream of their subscription. Attempts that finish together
+ * are appended together (one append per subscription), so recording costs far less than one
+ * append per attempt. An attempt already recorded (its event id exists) is not recorded again.
+ */
+export class AttemptRecorder {
+  private readonly queued = new Map<string, { event: NewEvent; resolve(p: Position | null): void; reject(err: unknown): void }[]>();
+  private flushing = false;
+
+  constructor(private readonly deps: WebhookDeliveryDeps) {}
+
+  record(rec: AttemptRecord): Promise<Position | null> {
+    return new Promise((resolve, reject) => {
+      const list = this.queued.get(rec.subscriptionId) ?? [];
+      list.push({ event: attemptEvent(this.deps, rec), resolve, reject });
+      this.queued.set(rec.subscriptionId, list);
+      if (!this.flushing) {
+        this.flushing = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.queued.size > 0) {
+      const batches = [...this.queued.entries()];
+      this.queued.clear();
+      await Promise.all(batches.map(([subscriptionId, items]) => this.append(subscriptionId, items)));
+    }
+    this.flushing = false;
+  }
+
+  private async append(subscriptionId: string, items: { event: NewEvent; resolve(p: Position | null): void; reject(err: unknown): void }[]): Promise<void> {
+    const stream = webhookAttemptsStream(subscriptionId);
+    try {
+      const appended = await this.deps.store.append(stream, items.map((i) => i.event), 'any');
+      for (const i of items) i.resolve(appended.replayed ? null : appended.position);
+    } catch (err) {
+      if (!(err instanceof DuplicateEventError) || items.length === 1) {
+        // Recorded already (by a claimant whose claim had lapsed): nothing to add.
+        if (err instanceof DuplicateEventError) items[0]!.resolve(null);
+        else for (const i of items) i.reject(err);
+        return;
+      }
+      for (const i of items) await this.append(subscriptionId, [i]);
+    }
   }
 }
+
+const recorders = new WeakMap<EventStore, AttemptRecorder>();
+function recorderFor(deps: WebhookDeliveryDeps): AttemptRecorder {
+  let r = recorders.get(deps.store);
+  if (!r) recorders.set(deps.store, (r = new AttemptRecorder(deps)));
+  return r;
+}
+
+const record = (deps: WebhookDeliveryDeps, rec: AttemptRecord) => recorderFor(deps).record(rec);
 
 function attemptRecord(target: DeliveryTarget, d: DeliveryToAttempt, result: SendResult, at: Date, judged: ReturnType<typeof judgeAttempt>, ping: AttemptRecord['ping']): AttemptRecord {
   return {

@@ -113,29 +113,31 @@ export function judgeAttempt(result: SendResult, attempt: number, attemptedAt: D
   return { outcome: 'retry', error, nextAttemptAt: new Date(attemptedAt.getTime() + delay).toISOString() };
 }
 
-// The delivery stream as an aggregate: only the next attempt may be recorded, never after the end.
+// The attempts stream of a subscription as an aggregate (the audit tool folds it): attempts per delivery.
 
-export interface DeliveryState {
-  attempts: number;
-  finished: boolean;
+export interface AttemptsState {
+  /** Attempts recorded per delivery id, and whether the delivery is finished. */
+  deliveries: Readonly<Record<string, { attempts: number; finished: boolean }>>;
 }
 
-export type DeliveryCommand = { type: 'RecordAttempt'; record: AttemptRecord };
-type DeliveryEvent = DomainEvent<'WebhookDeliveryAttempted', AttemptRecord>;
+export type AttemptsCommand = { type: 'RecordAttempt'; record: AttemptRecord };
+type AttemptsEvent = DomainEvent<'WebhookDeliveryAttempted', AttemptRecord>;
 
-export const deliveryDecider: Decider<DeliveryCommand, DeliveryState, DeliveryEvent> = {
-  category: 'webhookdelivery',
-  initialState: { attempts: 0, finished: false },
+export const attemptsDecider: Decider<AttemptsCommand, AttemptsState, AttemptsEvent> = {
+  category: 'webhookattempts',
+  initialState: { deliveries: {} },
   events: { WebhookDeliveryAttempted },
   decide(command, state) {
-    if (state.finished || command.record.attempt !== state.attempts + 1) {
-      throw new DomainError('conflict', 'WEBHOOK_ATTEMPT_OUT_OF_ORDER', `attempt ${command.record.attempt} does not follow attempt ${state.attempts}${state.finished ? ' (the delivery is finished)' : ''}`);
+    const d = state.deliveries[command.record.deliveryId] ?? { attempts: 0, finished: false };
+    if (d.finished || command.record.attempt !== d.attempts + 1) {
+      throw new DomainError('conflict', 'WEBHOOK_ATTEMPT_OUT_OF_ORDER', `attempt ${command.record.attempt} does not follow attempt ${d.attempts}${d.finished ? ' (the delivery is finished)' : ''}`);
     }
     return [{ type: 'WebhookDeliveryAttempted', data: command.record }];
   },
   evolve(state, event) {
-    return { attempts: event.data.attempt, finished: event.data.outcome !== 'retry' };
+    const r = event.data;
+    return { deliveries: { ...state.deliveries, [r.deliveryId]: { attempts: r.attempt, finished: r.outcome !== 'retry' } } };
   },
 };
 
-registerDecider(deliveryDecider);
+registerDecider(attemptsDecider);

@@ -68,8 +68,12 @@ export function retryDelayAfter(attempt: number): number | null {
 }
 
 export const webhookSubscriptionStream = (subscriptionId: string) => `webhooksub-${subscriptionId}`;
-/** The attempts of one delivery (one subscription, one event): attempt n is revision n − 1. */
-export const webhookDeliveryStream = (deliveryId: string) => `webhookdelivery-${deliveryId}`;
+/**
+ * The attempts of a subscription's deliveries, in the order they were made: one stream per
+ * subscription, so the attempts finished together are recorded in one append. Each attempt's
+ * event id derives from its delivery and number: an attempt is recorded at most once.
+ */
+export const webhookAttemptsStream = (subscriptionId: string) => `webhookattempts-${subscriptionId}`;
 
 export const SUBSCRIPTION_ID = /^whk_[0-9a-f]{24}$/;
 
