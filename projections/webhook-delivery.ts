@@ -5,8 +5,10 @@
  * claimed first (webhook_delivery_claims, one statement a round): of two service instances
  * only one makes a given attempt; a claim whose holder died lapses and the attempt is made by
  * another. Sends run in the background, at most `perSubscription` at once for one subscription
- * and `total` in all, so a slow or dead receiver holds only its own slots; a finished send
- * refills at once while deliveries are due. Time is the injected clock's: `tick(now)` is called
+ * and `total` in all, so a slow or dead receiver holds only its own slots. A subscription whose
+ * receiver answers fast keeps a queue of claimed deliveries, so a finished send is followed by
+ * the next at once, without a round trip to the database; a slow one only claims what its slots
+ * take. Time is the injected clock's: `tick(now)` is called
  * on an interval by the service and directly by tests, with `idle()` to wait for the sends.
  */
 import { randomUUID } from 'node:crypto';
@@ -39,8 +41,21 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
   const owner = `worker_${randomUUID()}`;
   const log = options.log ?? (() => {});
 
-  const inflightBySub = new Map<string, number>();
-  const inflight = new Set<string>(); // delivery ids
+  /** Per subscription: claimed deliveries waiting for a slot, sends in flight, and how long sends take. */
+  const subs = new Map<string, { queue: DueDelivery[]; inflight: number; avgMs: number }>();
+  const subOf = (id: string) => {
+    let s = subs.get(id);
+    if (!s) subs.set(id, (s = { queue: [], inflight: 0, avgMs: 1000 }));
+    return s;
+  };
+  /**
+   * How many claimed deliveries a subscription keeps at hand: a fast receiver gets many, so its
+   * slots refill without waiting for the database; a slow one only its slots (its claims must
+   * not lapse while they wait).
+   */
+  const depthOf = (s: { avgMs: number }) => (s.avgMs < 200 ? perSubscription * 16 : perSubscription);
+  const held = new Set<string>(); // delivery ids queued or in flight here
+  let inflightTotal = 0;
   const running = new Set<Promise<unknown>>();
   /** Attempts this worker made whose record the read model may not show yet. */
   const made = new Map<string, number>();
@@ -51,7 +66,7 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
   let idleWaiters: (() => void)[] = [];
 
   const checkIdle = () => {
-    if (inflight.size === 0 && !pumping) {
+    if (inflightTotal === 0 && !pumping && [...subs.values()].every((s) => s.queue.length === 0)) {
       const waiters = idleWaiters;
       idleWaiters = [];
       for (const w of waiters) w();
@@ -60,8 +75,10 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
 
   const start = (due: DueDelivery) => {
     const attempt = due.attempts + 1;
-    inflight.add(due.deliveryId);
-    inflightBySub.set(due.subscriptionId, (inflightBySub.get(due.subscriptionId) ?? 0) + 1);
+    const sub = subOf(due.subscriptionId);
+    sub.inflight++;
+    inflightTotal++;
+    const began = performance.now();
     const run = attemptDelivery(deps, due.target, {
       deliveryId: due.deliveryId,
       eventId: due.eventId,
@@ -73,44 +90,45 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
       .then(() => made.set(due.deliveryId, attempt))
       .catch((err) => log('webhook attempt could not be recorded; it is made again once its claim lapses', { deliveryId: due.deliveryId, attempt, error: String(err) }))
       .finally(() => {
-        inflight.delete(due.deliveryId);
-        const n = (inflightBySub.get(due.subscriptionId) ?? 1) - 1;
-        if (n <= 0) inflightBySub.delete(due.subscriptionId);
-        else inflightBySub.set(due.subscriptionId, n);
+        sub.avgMs = sub.avgMs * 0.8 + (performance.now() - began) * 0.2;
+        held.delete(due.deliveryId);
+        sub.inflight--;
+        inflightTotal--;
         running.delete(run);
-        if (!stopped) void pump(deps.clock.now());
+        dispatch();
+        if (!stopped && sub.queue.length <= depthOf(sub) / 2) void pump(deps.clock.now());
         checkIdle();
       });
     running.add(run);
   };
 
+  /** Starts queued deliveries while their subscription and the worker have free slots. */
+  function dispatch(): void {
+    if (stopped) return;
+    for (const sub of subs.values()) {
+      while (sub.queue.length > 0 && sub.inflight < perSubscription && inflightTotal < total) start(sub.queue.shift()!);
+    }
+  }
+
   const fill = async (now: Date): Promise<number> => {
-    const freeTotal = total - inflight.size;
-    if (freeTotal <= 0) return 0;
-    const subs = await subscriptionsWithDueDeliveries(deps.knex, now);
-    const wants = subs
-      .map((subscriptionId) => ({ subscriptionId, free: perSubscription - (inflightBySub.get(subscriptionId) ?? 0) }))
-      .filter((w) => w.free > 0)
-      // Ask for a few more than the free slots: some may be in flight or just attempted.
-      .map((w) => ({ subscriptionId: w.subscriptionId, limit: w.free + perSubscription, free: w.free }));
+    const due = await subscriptionsWithDueDeliveries(deps.knex, now);
+    const wants = due
+      .map((subscriptionId) => {
+        const s = subOf(subscriptionId);
+        return { subscriptionId, limit: depthOf(s) - s.queue.length - s.inflight };
+      })
+      .filter((w) => w.limit > 0);
     if (wants.length === 0) return 0;
     const rows = await dueDeliveries(deps.knex, wants, now);
-    const free = new Map(wants.map((w) => [w.subscriptionId, w.free]));
     const picked: DueDelivery[] = [];
-    let budget = freeTotal;
     for (const row of rows) {
-      if (budget <= 0) break;
-      if (inflight.has(row.deliveryId)) continue;
+      if (held.has(row.deliveryId)) continue;
       const madeHere = made.get(row.deliveryId);
       if (madeHere !== undefined) {
         if (madeHere > row.attempts) continue; // the read model has not caught up with our attempt yet
         made.delete(row.deliveryId);
       }
-      const left = free.get(row.subscriptionId) ?? 0;
-      if (left <= 0) continue;
-      free.set(row.subscriptionId, left - 1);
       picked.push(row);
-      budget--;
     }
     if (picked.length === 0) return 0;
     const claimed = await claimAttempts(
@@ -120,13 +138,15 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
       now,
       new Date(now.getTime() + claimMs),
     );
-    let started = 0;
+    let queued = 0;
     for (const p of picked) {
       if (!claimed.has(p.deliveryId) || stopped) continue;
-      start(p);
-      started++;
+      held.add(p.deliveryId);
+      subOf(p.subscriptionId).queue.push(p);
+      queued++;
     }
-    return started;
+    dispatch();
+    return queued;
   };
 
   function pump(now: Date): Promise<number> {
@@ -161,11 +181,13 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
     name: 'webhook_delivery',
     tick: (now) => (stopped ? Promise.resolve(0) : pump(now)),
     idle() {
-      if (inflight.size === 0 && !pumping) return Promise.resolve();
+      if (inflightTotal === 0 && !pumping && [...subs.values()].every((s) => s.queue.length === 0)) return Promise.resolve();
       return new Promise((resolve) => idleWaiters.push(resolve));
     },
     async stop() {
       stopped = true;
+      // Queued claims are released by lapsing: another instance (or this one restarted) takes them.
+      for (const s of subs.values()) s.queue.length = 0;
       await Promise.all(running);
       if (pumping) await pumping;
     },
