@@ -99,7 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowPrivateTargets: boolFrom('WEBHOOK_ALLOW_PRIVATE_TARGETS', false, env),
       timeoutMs: Math.max(100, intFrom('WEBHOOK_TIMEOUT_MS', 10_000, env)),
       concurrency: Math.max(1, intFrom('WEBHOOK_CONCURRENCY', 256, env)),
-      perSubscriptionConcurrency: Math.max(1, intFrom('WEBHOOK_SUBSCRIPTION_CONCURRENCY', 8, env)),
+      perSubscriptionConcurrency: Math.max(1, intFrom('WEBHOOK_SUBSCRIPTION_CONCURRENCY', 16, env)),
       workerIntervalMs: Math.max(10, intFrom('WEBHOOK_WORKER_INTERVAL_MS', 250, env)),
     },
   };

@@ -18,7 +18,7 @@ import { claimAttempts, dueDeliveries, pruneClaims, subscriptionsWithDueDeliveri
 import type { Worker } from './reactor.js';
 
 export interface WebhookWorkerOptions {
-  /** Sends in flight for one subscription (default 8). */
+  /** Sends in flight for one subscription (default 16). */
   perSubscription?: number;
   /** Sends in flight in all (default 256). */
   total?: number;
@@ -35,7 +35,7 @@ export interface WebhookWorker extends Worker {
 }
 
 export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }, options: WebhookWorkerOptions = {}): WebhookWorker {
-  const perSubscription = Math.max(1, options.perSubscription ?? 8);
+  const perSubscription = Math.max(1, options.perSubscription ?? 16);
   const total = Math.max(1, options.total ?? 256);
   const claimMs = options.claimMs ?? 60_000;
   const owner = `worker_${randomUUID()}`;
