@@ -57,8 +57,13 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
   const held = new Set<string>(); // delivery ids queued or in flight here
   let inflightTotal = 0;
   const running = new Set<Promise<unknown>>();
-  /** Attempts this worker made whose record the read model may not show yet. */
-  const made = new Map<string, number>();
+  /**
+   * Attempts this worker made whose record the read model may not show yet (a second guard
+   * beside the claims, for a read model more than a claim's length behind); entries go after
+   * ten claim lengths (of process time).
+   */
+  const made = new Map<string, { attempt: number; at: number }>();
+  let madePrunedAt = performance.now();
   let stopped = false;
   let pumping: Promise<number> | null = null;
   let again = false;
@@ -87,7 +92,7 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
       payload: due.payload,
       attempt,
     })
-      .then(() => made.set(due.deliveryId, attempt))
+      .then(() => made.set(due.deliveryId, { attempt, at: performance.now() }))
       .catch((err) => log('webhook attempt could not be recorded; it is made again once its claim lapses', { deliveryId: due.deliveryId, attempt, error: String(err) }))
       .finally(() => {
         sub.avgMs = sub.avgMs * 0.8 + (performance.now() - began) * 0.2;
@@ -125,7 +130,7 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
       if (held.has(row.deliveryId)) continue;
       const madeHere = made.get(row.deliveryId);
       if (madeHere !== undefined) {
-        if (madeHere > row.attempts) continue; // the read model has not caught up with our attempt yet
+        if (madeHere.attempt > row.attempts) continue; // the read model has not caught up with our attempt yet
         made.delete(row.deliveryId);
       }
       picked.push(row);
@@ -162,6 +167,10 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
           started += await fill(now);
           now = deps.clock.now() > now ? deps.clock.now() : now;
         } while (again && !stopped);
+        if (performance.now() - madePrunedAt > claimMs) {
+          madePrunedAt = performance.now();
+          for (const [id, m] of made) if (madePrunedAt - m.at > 10 * claimMs) made.delete(id);
+        }
         if (now.getTime() - lastPrune > claimMs) {
           lastPrune = now.getTime();
           await pruneClaims(deps.knex, new Date(now.getTime() - 10 * claimMs));
