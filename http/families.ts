@@ -6,6 +6,7 @@ import { creditsFamily } from './credits/routes.js';
 import { documentsRoutes } from './documents/routes.js';
 import { invoiceQueryRoutes } from './query/routes.js';
 import { unifyRoutes } from './unify/routes.js';
+import { webhooksFamily } from './webhooks/routes.js';
 
 /**
  * Families whose endpoints are not built yet still authenticate and answer unknown routes
@@ -21,6 +22,7 @@ export function apiFamilies(): FamilyRoutes[] {
   return [
     // Before Connect: its prefix /v3/connect/credits is inside Connect's.
     creditsFamily(),
+    webhooksFamily(),
     connectFamily(),
     unifyRoutes(),
     documentsRoutes(),

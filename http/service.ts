@@ -155,6 +155,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
           server.closeIdleConnections();
         });
         await workers?.stop();
+        await Promise.all(processes.workers.map(({ worker }) => worker.stop?.()));
         await runner.stop();
         await search.close();
         if (ownsRuntime) await runtime.close();

@@ -37,6 +37,14 @@ export interface Config {
   };
   /** Received purchase invoices: the largest XML accepted (sandbox Peppol network and UBL import). */
   purchases: { maxXmlBytes: number };
+  webhooks: {
+    /** Sandbox subscriptions may target private addresses (tests, local receivers); never production ones. */
+    allowPrivateTargets: boolean;
+    timeoutMs: number;
+    concurrency: number;
+    perSubscriptionConcurrency: number;
+    workerIntervalMs: number;
+  };
 }
 
 function intFrom(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -45,6 +53,14 @@ function intFrom(name: string, fallback: number, env: NodeJS.ProcessEnv): number
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
   return n;
+}
+
+function boolFrom(name: string, fallback: boolean, env: NodeJS.ProcessEnv): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
 export class ConfigError extends Error {
@@ -104,5 +120,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sandboxFinalResultAfterMs: intFrom('SANDBOX_FINAL_RESULT_AFTER_MS', 0, env),
     },
     purchases: { maxXmlBytes: Math.max(1024, intFrom('PURCHASE_MAX_XML_BYTES', 10 * 1024 * 1024, env)) },
+    webhooks: {
+      allowPrivateTargets: boolFrom('WEBHOOK_ALLOW_PRIVATE_TARGETS', false, env),
+      timeoutMs: Math.max(100, intFrom('WEBHOOK_TIMEOUT_MS', 10_000, env)),
+      concurrency: Math.max(1, intFrom('WEBHOOK_CONCURRENCY', 256, env)),
+      perSubscriptionConcurrency: Math.max(1, intFrom('WEBHOOK_SUBSCRIPTION_CONCURRENCY', 16, env)),
+      workerIntervalMs: Math.max(10, intFrom('WEBHOOK_WORKER_INTERVAL_MS', 250, env)),
+    },
   };
 }

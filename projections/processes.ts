@@ -14,6 +14,7 @@ import { sandboxPeppolNetwork } from '../commands/purchases/sandbox-network.js';
 import { creditProcesses } from './credits-processes.js';
 import { deliveryReactor, deliveryWorker } from './delivery.js';
 import type { Reactor, Worker } from './reactor.js';
+import { webhookDeliveryWorker } from './webhook-delivery.js';
 
 export interface ProcessDeps {
   config: Config;
@@ -41,9 +42,18 @@ export function serviceProcesses(deps: ProcessDeps): Processes {
     policy: { maxAttempts: d.maxAttempts, retryBaseMs: d.retryBaseMs, retryMaxMs: d.retryMaxMs },
   };
   const credits = creditProcesses(deps);
+  const w = deps.config.webhooks;
+  const webhooks = webhookDeliveryWorker(
+    { store: deps.store, clock: deps.clock, knex: deps.knex, sender: { allowPrivateTargets: w.allowPrivateTargets, timeoutMs: w.timeoutMs } },
+    { perSubscription: w.perSubscriptionConcurrency, total: w.concurrency, log: deps.log },
+  );
   return {
     reactors: [deliveryReactor(delivery, d.concurrency), ...credits.reactors],
-    workers: [{ worker: deliveryWorker(delivery, deps.knex, { concurrency: d.concurrency }), intervalMs: d.workerIntervalMs }, ...credits.workers],
+    workers: [
+      { worker: deliveryWorker(delivery, deps.knex, { concurrency: d.concurrency }), intervalMs: d.workerIntervalMs },
+      ...credits.workers,
+      { worker: webhooks, intervalMs: w.workerIntervalMs },
+    ],
     connectors,
   };
 }

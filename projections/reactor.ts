@@ -48,4 +48,6 @@ export interface Worker {
   readonly name: string;
   /** Does whatever is due at `now`; returns how many items it handled. */
   tick(now: Date): Promise<number>;
+  /** Waits for work the worker runs in the background (the service calls it when closing). */
+  stop?(): Promise<void>;
 }

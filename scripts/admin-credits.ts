@@ -6,12 +6,14 @@
  *   credits pool --workspace <id>
  *   credits reconcile --workspace <id> --reservation <id> --outcome consumed|released --reason <text>
  *   credits lifecycle [--now <ISO>]
+ *   credits reverse --workspace <id> --transaction <id> --reason <text> [--restore-pool]
  *
  * Each prints one JSON document on stdout, as the other admin commands do.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { runCreditLifecycle } from '../commands/credits/lifecycle.js';
 import { issueCredits, reconcileReservation, setCreditEnforcement } from '../commands/credits/pool.js';
+import { reverseConsumption } from '../commands/credits/reversal.js';
 import { creditsEngine } from '../commands/credits/snapshots.js';
 import { CREDIT_ENVIRONMENTS, CREDIT_LIMITS } from '../domain/credits/values.js';
 import { listLots, readPool } from '../readmodels/credits.js';
@@ -109,6 +111,41 @@ export function registerCreditCommands(program: Command, h: AdminHelpers): void 
       );
       await h.caughtUp(r);
       h.print({ workspaceId: o.workspace, reservationId: o.reservation, outcome: o.outcome, events: result.events.map((e) => e.type) });
+    });
+
+  credits
+    .command('reverse')
+    .description('reverse a finalized consumption (consumption.reversed, with the balances before and after); a transaction is reversed at most once')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .requiredOption('--transaction <id>', 'the consumption.finalized transaction id (txn_…)')
+    .requiredOption('--reason <text>', 'why (shown in the ledger and the webhook)', text)
+    .option('--restore-pool', 'also return the credits to the pool lots they came from')
+    .action(async (o: { workspace: string; transaction: string; reason: string; restorePool?: boolean }) => {
+      if (!/^txn_[0-9a-f]{32}$/.test(o.transaction)) throw h.usage('--transaction must be a ledger transaction id (txn_ and 32 hex digits)');
+      const r = await h.rt();
+      await h.caughtUp(r);
+      await h.requireWorkspace(r, o.workspace);
+      const result = await reverseConsumption(
+        { engine: creditsEngine({ store: r.store, knex: r.db.knex }), knex: r.db.knex, store: r.store },
+        { workspaceId: o.workspace, transactionId: o.transaction, reason: o.reason, restorePool: !!o.restorePool },
+        h.ctx(),
+      );
+      await h.caughtUp(r);
+      const reversed = result.events.find((e) => e.type === 'ConsumptionReversed');
+      h.print({
+        workspaceId: o.workspace,
+        originalTransactionId: o.transaction,
+        reversed: !result.alreadyReversed,
+        alreadyReversed: result.alreadyReversed,
+        ...(reversed && reversed.type === 'ConsumptionReversed'
+          ? {
+              amount: reversed.data.amount,
+              restorePool: reversed.data.restorePool,
+              balanceBefore: { companyAvailable: reversed.data.balanceBefore.companyAvailable, poolAvailable: reversed.data.balanceBefore.poolAvailable },
+              balanceAfter: { companyAvailable: reversed.data.balanceAfter.companyAvailable, poolAvailable: reversed.data.balanceAfter.poolAvailable },
+            }
+          : {}),
+      });
     });
 
   credits

@@ -148,7 +148,30 @@ export type CreditsCommand =
   | { type: 'Finalize'; reservationId: string; reason: string | null; now: string }
   | { type: 'Release'; reservationId: string; reason: string | null; now: string }
   | { type: 'MarkNeedsReconciliation'; reservationId: string; reason: string | null; now: string }
-  | { type: 'Reconcile'; reservationId: string; outcome: 'consumed' | 'released'; reason: string; now: string };
+  | { type: 'Reconcile'; reservationId: string; outcome: 'consumed' | 'released'; reason: string; now: string }
+  | {
+      type: 'ReverseConsumption';
+      /** The consumption.finalized transaction being reversed, as the ledger recorded it. */
+      original: ReversibleConsumption;
+      restorePool: boolean;
+      reason: string;
+      countryCode: string | null;
+      documentType: string | null;
+      now: string;
+    };
+
+/** What a reversal needs of the finalized consumption it reverses. */
+export interface ReversibleConsumption {
+  transactionId: string;
+  eventType: string;
+  reservationId: string;
+  companyId: string;
+  documentId: string | null;
+  allowancePeriodId: string;
+  version: number;
+  amount: number;
+  lots: LotShare[];
+}
 
 // ---------------------------------------------------------------------------------------------
 // Derived numbers
@@ -878,6 +901,28 @@ export function decideCredits(command: CreditsCommand, state: CreditsState): Cre
         refuse('not_found', CreditErrorCodes.reservationNotFound, `no open reservation ${command.reservationId} in this workspace`, ['reservationId']);
       }
       break;
+    case 'ReverseConsumption': {
+      const o = command.original;
+      if (o.eventType !== 'consumption.finalized') {
+        refuse('conflict', CreditErrorCodes.notReversible, `transaction ${o.transactionId} is a ${o.eventType}; only a consumption.finalized transaction can be reversed`, ['transactionId']);
+      }
+      e.ledger('ConsumptionReversed', o.companyId, {
+        at: command.now,
+        reservationId: o.reservationId,
+        companyId: o.companyId,
+        documentId: o.documentId,
+        allowancePeriodId: o.allowancePeriodId,
+        version: o.version,
+        amount: o.amount,
+        lots: o.lots,
+        originalTransactionId: o.transactionId,
+        restorePool: command.restorePool,
+        reason: command.reason,
+        countryCode: command.countryCode,
+        documentType: command.documentType,
+      });
+      break;
+    }
   }
   return e.events;
 }

@@ -152,7 +152,10 @@ export const ConsumptionFinalized = defineEvent({
   codec: t.intersection([Balances, ReservationFields, t.type({ reason: nullableString })]),
 });
 
-/** A finalized consumption reversed (no operation writes it yet: SPEC.md 1 has no public reversal). */
+/**
+ * A finalized consumption reversed (SPEC.md has no public reversal: operators reverse with the
+ * admin CLI). countryCode and documentType, of the metered document, were added later: optional.
+ */
 export const ConsumptionReversed = defineEvent({
   type: 'ConsumptionReversed',
   version: 1,
@@ -160,6 +163,7 @@ export const ConsumptionReversed = defineEvent({
     Balances,
     ReservationFields,
     t.type({ originalTransactionId: t.string, restorePool: t.boolean, reason: nullableString }),
+    t.partial({ countryCode: nullableString, documentType: nullableString }),
   ]),
 });
 

@@ -107,6 +107,9 @@ export const CreditErrorCodes = {
   /** Beyond the spec: admin operations on reservations (reconciliation). */
   reservationNotFound: 'CREDIT_RESERVATION_NOT_FOUND',
   invalidAmount: 'CREDIT_INVALID_AMOUNT',
+  /** Beyond the spec: admin reversal of a ledger transaction that is not a finalized consumption, or unknown. */
+  notReversible: 'CREDIT_TRANSACTION_NOT_REVERSIBLE',
+  transactionNotFound: 'CREDIT_TRANSACTION_NOT_FOUND',
 } as const;
 
 export const CREDIT_LIMITS = {

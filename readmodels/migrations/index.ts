@@ -13,6 +13,7 @@ import { deliveryMigration } from './0020_delivery.js';
 import { searchDocumentsMigration } from './0040_search_documents.js';
 import { searchSalesFactsMigration } from './0043_search_sales_facts.js';
 import { purchasesMigration } from './0045_purchases.js';
+import { webhooksMigration } from './0050_webhooks.js';
 
 interface Migration {
   name: string;
@@ -35,6 +36,7 @@ export const migrations: readonly Migration[] = [
   searchDocumentsMigration,
   searchSalesFactsMigration,
   purchasesMigration,
+  webhooksMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

@@ -1,0 +1,143 @@
+/**
+ * Delivery of one event to one subscription (SPEC.md 6.1): the request body and headers, the
+ * signature, how an answer is judged, and the attempts as events of the delivery's stream
+ * `webhookdelivery-<deliveryId>` (attempt n is revision n − 1). Pure.
+ */
+import { createHmac } from 'node:crypto';
+import * as t from 'io-ts';
+import { registerDecider } from '../aggregates.js';
+import type { Decider, DomainEvent } from '../decider.js';
+import { DomainError } from '../errors.js';
+import { defineEvent } from '../events/envelope.js';
+import { oneOf } from '../connect/values.js';
+import { retryDelayAfter, type SignatureAlgorithm } from './values.js';
+
+const nullableString = t.union([t.string, t.null]);
+const nullableNumber = t.union([t.number, t.null]);
+
+export const ATTEMPT_OUTCOMES = ['delivered', 'retry', 'failed'] as const;
+export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
+
+/** One attempt: what was sent to whom, what came back, and what happens next. */
+export const WebhookDeliveryAttempted = defineEvent({
+  type: 'WebhookDeliveryAttempted',
+  version: 1,
+  codec: t.type({
+    deliveryId: t.string,
+    subscriptionId: t.string,
+    workspaceId: t.string,
+    environment: t.string,
+    eventId: t.string,
+    eventType: t.string,
+    attempt: t.number,
+    attemptedAt: t.string,
+    statusCode: nullableNumber,
+    durationMs: t.number,
+    /** Why the attempt failed (time-out, network, refused target, status), null when delivered. */
+    error: nullableString,
+    /** The first bytes of the receiver's answer. */
+    responseBody: nullableString,
+    outcome: oneOf(ATTEMPT_OUTCOMES, 'AttemptOutcome'),
+    nextAttemptAt: nullableString,
+    /** Set on a test ping only (it has no scheduled delivery): the event it sent. */
+    ping: t.union([t.type({ occurredAt: t.string, payload: t.record(t.string, t.unknown) }), t.null]),
+  }),
+});
+export type AttemptRecord = t.TypeOf<typeof WebhookDeliveryAttempted.codec>;
+
+/** An occurrence: one event of SPEC.md 6.1 (or 6), before it is fanned out to subscriptions. */
+export interface Occurrence {
+  eventId: string;
+  type: string;
+  workspaceId: string;
+  environment: 'sandbox' | 'production';
+  /** When it happened (the body's data.timestamp). */
+  timestamp: string;
+  payload: Record<string, unknown>;
+}
+
+/** The raw body of a delivery: `eventId` and `data` = {id, type, timestamp, data}. */
+export function deliveryBody(o: Pick<Occurrence, 'eventId' | 'type' | 'timestamp' | 'payload'>): string {
+  return JSON.stringify({ eventId: o.eventId, data: { id: o.eventId, type: o.type, timestamp: o.timestamp, data: o.payload } });
+}
+
+/** Hex HMAC of the raw body bytes with the subscription's secret and algorithm. */
+export function signBody(body: string | Buffer, secret: string, algorithm: SignatureAlgorithm): string {
+  return createHmac(algorithm, secret).update(body).digest('hex');
+}
+
+export function deliveryHeaders(o: { eventId: string; type: string }, body: string, deliveredAt: string, secret: string | null, algorithm: SignatureAlgorithm): Record<string, string> {
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    'X-Webhook-ID': o.eventId,
+    'X-Webhook-Event': o.type,
+    'X-Webhook-Timestamp': deliveredAt,
+  };
+  if (secret !== null) headers['X-Webhook-Signature'] = signBody(body, secret, algorithm);
+  return headers;
+}
+
+/** What a sender observed. */
+export type SendResult =
+  | { kind: 'answered'; statusCode: number; durationMs: number; responseBody: string | null }
+  | { kind: 'timeout'; durationMs: number }
+  | { kind: 'network'; durationMs: number; error: string }
+  /** The target may not be called (a private address, a scheme not allowed): permanent. */
+  | { kind: 'refused'; durationMs: number; error: string };
+
+/**
+ * 2xx delivered; 4xx permanent; 5xx, time-outs and network failures retried while attempts
+ * remain; a redirect (3xx) is not followed and is permanent (the URL needs changing); a refused
+ * target is permanent.
+ */
+export function judgeAttempt(result: SendResult, attempt: number, attemptedAt: Date): { outcome: AttemptOutcome; error: string | null; nextAttemptAt: string | null } {
+  let retryable: boolean;
+  let error: string | null;
+  if (result.kind === 'answered') {
+    const s = result.statusCode;
+    if (s >= 200 && s < 300) return { outcome: 'delivered', error: null, nextAttemptAt: null };
+    retryable = s >= 500;
+    error = s >= 300 && s < 400 ? `HTTP ${s}: redirects are not followed` : `HTTP ${s}`;
+  } else if (result.kind === 'timeout') {
+    retryable = true;
+    error = 'TIMEOUT';
+  } else if (result.kind === 'network') {
+    retryable = true;
+    error = result.error;
+  } else {
+    retryable = false;
+    error = result.error;
+  }
+  const delay = retryable ? retryDelayAfter(attempt) : null;
+  if (delay === null) return { outcome: 'failed', error, nextAttemptAt: null };
+  return { outcome: 'retry', error, nextAttemptAt: new Date(attemptedAt.getTime() + delay).toISOString() };
+}
+
+// The attempts stream of a subscription as an aggregate (the audit tool folds it): attempts per delivery.
+
+export interface AttemptsState {
+  /** Attempts recorded per delivery id, and whether the delivery is finished. */
+  deliveries: Readonly<Record<string, { attempts: number; finished: boolean }>>;
+}
+
+export type AttemptsCommand = { type: 'RecordAttempt'; record: AttemptRecord };
+type AttemptsEvent = DomainEvent<'WebhookDeliveryAttempted', AttemptRecord>;
+
+export const attemptsDecider: Decider<AttemptsCommand, AttemptsState, AttemptsEvent> = {
+  category: 'webhookattempts',
+  initialState: { deliveries: {} },
+  events: { WebhookDeliveryAttempted },
+  decide(command, state) {
+    const d = state.deliveries[command.record.deliveryId] ?? { attempts: 0, finished: false };
+    if (d.finished || command.record.attempt !== d.attempts + 1) {
+      throw new DomainError('conflict', 'WEBHOOK_ATTEMPT_OUT_OF_ORDER', `attempt ${command.record.attempt} does not follow attempt ${d.attempts}${d.finished ? ' (the delivery is finished)' : ''}`);
+    }
+    return [{ type: 'WebhookDeliveryAttempted', data: command.record }];
+  },
+  evolve(state, event) {
+    const r = event.data;
+    return { deliveries: { ...state.deliveries, [r.deliveryId]: { attempts: r.attempt, finished: r.outcome !== 'retry' } } };
+  },
+};
+
+registerDecider(attemptsDecider);
