@@ -4,6 +4,7 @@
  * `replayed: true` where the body has that field); the same key with another request is a 409
  * conflict; concurrent duplicates execute once (the later ones wait for the first's answer).
  */
+import { recordIdempotencyConflict, recordIdempotencyReplay } from '../platform/metrics.js';
 import { createHash } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { execute } from '../commands/execute.js';
@@ -81,6 +82,7 @@ export function idempotent(options: IdempotencyOptions) {
         );
       } catch (err) {
         if (err instanceof DomainError && err.code === IDEMPOTENCY_CONFLICT) {
+          recordIdempotencyConflict(ctx.state.family);
           throw new HttpProblem(409, err.message, { path: err.path });
         }
         if (err instanceof DomainError && err.code === IDEMPOTENCY_IN_PROGRESS) {
@@ -96,6 +98,7 @@ export function idempotent(options: IdempotencyOptions) {
         ctx.body = markReplayed(response.body);
         for (const [name, value] of Object.entries(response.headers)) ctx.set(name, value);
         ctx.set('Idempotent-Replayed', 'true');
+        recordIdempotencyReplay(ctx.state.family);
         return;
       }
       break;
