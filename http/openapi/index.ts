@@ -33,7 +33,6 @@ export function openApiDocument(): Record<string, unknown> {
   }
   cached = {
     openapi: '3.1.0',
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     info: {
       title: 'E-invoicing ledger service',
       version: '3.0.0',
