@@ -51,7 +51,7 @@ const ledgerFilterNames = ['companyId', 'eventType', 'occurredFrom', 'occurredTo
 
 const schemas: Record<string, Schema> = {
   Allowance: obj({
-    allowancePeriodId: str,
+    allowancePeriodId: { ...nullable(str), description: 'null for a scheduled allowance until it activates' },
     limit: num,
     periodType: enumOf(PERIOD_TYPES),
     planReference: nullable(str),

@@ -5,7 +5,7 @@ import { bool, constant, dateTime, enumOf, int, nullable, num, obj, openObject, 
 const common = { schemaVersion: constant('1.0') };
 const allowanceWithTarget = obj(
   {
-    allowancePeriodId: str,
+    allowancePeriodId: { ...nullable(str), description: 'null for a scheduled allowance until it activates' },
     limit: num,
     periodType: enumOf(PERIOD_TYPES),
     startAt: dateTime,
