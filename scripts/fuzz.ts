@@ -23,7 +23,7 @@ const SCHEMATHESIS_VERSION = '4.32.5';
 const VENV = path.resolve('var/fuzz-venv');
 const BIN = path.join(VENV, 'bin', 'schemathesis');
 const maxExamples = Number(process.env.FUZZ_MAX_EXAMPLES ?? 100);
-const workers = process.env.FUZZ_WORKERS ?? '2';
+const workers = process.env.FUZZ_WORKERS ?? '1';
 
 function ensureSchemathesis(): void {
   const installed = existsSync(BIN) && spawnSync(BIN, ['--version'], { encoding: 'utf8' }).stdout.includes(SCHEMATHESIS_VERSION);
