@@ -26,9 +26,34 @@ export function jsonBody(limitBytes: number) {
         }
         throw new HttpProblem(400, 'the request body is not valid JSON', { path: [] });
       }
+      const nul = pathOfNul(ctx.request.body, []);
+      if (nul) throw new HttpProblem(400, 'text in the request body must not contain the NUL character (U+0000)', { path: nul });
     }
     await next();
   };
+}
+
+/**
+ * Where a NUL character (U+0000) sits in a parsed body, or null. PostgreSQL cannot store it as
+ * text, so such a body is refused at the boundary rather than failing when recorded.
+ */
+function pathOfNul(value: unknown, at: (string | number)[]): (string | number)[] | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? at : null;
+  if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) {
+      const found = pathOfNul(v, [...at, i]);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k.includes('\u0000')) return [...at, k.replace(/\u0000/g, '')];
+      const found = pathOfNul(v, [...at, k]);
+      if (found) return found;
+    }
+  }
+  return null;
 }
 
 declare module 'koa' {
