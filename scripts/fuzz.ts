@@ -9,12 +9,13 @@
  *   FUZZ_MAX_EXAMPLES=10 npm run fuzz # the CI budget
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createAspAuthorization } from '../commands/connect/settings.js';
 import { issueCredits } from '../commands/credits/pool.js';
 import { creditsEngine } from '../commands/credits/snapshots.js';
 import { createApiKey, createWorkspace } from '../commands/workspaces.js';
+import { sampleDocument } from '../domain/validation/index.js';
 import { startService } from '../http/service.js';
 import { loadConfig } from '../platform/config.js';
 import { createLogger } from '../platform/logger.js';
@@ -71,8 +72,44 @@ try {
     body: JSON.stringify({ sourceName: 'Fuzz ERP', sourceVersion: 'v1', countryCode: 'AE', tin: '1234567890', contactPersonEmail: 'finance@fuzz.ae', branchName: 'Head office', platformEnvironment: 'sandbox' }),
   });
   if (company.status !== 201) throw new Error(`bootstrap: onboarding answered ${company.status}: ${await company.text()}`);
+  const companyId = ((await company.json()) as { data: { companyId: string } }).data.companyId;
+  const submitted = await fetch(`${service.url}/api/v3/unify`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key.apiKey}`, 'content-type': 'application/json', 'new-api': 'true' },
+    body: JSON.stringify({
+      country: 'AE',
+      environment: 'sandbox',
+      purpose: 'invoicing',
+      source: 'Fuzz ERP:v1',
+      documentType: { base: 'tax_invoice', modifiers: [] },
+      payload: sampleDocument('AE', { lines: 2, documentNumber: 'FUZZ-1' }),
+    }),
+  });
+  if (submitted.status !== 200) throw new Error(`bootstrap: submission answered ${submitted.status}: ${await submitted.text()}`);
+  const documentId = ((await submitted.json()) as { documentId: string }).documentId;
+  // Identifiers of the bootstrapped workspace, drawn for path and query parameters most of the
+  // time (the rest stay random), so the fuzzer reaches past "not found".
+  const configFile = path.resolve('var/fuzz-schemathesis.toml');
+  const dictionary = (name: string, value: string) => `[dictionaries.${name}]\nvalues = [${JSON.stringify(value)}]\n`;
+  writeFileSync(
+    configFile,
+    [
+      dictionary('companies', companyId),
+      dictionary('documents', documentId),
+      dictionary('sources', 'Fuzz ERP'),
+      dictionary('versions', 'v1'),
+      '[parameters]',
+      '"path.companyId" = { dictionary = "companies", probability = 0.7 }',
+      '"path.documentId" = { dictionary = "documents", probability = 0.7 }',
+      '"path.sourceName" = { dictionary = "sources", probability = 0.7 }',
+      '"query.sourceVersion" = { dictionary = "versions", probability = 0.7 }',
+      '',
+    ].join('\n'),
+  );
 
   const args = [
+    '--config-file',
+    configFile,
     'run',
     `${service.url}/openapi.json`,
     '--header',

@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import { call, startTestService, withoutProcesses, type TestService } from '../support/http.js';
 import { unifyTenant, type UnifyTenant } from '../unify/support.js';
+import { companyStream } from '../../domain/connect/values.js';
 
 describe('schemathesis findings (regressions)', function () {
   this.timeout(60000);
@@ -47,5 +48,22 @@ describe('schemathesis findings (regressions)', function () {
       expect(key.status, key.text).to.equal(400);
       expect(key.json.error.path).to.deep.equal(['filters', 'companyId']);
     });
+  });
+
+  it('bulk branches took over 2 s for 15 branches under load (each branch read and appended to the company stream on its own): the branches of a request are now recorded in one append', async () => {
+    const company = await u.client.onboard();
+    const branches = Array.from({ length: 30 }, (_, i) => ({ branchName: `Branch ${i}`, sourceName: `${company.sourceName} B${i}`, sourceVersion: 'v1' }));
+    // One name twice: the first in request order wins, the second fails on its own.
+    branches.push({ ...branches[0]!, branchName: 'Again' });
+    const r = await u.client.post(`/v3/connect/companies/${company.companyId}/branches/bulk`, { branches });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.json.data).to.include({ processed: 31, succeeded: 30, failed: 1 });
+    expect(r.json.data.results[0].success).to.equal(true);
+    expect(r.json.data.results[30].error.code).to.equal('CONNECT_SOURCE_ALREADY_EXISTS');
+    const events = await t.service.runtime.store.readStream(companyStream(company.companyId));
+    const added = events.filter((e) => e.type === 'CompanyBranchAdded' && /^Branch /.test((e.data as { branchName: string }).branchName));
+    expect(added).to.have.length(30);
+    expect(new Set(added.map((e) => String(e.position.commit))).size, 'one transaction for the request').to.equal(1);
+    expect(added.map((e) => (e.data as { branchName: string }).branchName)).to.deep.equal(branches.slice(0, 30).map((b) => b.branchName));
   });
 });
