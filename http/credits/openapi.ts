@@ -165,6 +165,31 @@ const writeErrors = errorResponses.connect([400, 403, 404, 409, 412, 413, 415, 4
 const writeResult = (member: Record<string, Schema>) =>
   envelope(obj({ companyId: str, ...member, warnings: arr(enumOf(WARNINGS)), replayed: bool }));
 
+/** A real response (PUT …/scheduled, first creation). */
+const SCHEDULED_CREATED_EXAMPLE = {
+  success: true,
+  data: {
+    companyId: 'fc2f07886d46d53c6a503082',
+    scheduled: {
+      allowancePeriodId: null,
+      limit: 100,
+      periodType: 'monthly',
+      planReference: null,
+      metadata: {},
+      startAt: '2026-03-02T10:00:00.000Z',
+      endAt: '2026-03-03T10:00:00.000Z',
+      status: 'scheduled',
+      version: 1,
+      finalizedUsage: 0,
+      reserved: 0,
+      updatedAt: '2026-03-01T10:00:00.000Z',
+    },
+    warnings: [],
+    replayed: false,
+  },
+  meta: { requestId: 'req_2b821c66-8566-4be3-9192-b7256a682922', timestamp: '2026-11-23T21:58:51.006Z', workspaceId: 'ws_f0c50daad71b79b460f2' },
+};
+
 const allowanceWrite = (target: 'current' | 'scheduled'): OperationObject =>
   op({
     operationId: target === 'current' ? 'creditsPutCurrent' : 'creditsPutScheduled',
@@ -173,7 +198,7 @@ const allowanceWrite = (target: 'current' | 'scheduled'): OperationObject =>
     requestBody: { required: true, content: { 'application/json': { schema: ref('AllowanceInput') } } },
     responses: {
       200: response('Replaced', writeResult({ [target]: ref('Allowance') }), undefined, etag),
-      201: response('Created', writeResult({ [target]: ref('Allowance') }), undefined, etag),
+      201: response('Created', writeResult({ [target]: ref('Allowance') }), target === 'scheduled' ? SCHEDULED_CREATED_EXAMPLE : undefined, etag),
       ...writeErrors,
     },
   });

@@ -55,6 +55,18 @@ export const errorSchemas: Record<string, Schema> = {
   ),
 };
 
+/** Real responses (recorded from the running service). */
+const CONNECT_EXAMPLES: Record<number, unknown> = {
+  400: {
+    success: false,
+    error: { code: 'CONNECT_INVALID_ENVIRONMENT', message: 'X-Environment must be sandbox or production', retryable: false, path: ['headers', 'X-Environment'] },
+    meta: { requestId: 'req_83b4079d-24e3-4153-ab30-ec1e22cecd9a', timestamp: '2026-11-23T21:59:25.729Z', workspaceId: 'ws_0c67949d4eec06246dfa' },
+  },
+};
+const UNIFY_EXAMPLES: Record<number, unknown> = {
+  500: { code: 'internal', message: 'An internal error occurred; retry later or quote the request id.', requestId: 'req_8b59814e-4c9e-4dbb-af2f-d5902a8618ff' },
+};
+
 const plainAuthRequired = { 'text/plain': { schema: constant('Authentication required') } };
 
 const withDescription = (description: string, content: ResponseObject['content'], headers?: ResponseObject['headers']): ResponseObject => ({
@@ -89,7 +101,7 @@ export const errorResponses = {
       }),
       429: withDescription('The workspace exceeded its request limit; honor Retry-After', json(ref('ConnectError')), retryAfter),
     };
-    for (const s of statuses) out[s] = withDescription(reasons[s] ?? 'Error', json(ref('ConnectError')));
+    for (const s of statuses) out[s] = withDescription(reasons[s] ?? 'Error', json(ref('ConnectError'), CONNECT_EXAMPLES[s]));
     return out;
   },
   unify(statuses: number[]): Record<string, ResponseObject> {
@@ -106,7 +118,7 @@ export const errorResponses = {
     const out: Record<string, ResponseObject> = {
       401: withDescription('Key missing, invalid, revoked or expired', json(ref('UnifyUnauthorized'))),
     };
-    for (const s of statuses) out[s] = withDescription(reasons[s] ?? 'Error', json({ oneOf: [ref('UnifyError'), ref('EarlierError')] }));
+    for (const s of statuses) out[s] = withDescription(reasons[s] ?? 'Error', json({ oneOf: [ref('UnifyError'), ref('EarlierError')] }, UNIFY_EXAMPLES[s]));
     return out;
   },
   unifyNewOnly(statuses: number[]): Record<string, ResponseObject> {

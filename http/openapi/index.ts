@@ -4,6 +4,8 @@
  * route the routers register is documented and every documented operation exists, every
  * response the HTTP suites receive validates against it, and it passes an OpenAPI 3.1 validator.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { connectDocument } from '../connect/openapi.js';
 import { creditsDocument } from '../credits/openapi.js';
 import { documentsDocument } from '../documents/openapi.js';
@@ -16,6 +18,22 @@ import { webhookSchemas, webhooks } from './webhooks.js';
 export const FAMILY_DOCUMENTS: readonly FamilyDocument[] = [unifyDocument, documentsDocument, connectDocument, creditsDocument, systemDocument];
 
 let cached: Record<string, unknown> | null = null;
+
+/**
+ * Examples recorded from real responses of the HTTP test suites (`examples.json`, keyed
+ * `<method> <path> <status>`), attached where a family file gives none. Every example is
+ * checked against its schema by the document test.
+ */
+function attachRecordedExamples(paths: Record<string, PathItem>): void {
+  const file = fileURLToPath(new URL('./examples.json', import.meta.url));
+  if (!existsSync(file)) return;
+  const examples = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  for (const [key, example] of Object.entries(examples)) {
+    const [method, path, status] = key.split(' ') as [keyof PathItem, string, string];
+    const media = paths[path]?.[method]?.responses[status]?.content?.['application/json'];
+    if (media && media.example === undefined) media.example = example;
+  }
+}
 
 export function openApiDocument(): Record<string, unknown> {
   if (cached) return cached;
@@ -31,6 +49,7 @@ export function openApiDocument(): Record<string, unknown> {
       schemas[name] = schema;
     }
   }
+  attachRecordedExamples(paths);
   cached = {
     openapi: '3.1.0',
     info: {

@@ -83,6 +83,23 @@ describe('OpenAPI 3.1 document', function () {
     }
   });
 
+  it('has examples (recorded from real responses), each valid against its schema', async () => {
+    const { schemaErrors } = await import('../support/openapi-check.js');
+    let examples = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const m of METHODS) {
+        for (const [status, res] of Object.entries((item[m]?.responses ?? {}) as Record<string, { content?: Record<string, { schema: unknown; example?: unknown }> }>)) {
+          for (const [type, media] of Object.entries(res.content ?? {})) {
+            if (media.example === undefined) continue;
+            examples++;
+            expect(schemaErrors(media.schema, media.example), `${m} ${path} ${status} ${type}`).to.deep.equal([]);
+          }
+        }
+      }
+    }
+    expect(examples).to.be.greaterThan(10);
+  });
+
   it('describes the credit webhook events of SPEC 6.1 under webhooks', () => {
     expect(Object.keys(doc.webhooks)).to.have.members([
       'isv.credits.allowance.changed',

@@ -4,6 +4,7 @@
  * operation, status and content type. An undocumented operation, status, content type or
  * field fails the test that received it.
  */
+import { writeFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { openApiDocument } from '../../http/openapi/index.js';
@@ -129,4 +130,31 @@ export function checkResponseAgainstDocument(method: string, url: string, respon
   const media = content[mediaType];
   if (!media) throw new Error(`${where}: content type ${mediaType || '(none)'} is not documented (documented: ${Object.keys(content).join(', ')})`);
   check(where, `${method} ${found.template} ${statusKey} ${mediaType}`, media.schema, response, mediaType);
+  if (RECORD_TO && mediaType === 'application/json') {
+    const key = `${method.toLowerCase()} ${found.template} ${response.status}`;
+    if (!(key in recorded)) recorded[key] = shorten(response.json);
+  }
+}
+
+/**
+ * With OPENAPI_RECORD_EXAMPLES=<file>, the first valid JSON response of each operation and
+ * status is written there (long strings and arrays shortened): `npm run openapi:examples`
+ * turns them into the document's examples (http/openapi/examples.json).
+ */
+const RECORD_TO = process.env.OPENAPI_RECORD_EXAMPLES;
+const recorded: Record<string, unknown> = {};
+if (RECORD_TO) process.on('exit', () => writeFileSync(RECORD_TO, `${JSON.stringify(recorded, null, 2)}\n`));
+
+function shorten(value: unknown): unknown {
+  if (typeof value === 'string') return value.length > 120 ? `${value.slice(0, 117)}...` : value;
+  if (Array.isArray(value)) return value.slice(0, 3).map(shorten);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shorten(v)]));
+  return value;
+}
+
+/** Errors of `value` against a schema of the document (refs into components resolved), or []. */
+export function schemaErrors(schema: unknown, value: unknown): string[] {
+  setup();
+  const validate = setup().ajv.compile(rewriteRefs(schema) as object);
+  return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`);
 }
