@@ -27,7 +27,7 @@ export function jsonBody(limitBytes: number) {
         throw new HttpProblem(400, 'the request body is not valid JSON', { path: [] });
       }
       const nul = pathOfNul(ctx.request.body, []);
-      if (nul) throw new HttpProblem(400, 'text in the request body must not contain the NUL character (U+0000)', { path: nul });
+      if (nul) throw new HttpProblem(400, 'text in the request body must not contain the NUL character (U+0000)', { path: nul, retryable: false });
     }
     await next();
   };
