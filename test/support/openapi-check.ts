@@ -4,7 +4,7 @@
  * operation, status and content type. An undocumented operation, status, content type or
  * field fails the test that received it.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { openApiDocument } from '../../http/openapi/index.js';
@@ -143,7 +143,15 @@ export function checkResponseAgainstDocument(method: string, url: string, respon
  */
 const RECORD_TO = process.env.OPENAPI_RECORD_EXAMPLES;
 const recorded: Record<string, unknown> = {};
-if (RECORD_TO) process.on('exit', () => writeFileSync(RECORD_TO, `${JSON.stringify(recorded, null, 2)}\n`));
+if (RECORD_TO) {
+  // Child processes of the suites record too: merge with what is there, first response wins.
+  process.on('exit', () => {
+    if (Object.keys(recorded).length === 0) return;
+    const before = existsSync(RECORD_TO) ? (JSON.parse(readFileSync(RECORD_TO, 'utf8')) as Record<string, unknown>) : {};
+    const merged = { ...recorded, ...before };
+    writeFileSync(RECORD_TO, `${JSON.stringify(Object.fromEntries(Object.keys(merged).sort().map((k) => [k, merged[k]])), null, 2)}\n`);
+  });
+}
 
 function shorten(value: unknown): unknown {
   if (typeof value === 'string') return value.length > 120 ? `${value.slice(0, 117)}...` : value;
