@@ -21,7 +21,7 @@ interface Instance {
 
 async function startInstance(name: string, databaseUrl: string): Promise<Instance> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', INSTANCE_NAME: name, DELIVERY_WORKER_INTERVAL_MS: '200' },
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', DELIVERY_WORKER_INTERVAL_MS: '200' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
