@@ -39,7 +39,12 @@ describe('Prometheus metrics at GET /metrics', function () {
       await new Promise((res) => setTimeout(res, 100));
     }
 
-    const r = await call(`${t.url}/metrics`);
+    // Workers tick on their interval (1 s for delivery): scrape until one has ticked.
+    let r = await call(`${t.url}/metrics`);
+    for (let i = 0; i < 100 && samples(r.text, 'worker_ticks_total').length === 0; i++) {
+      await new Promise((res) => setTimeout(res, 100));
+      r = await call(`${t.url}/metrics`);
+    }
     expect(r.status).to.equal(200);
     expect(r.headers.get('content-type')).to.contain('text/plain');
     const text = r.text;
