@@ -20,6 +20,8 @@ import { HttpProblem, type Family } from './errors.js';
 import type { ReadinessProbe } from './health.js';
 import { workspaceRateLimit } from './rate-limit.js';
 import { requestContext } from './request-context.js';
+import { documentationRoutes } from './openapi/routes.js';
+import { recordHttpRequest } from '../platform/metrics.js';
 
 export interface HttpDeps {
   config: Config;
@@ -84,18 +86,8 @@ export function mountFamily(app: Koa, deps: HttpDeps, auth: Authenticator, famil
   app.use(async (ctx, next) => (under(ctx.path) ? chain(ctx) : next()));
 }
 
-export function createHttpApp(deps: HttpDeps, families: readonly FamilyRoutes[]): Koa {
-  const app = new Koa({ proxy: false });
-  const auth = createAuthenticator(deps.keys, deps.clock, async () => {
-    await deps.runner.waitFor(await deps.store.headPosition(), { timeoutMs: KEY_CATCH_UP_MS, projections: ['workspaces'] });
-  });
-  app.use(requestContext(deps.logger));
-  app.use(errorMiddleware(deps.logger));
-  app.use(async (ctx, next) => {
-    refuseWorkspaceHeaders(ctx);
-    await next();
-  });
-
+/** The system routes: health, readiness, the OpenAPI document, its reference page, metrics. */
+export function systemRouter(deps: HttpDeps, auth: Authenticator): Router {
   const system = new Router();
   system.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
@@ -106,6 +98,37 @@ export function createHttpApp(deps: HttpDeps, families: readonly FamilyRoutes[])
     ctx.status = state.ready ? 200 : 503;
     ctx.body = { status: state.ready ? 'ready' : 'not_ready', ...state, workspaceId: ctx.state.auth?.workspaceId };
   });
+  documentationRoutes(system);
+  return system;
+}
+
+/** Duration and count of every request by family, route template and status (platform/metrics.ts). */
+async function httpMetrics(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  const started = performance.now();
+  try {
+    await next();
+  } finally {
+    recordHttpRequest(
+      { family: ctx.state.family ?? 'system', route: ctx._matchedRoute ?? 'unmatched', method: ctx.method, status: ctx.status },
+      (performance.now() - started) / 1000,
+    );
+  }
+}
+
+export function createHttpApp(deps: HttpDeps, families: readonly FamilyRoutes[]): Koa {
+  const app = new Koa({ proxy: false });
+  const auth = createAuthenticator(deps.keys, deps.clock, async () => {
+    await deps.runner.waitFor(await deps.store.headPosition(), { timeoutMs: KEY_CATCH_UP_MS, projections: ['workspaces'] });
+  });
+  app.use(requestContext(deps.logger));
+  app.use(httpMetrics);
+  app.use(errorMiddleware(deps.logger));
+  app.use(async (ctx, next) => {
+    refuseWorkspaceHeaders(ctx);
+    await next();
+  });
+
+  const system = systemRouter(deps, auth);
   register(app, 'system', system);
   app.use(system.routes());
   app.use(system.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }));

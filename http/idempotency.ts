@@ -7,6 +7,7 @@
  * record their effect with the key in the same append, so a retry after a crash is answered
  * from what the earlier attempt committed instead of running again.
  */
+import { recordIdempotencyConflict, recordIdempotencyReplay } from '../platform/metrics.js';
 import { createHash } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { execute, type CommandContext } from '../commands/execute.js';
@@ -95,6 +96,7 @@ export function idempotent(options: IdempotencyOptions) {
         );
       } catch (err) {
         if (err instanceof DomainError && err.code === IDEMPOTENCY_CONFLICT) {
+          recordIdempotencyConflict(ctx.state.family);
           throw new HttpProblem(409, err.message, { path: err.path });
         }
         if (err instanceof DomainError && err.code === IDEMPOTENCY_IN_PROGRESS) {
@@ -110,6 +112,7 @@ export function idempotent(options: IdempotencyOptions) {
         ctx.body = markReplayed(response.body);
         for (const [name, value] of Object.entries(response.headers)) ctx.set(name, value);
         ctx.set('Idempotent-Replayed', 'true');
+        recordIdempotencyReplay(ctx.state.family);
         return;
       }
       // The effects of earlier attempts come with the claim: the commands answer from them.

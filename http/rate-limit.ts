@@ -3,6 +3,7 @@
  * Retry-After, in the Connect envelope with retryable true.
  */
 import type { Context, Next } from 'koa';
+import { recordRateLimitRefusal } from '../platform/metrics.js';
 import { HttpProblem } from './errors.js';
 
 export interface RateLimitOptions {
@@ -24,6 +25,7 @@ export function workspaceRateLimit(options: RateLimitOptions) {
       bucket.at = t;
       if (bucket.tokens < 1) {
         buckets.set(workspaceId, bucket);
+        recordRateLimitRefusal(ctx.state.family ?? 'connect');
         const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / options.perSecond));
         throw new HttpProblem(429, 'This workspace has exceeded its request limit; retry after the Retry-After delay.', {
           retryable: true,

@@ -17,6 +17,10 @@ import { reactorProjection } from '../projections/reactor.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { ApiKeyCache } from '../readmodels/keys.js';
 import { createSearchIndex } from '../readmodels/search/index.js';
+import { withWorkerLease } from '../readmodels/worker-lease.js';
+import { recordWorkerTick, setProjectionLagSource } from '../platform/metrics.js';
+import { projectionLagSource } from '../projections/lag.js';
+import type { Knex } from 'knex';
 import { createHttpApp, type FamilyRoutes, type HttpDeps } from './app.js';
 import { apiFamilies } from './families.js';
 import { ReadinessProbe } from './health.js';
@@ -49,17 +53,23 @@ export interface ServiceOptions {
   startWorkers?: boolean;
 }
 
-/** Ticks each worker on its interval; a tick never overlaps the previous one of the same worker. */
-function startWorkers(workers: Processes['workers'], clock: Clock, logger: Logger) {
+/**
+ * Ticks each worker on its interval; a tick never overlaps the previous one of the same worker,
+ * and across instances sharing the database a worker's tick runs in one of them (worker lease).
+ */
+function startWorkers(workers: Processes['workers'], clock: Clock, logger: Logger, knex: Knex) {
   let stopped = false;
   const timers: NodeJS.Timeout[] = [];
   const running = new Set<Promise<unknown>>();
   for (const { worker, intervalMs } of workers) {
     const tick = () => {
       if (stopped) return;
-      const run = worker
-        .tick(clock.now())
-        .catch((err) => logger.error({ err, worker: worker.name }, 'worker tick failed'))
+      const run = withWorkerLease(knex, worker.name, () => worker.tick(clock.now()))
+        .then((r) => recordWorkerTick(worker.name, r.ran ? 'ran' : 'elsewhere'))
+        .catch((err) => {
+          recordWorkerTick(worker.name, 'failed');
+          logger.error({ err, worker: worker.name }, 'worker tick failed');
+        })
         .finally(() => {
           running.delete(run);
           if (!stopped) timers.push(setTimeout(tick, intervalMs));
@@ -121,7 +131,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   });
   await runner.init();
   runner.start();
-  const workers = options.startWorkers === false ? null : startWorkers(processes.workers, clock, logger);
+  const workers = options.startWorkers === false ? null : startWorkers(processes.workers, clock, logger, knex);
+  setProjectionLagSource(projectionLagSource(knex, runtime.store, runner.projections.map((p) => p.name)));
   const readiness = new ReadinessProbe(knex, runtime.store, runner, config.projections.stalledAfterMs, processes.connectors);
   await readiness.check();
   readiness.start();

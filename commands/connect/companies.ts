@@ -5,7 +5,7 @@
  * name/version of a source is reserved in its own stream first (see source-claim.ts), and
  * released again when the write it was reserved for fails.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import {
   checkBranchAllowed,
   companyDecider,
@@ -22,8 +22,8 @@ import { sourceClaimDecider, sourceClaimStream } from '../../domain/connect/sour
 import { ConnectErrorCodes, companyIdFor, companyStream } from '../../domain/connect/values.js';
 import { DomainError } from '../../domain/errors.js';
 import type { Clock } from '../../platform/clock.js';
-import type { EventStore, Position } from '../eventstore/port.js';
-import { execute, loadAggregate, type CommandContext } from '../execute.js';
+import { WrongExpectedVersionError, type AppendResult, type EventStore, type NewEvent, type Position } from '../eventstore/port.js';
+import { eventMetadata, execute, loadAggregate, type CommandContext } from '../execute.js';
 import {
   ParticipantUnavailableError,
   ProvisioningTimeoutError,
@@ -228,6 +228,113 @@ export async function addBranch(
     await releaseSource(deps, key, sourceId, 'branch not recorded', ctx);
     throw err;
   }
+}
+
+/**
+ * Several branches of one company (the bulk request), each on its own: a failed branch undoes
+ * nothing. The source names are claimed side by side (each in its own stream; a name repeated
+ * in the request is claimed in request order, so the first wins), then the branches are
+ * recorded one after the other on the company stream, each from the state the previous one
+ * left (no re-read). Results are in input order: a result, or the error that branch met.
+ */
+export async function addBranches(
+  deps: ConnectCommandDeps,
+  workspaceId: string,
+  companyId: string,
+  inputs: readonly BranchInput[],
+  baseCtx: CommandContext,
+  options: { settings: ConnectSettingsState; concurrency?: number },
+): Promise<({ ok: true; result: CompanySourceResult } | { ok: false; error: unknown })[]> {
+  const stream = companyStream(companyId);
+  let loaded = await loadAggregate(deps.store, companyDecider, stream);
+  const company = checkBranchAllowed(loaded.state, workspaceId);
+  const ctx: CommandContext = { ...baseCtx, workspaceId, environment: company.platformEnvironment };
+  const keys = inputs.map((input): SourceKey => ({ workspaceId, sourceName: input.sourceName, sourceVersion: input.sourceVersion }));
+  const sourceIds = inputs.map(() => newSourceId());
+
+  // Claims: one chain per source name and version (request order within it), chains side by side.
+  const chains = new Map<string, number[]>();
+  keys.forEach((k, i) => {
+    const id = JSON.stringify([k.sourceName, k.sourceVersion]);
+    chains.set(id, [...(chains.get(id) ?? []), i]);
+  });
+  const claimed: (unknown | true)[] = new Array(inputs.length);
+  const queue = [...chains.values()];
+  const runChain = async () => {
+    for (let chain = queue.shift(); chain; chain = queue.shift()) {
+      for (const i of chain) {
+        claimed[i] = await claimSource(deps, keys[i]!, { companyId, sourceId: sourceIds[i]! }, ctx).then(
+          () => true as const,
+          (err: unknown) => err,
+        );
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 8, queue.length) }, runChain));
+
+  // Every claimed branch decided on the state the previous one left, then all appended at once.
+  const branchIds = inputs.map(() => newBranchId());
+  const outcome: ({ ok: true } | { ok: false; error: unknown })[] = new Array(inputs.length);
+  let appended: AppendResult | null = null;
+  let state = loaded.state;
+  for (let attempt = 1; ; attempt++) {
+    state = loaded.state;
+    const events: NewEvent[] = [];
+    const metadata = eventMetadata(ctx);
+    for (const [i, input] of inputs.entries()) {
+      if (claimed[i] !== true) {
+        outcome[i] = { ok: false, error: claimed[i] };
+        continue;
+      }
+      try {
+        const decided = companyDecider.decide(
+          {
+            type: 'AddBranch',
+            workspaceId,
+            sourceId: sourceIds[i]!,
+            sourceName: input.sourceName,
+            sourceVersion: input.sourceVersion,
+            branchId: branchIds[i]!,
+            branchName: input.branchName,
+            mappingReadiness: mappingReadinessFor(options.settings),
+            at: ctx.now.toISOString(),
+          },
+          state,
+        );
+        state = decided.reduce((s, e) => companyDecider.evolve(s, e), state);
+        for (const e of decided) {
+          events.push({ id: randomUUID(), type: e.type, schemaVersion: (companyDecider.events as Record<string, { version: number }>)[e.type]!.version, data: e.data, metadata });
+        }
+        outcome[i] = { ok: true };
+      } catch (err) {
+        outcome[i] = { ok: false, error: err };
+      }
+    }
+    if (events.length === 0) break;
+    try {
+      appended = await deps.store.append(stream, events, loaded.revision);
+      break;
+    } catch (err) {
+      if (err instanceof WrongExpectedVersionError && attempt < 5) {
+        loaded = await loadAggregate(deps.store, companyDecider, stream);
+        continue;
+      }
+      for (const [i] of inputs.entries()) if (outcome[i]!.ok) outcome[i] = { ok: false, error: err };
+      break;
+    }
+  }
+  const results: ({ ok: true; result: CompanySourceResult } | { ok: false; error: unknown })[] = [];
+  for (const [i] of inputs.entries()) {
+    const o = outcome[i]!;
+    if (o.ok && appended) {
+      results.push({ ok: true, result: { company: state.company!, source: findSource(state, sourceIds[i]!)!, position: appended.position } });
+      continue;
+    }
+    // A claim whose branch was not recorded is given back.
+    if (claimed[i] === true) await releaseSource(deps, keys[i]!, sourceIds[i]!, 'branch not recorded', ctx).catch(() => {});
+    results.push({ ok: false, error: o.ok ? new Error('branch not recorded') : o.error });
+  }
+  return results;
 }
 
 /** Finds a source of the workspace by name and version, from its reservation (the write side's own record). */

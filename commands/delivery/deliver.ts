@@ -8,6 +8,7 @@
  * destination recognises a document it already received by its UUID. A document left in
  * `processing` (its answer was never recorded) is sent again under the same attempt.
  */
+import { recordDeliveryAttempt } from '../../platform/metrics.js';
 import { createHash } from 'node:crypto';
 import type * as t from 'io-ts';
 import { v5 as uuidv5 } from 'uuid';
@@ -185,6 +186,7 @@ export async function deliverDocument(deps: DeliveryDeps, documentId: string, su
     const attempt = loaded.state.attempts;
     const connector = destination ? deps.connectors.connectorFor(s.environment, destination) : null;
     if (!connector) {
+      recordDeliveryAttempt(destination ?? 'NONE', s.environment, 'not_configured');
       const error: DocumentErrorItem = {
         code: 'DESTINATION_NOT_CONFIGURED',
         message: destination ? `no ${destination} connector is configured for the ${s.environment} environment` : `delivery to ${s.country} is not supported`,
@@ -204,6 +206,7 @@ export async function deliverDocument(deps: DeliveryDeps, documentId: string, su
       invoiceHash = chained.invoiceHash;
     }
     const answer = await connector.deliver(request(h, attempt, xmlBase64, invoiceHash));
+    recordDeliveryAttempt(destination!, s.environment, answer.kind);
     const now = deps.clock.now();
     switch (answer.kind) {
       case 'delivered': {

@@ -2,6 +2,7 @@
  * The PostgreSQL adapter of the event-store port (the embedded default).
  * See postgres-schema.ts for the table layout and the append function.
  */
+import { recordAppend, recordGroupCommitBatch } from '../../platform/metrics.js';
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { decodeMetadata } from '../../domain/events/envelope.js';
@@ -149,13 +150,17 @@ export class PostgresEventStore implements EventStore {
       events.map((e) => ({ id: e.id, type: e.type, version: e.schemaVersion, data: e.data, metadata: e.metadata })),
     );
     const append: PendingAppend = { streamId, ids: events.map((e) => e.id), expected, expectedText: expectedToText(expected), payload, resolve: null!, reject: null! };
-    if (this.maxBatchedAppends <= 1) return this.appendOne(append);
-    return new Promise<AppendResult>((resolve, reject) => {
-      append.resolve = resolve;
-      append.reject = reject;
-      this.pending.push(append);
-      this.flushPending();
-    });
+    const started = performance.now();
+    const timed = (result: Promise<AppendResult>) => result.finally(() => recordAppend('postgres', (performance.now() - started) / 1000));
+    if (this.maxBatchedAppends <= 1) return timed(this.appendOne(append));
+    return timed(
+      new Promise<AppendResult>((resolve, reject) => {
+        append.resolve = resolve;
+        append.reject = reject;
+        this.pending.push(append);
+        this.flushPending();
+      }),
+    );
   }
 
   /**
@@ -245,6 +250,7 @@ export class PostgresEventStore implements EventStore {
 
   private async appendBatch(batch: PendingAppend[]): Promise<void> {
     const settle = (append: PendingAppend, result: Promise<AppendResult>) => result.then(append.resolve, append.reject);
+    recordGroupCommitBatch(batch.length);
     if (batch.length === 1) return settle(batch[0]!, this.appendOne(batch[0]!));
     // Stable sort by stream id: every batch locks its streams in the same order.
     const sorted = [...batch].sort((a, b) => (a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0));

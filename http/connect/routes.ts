@@ -8,6 +8,7 @@ import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import {
   addBranch,
+  addBranches,
   archiveSource,
   onboardCompany,
   updateSource,
@@ -162,26 +163,36 @@ export function connectFamily(options: ConnectRoutesOptions = {}): FamilyRoutes 
         const companyId = parseCompanyId(ctx.params.companyId!);
         const items = parseBranchBulk(ctx.request.body);
         const workspaceId = auth(ctx).workspaceId;
-        const { state } = await loadAggregate(deps.store, companyDecider, companyStream(companyId));
-        checkBranchAllowed(state, workspaceId);
         const settings = await loadConnectSettings(deps.store, workspaceId);
+        const heads = items.map((item) => {
+          const echo = (field: string) => (isPlainObject(item) ? echoText(item[field]) : null);
+          return { branchName: echo('branchName'), sourceName: echo('sourceName'), sourceVersion: echo('sourceVersion') };
+        });
+        const parsed = items.map((item) => {
+          try {
+            return { ok: true as const, input: parseBranch(item, 'the branch') };
+          } catch (err) {
+            return { ok: false as const, error: err };
+          }
+        });
+        const valid = parsed.flatMap((p) => (p.ok ? [p.input] : []));
+        // Branches are added side by side where they can be (commands/connect/companies.ts addBranches).
+        const added = await addBranches(commands, workspaceId, companyId, valid, { ...cmdCtx(ctx), now: deps.clock.now() }, { settings });
         const results = [];
         let last: Position | null = null;
-        for (const item of items) {
-          const echo = (field: string) => (isPlainObject(item) ? echoText(item[field]) : null);
-          const head = { branchName: echo('branchName'), sourceName: echo('sourceName'), sourceVersion: echo('sourceVersion') };
-          try {
-            const input = parseBranch(item, 'the branch');
-            const result = await addBranch(commands, workspaceId, companyId, input, { ...cmdCtx(ctx), now: deps.clock.now() }, { settings });
-            last = result.position ?? last;
-            results.push({ ...head, success: true, data: branchResult(result.company, result.source) });
-          } catch (err) {
-            const failure = rowFailure(err);
-            if (failure.code === INTERNAL_ERROR) {
-              deps.logger.error({ requestId: ctx.state.requestId, err }, 'branch of a bulk request failed unexpectedly');
-            }
-            results.push({ ...head, success: false, error: rowError(failure) });
+        let next = 0;
+        for (const [i, p] of parsed.entries()) {
+          const outcome = p.ok ? added[next++]! : { ok: false as const, error: p.error };
+          if (outcome.ok) {
+            last = outcome.result.position ?? last;
+            results.push({ ...heads[i]!, success: true, data: branchResult(outcome.result.company, outcome.result.source) });
+            continue;
           }
+          const failure = rowFailure(outcome.error);
+          if (failure.code === INTERNAL_ERROR) {
+            deps.logger.error({ requestId: ctx.state.requestId, err: outcome.error }, 'branch of a bulk request failed unexpectedly');
+          }
+          results.push({ ...heads[i]!, success: false, error: rowError(failure) });
         }
         await settle(last);
         const succeeded = results.filter((r) => r.success).length;

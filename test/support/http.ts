@@ -12,6 +12,7 @@ import type { Config } from '../../platform/config.js';
 import { createLogger } from '../../platform/logger.js';
 import type { Runtime } from '../../platform/runtime.js';
 import { testConfig, testDb } from './db.js';
+import { checkResponseAgainstDocument } from './openapi-check.js';
 
 export interface KeyOptions {
   environment?: 'sandbox' | 'production';
@@ -125,11 +126,15 @@ export async function call(
     body = JSON.stringify(init.body);
     headers['content-type'] ??= 'application/json';
   }
-  const res = await fetch(url, { method: init.method ?? (body !== undefined ? 'POST' : 'GET'), headers, body });
+  const method = init.method ?? (body !== undefined ? 'POST' : 'GET');
+  const res = await fetch(url, { method, headers, body });
   const text = await res.text();
   let json: any = undefined;
   if ((res.headers.get('content-type') ?? '').includes('json')) json = JSON.parse(text);
-  return { status: res.status, headers: res.headers, text, json };
+  const result = { status: res.status, headers: res.headers, text, json };
+  // Every response a suite receives must be what the OpenAPI document promises.
+  checkResponseAgainstDocument(method, url, result);
+  return result;
 }
 
 /** No reactors and no workers: submitted documents stay submitted (tests of the submission itself). */

@@ -1,0 +1,131 @@
+/**
+ * The OpenAPI document is held true: it passes an OpenAPI 3.1 validator, every route the Koa
+ * routers register is documented and every documented operation exists, every example
+ * validates against its schema, and it is served at /openapi.json without authentication.
+ * (Every response of every HTTP suite is checked against it in test/support/openapi-check.ts.)
+ */
+import { Validator } from '@seriousme/openapi-schema-validator';
+import type Router from '@koa/router';
+import { expect } from 'chai';
+import { systemRouter } from '../../http/app.js';
+import { createAuthenticator } from '../../http/auth.js';
+import { apiFamilies } from '../../http/families.js';
+import { openApiDocument } from '../../http/openapi/index.js';
+import { call, startTestService, withoutProcesses, type TestService } from '../support/http.js';
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+
+/** `/v3/connect/companies/:sourceName` → `/v3/connect/companies/{sourceName}`, without a trailing slash. */
+function toTemplate(path: string): string {
+  const t = path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+  return t.length > 1 ? t.replace(/\/+$/, '') : t;
+}
+
+function routesOf(router: Router): string[] {
+  const out: string[] = [];
+  for (const layer of router.stack as unknown as { path: string; methods: string[] }[]) {
+    for (const m of layer.methods) {
+      const method = m.toLowerCase();
+      if (METHODS.includes(method)) out.push(`${method.toUpperCase()} ${toTemplate(layer.path)}`);
+    }
+  }
+  return out;
+}
+
+describe('OpenAPI 3.1 document', function () {
+  this.timeout(60000);
+  let t: TestService;
+  const doc = openApiDocument() as { paths: Record<string, Record<string, any>>; webhooks: Record<string, unknown>; components: any };
+
+  before(async () => {
+    t = await startTestService({ processes: withoutProcesses, startWorkers: false });
+  });
+  after(async () => t.close());
+
+  it('passes an OpenAPI 3.1 validator', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc));
+    expect(result.errors ?? [], JSON.stringify(result.errors, null, 2)?.slice(0, 3000)).to.deep.equal([]);
+    expect(result.valid).to.equal(true);
+    expect(validator.version).to.equal('3.1');
+  });
+
+  it('documents every route the routers register, and nothing else', () => {
+    const auth = createAuthenticator(t.service.deps.keys, t.service.deps.clock);
+    const registered = new Set<string>(routesOf(systemRouter(t.service.deps, auth)));
+    for (const family of apiFamilies()) for (const r of routesOf(family.routes(t.service.deps, auth))) registered.add(r);
+    const documented = new Set<string>();
+    for (const [path, item] of Object.entries(doc.paths)) for (const m of METHODS) if (item[m]) documented.add(`${m.toUpperCase()} ${path}`);
+    expect([...registered].filter((r) => !documented.has(r)), 'registered but not documented').to.deep.equal([]);
+    expect([...documented].filter((d) => !registered.has(d)), 'documented but not registered').to.deep.equal([]);
+  });
+
+  it('gives every operation an id, a tag, its family\'s security and its error statuses', () => {
+    const ids = new Set<string>();
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const m of METHODS) {
+        const op = item[m];
+        if (!op) continue;
+        expect(ids.has(op.operationId), op.operationId).to.equal(false);
+        ids.add(op.operationId);
+        expect(op.tags, path).to.have.length(1);
+        const statuses = Object.keys(op.responses);
+        expect(statuses.some((s) => s.startsWith('2')), `${m} ${path}`).to.equal(true);
+        expect(statuses, `${m} ${path}`).to.include('500');
+        if (path.startsWith('/v3/connect')) {
+          expect(op.security, path).to.deep.equal([{ apiKeyAuth: [] }, { bearerAuth: [] }]);
+          expect(statuses, path).to.include.members(['400', '401', '429']);
+        } else if (path.startsWith('/api/v3/')) {
+          expect(op.security, path).to.deep.equal([{ bearerAuth: [] }]);
+          expect(statuses, path).to.include.members(['400', '401']);
+        }
+      }
+    }
+  });
+
+  it('has examples (recorded from real responses), each valid against its schema', async () => {
+    const { schemaErrors } = await import('../support/openapi-check.js');
+    let examples = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const m of METHODS) {
+        for (const [status, res] of Object.entries((item[m]?.responses ?? {}) as Record<string, { content?: Record<string, { schema: unknown; example?: unknown }> }>)) {
+          for (const [type, media] of Object.entries(res.content ?? {})) {
+            if (media.example === undefined) continue;
+            examples++;
+            expect(schemaErrors(media.schema, media.example), `${m} ${path} ${status} ${type}`).to.deep.equal([]);
+          }
+        }
+      }
+    }
+    expect(examples).to.be.greaterThan(10);
+  });
+
+  it('describes the credit webhook events of SPEC 6.1 under webhooks', () => {
+    expect(Object.keys(doc.webhooks)).to.have.members([
+      'isv.credits.allowance.changed',
+      'isv.credits.allowance.paused',
+      'isv.credits.allowance.resumed',
+      'isv.credits.allowance.expired',
+      'isv.credits.company.threshold',
+      'isv.credits.company.exhausted',
+      'isv.credits.pool.low',
+      'isv.credits.pool.exhausted',
+      'isv.credits.consumption.reversed',
+      'isv.credits.bulk.completed',
+    ]);
+  });
+
+  it('is served at GET /openapi.json without authentication', async () => {
+    const r = await call(`${t.url}/openapi.json`);
+    expect(r.status).to.equal(200);
+    expect(r.json).to.deep.equal(JSON.parse(JSON.stringify(doc)));
+  });
+
+  it('refuses, through the response check, a field or a status the document does not name', async () => {
+    const { checkResponseAgainstDocument } = await import('../support/openapi-check.js');
+    const headers = new Headers({ 'content-type': 'application/json' });
+    expect(() => checkResponseAgainstDocument('GET', `${t.url}/healthz`, { status: 200, headers, text: '{"status":"ok","extra":1}', json: { status: 'ok', extra: 1 } })).to.throw(/extra/);
+    expect(() => checkResponseAgainstDocument('GET', `${t.url}/healthz`, { status: 201, headers, text: '{"status":"ok"}', json: { status: 'ok' } })).to.throw(/not documented/);
+    expect(() => checkResponseAgainstDocument('GET', `${t.url}/nowhere`, { status: 200, headers, text: '{}', json: {} })).to.throw(/not a documented operation/);
+  });
+});
