@@ -18,7 +18,7 @@ import type { AuthContext } from '../auth.js';
 import { NonEmptyObject, NonEmptyString, decode, oneOf } from '../decode.js';
 import { HttpProblem, toProblem, type ProblemDetail } from '../errors.js';
 import { commandContext } from '../request-context.js';
-import { resolveSource } from './routes.js';
+import { resolveSource } from './source.js';
 
 const ENVIRONMENTS = ['sandbox', 'simulation', 'production', 'prod'] as const;
 const EARLIER_COUNTRIES = ['SA', 'MY', 'BE', 'AE', 'SG', 'DE'] as const;

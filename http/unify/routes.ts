@@ -11,9 +11,6 @@ import { submitDocument, type SubmissionOutcome } from '../../commands/submissio
 import { checkCreditsForSubmission } from '../../commands/credits/metering.js';
 import { DomainError } from '../../domain/errors.js';
 import { checkDocumentType, requirementsCatalogue, supportedCountries } from '../../domain/validation/index.js';
-import { submissionServesCompany } from '../../domain/connect/environment.js';
-import { sourceForInvoicing } from '../../domain/connect/values.js';
-import { findCompanySource } from '../../readmodels/connect.js';
 import type { FamilyRoutes, HttpDeps } from '../app.js';
 import { requireWritePermission, type AuthContext } from '../auth.js';
 import { JsonObject, NonEmptyString, decode } from '../decode.js';
@@ -22,6 +19,7 @@ import { idempotent } from '../idempotency.js';
 import { commandContext } from '../request-context.js';
 import { produceInvoiceXml } from '../../commands/artifacts.js';
 import { handleEarlierFormat } from './earlier-format.js';
+import { resolveSource } from './source.js';
 
 const NewSubmission = t.type({
   country: NonEmptyString,
@@ -42,34 +40,6 @@ export function parseSourceReference(value: string): { name: string; version: st
   const i = value.lastIndexOf(':');
   if (i <= 0 || i === value.length - 1) return null;
   return { name: value.slice(0, i), version: value.slice(i + 1) };
-}
-
-/**
- * The workspace's source, ready for invoicing, or the 400/404 the spec names. The document is
- * submitted in its company's environment (SPEC.md 4.4): a production submission through a
- * company onboarded in sandbox or simulation, or the reverse, is refused with 403
- * (`deniedCode`), naming the source.
- */
-export async function resolveSource(
-  deps: HttpDeps,
-  workspaceId: string,
-  name: string,
-  version: string,
-  path: ErrorPath,
-  environment: { requested: string; deniedCode: string },
-) {
-  const source = await findCompanySource(deps.knex, workspaceId, name, version);
-  if (!source) throw new HttpProblem(404, `source ${name}:${version} was not found in this workspace`, { path, code: 'not_found' });
-  if (!submissionServesCompany(source.platformEnvironment, environment.requested)) {
-    const message = `source ${name}:${version} belongs to a company onboarded in ${source.platformEnvironment}; it cannot submit to ${environment.requested}`;
-    throw new HttpProblem(403, message, { code: environment.deniedCode, path, details: [{ code: environment.deniedCode, message, path }] });
-  }
-  const usable = sourceForInvoicing(source);
-  if (!usable.ok) {
-    const why = usable.reason === 'inactive' ? 'is inactive' : 'is not ready for invoicing: its field mapping is not configured';
-    throw new HttpProblem(400, `source ${name}:${version} ${why}`, { path });
-  }
-  return { name, version, companyId: source.companyId, templateId: usable.templateId };
 }
 
 function outcomeBody(outcome: SubmissionOutcome) {
