@@ -10,7 +10,7 @@ import type Koa from 'koa';
 import { systemClock, type Clock } from '../platform/clock.js';
 import { loadConfig, type Config } from '../platform/config.js';
 import { createLogger, type Logger } from '../platform/logger.js';
-import { openRuntime, type Runtime } from '../platform/runtime.js';
+import { openRuntime, type Runtime } from '../commands/runtime.js';
 import { allProjections } from '../projections/index.js';
 import { serviceProcesses, type ProcessDeps, type Processes } from '../projections/processes.js';
 import { reactorProjection } from '../projections/reactor.js';

@@ -18,7 +18,7 @@ import {
 import type { CommandContext } from '../commands/execute.js';
 import { SANDBOX_PROVISIONING_MODES, TEMPLATE_ID_PATTERN } from '../domain/connect/connect-settings.js';
 import { PLATFORM_ENVIRONMENTS } from '../domain/connect/values.js';
-import type { Runtime } from '../platform/runtime.js';
+import type { Runtime } from '../commands/runtime.js';
 import { listAspAuthorizations } from '../readmodels/connect.js';
 
 export interface AdminHelpers {

@@ -11,7 +11,7 @@ import { DomainError } from '../domain/errors.js';
 import { KEY_ENVIRONMENTS, KEY_PERMISSIONS, MEMBER_ROLES } from '../domain/workspace/workspace.js';
 import { ConfigError, loadConfig } from '../platform/config.js';
 import { DatabaseUnavailableError, stopEmbeddedServer } from '../platform/database.js';
-import { openRuntime, type Runtime } from '../platform/runtime.js';
+import { openRuntime, type Runtime } from '../commands/runtime.js';
 import { allProjections } from '../projections/index.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { findWorkspace, listKeys, listWorkspaces } from '../readmodels/keys.js';

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { CommanderError } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../platform/config.js';
 import { DatabaseUnavailableError } from '../platform/database.js';
-import { openRuntime, type Runtime } from '../platform/runtime.js';
+import { openRuntime, type Runtime } from '../commands/runtime.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;

@@ -34,7 +34,7 @@ import { createAspAuthorization } from '../commands/connect/settings.js';
 import { creditsEngineFor } from '../commands/credits/engine.js';
 import { issueCredits } from '../commands/credits/pool.js';
 import { createApiKey, createWorkspace } from '../commands/workspaces.js';
-import { openRuntime } from '../platform/runtime.js';
+import { openRuntime } from '../commands/runtime.js';
 
 const program = new Command('crash-test')
   .option('--kills <n>', 'SIGKILLs of the server', positiveInt(50), 5)

@@ -10,7 +10,7 @@ import { startService, type Service, type ServiceOptions } from '../../http/serv
 import { systemClock, type Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import { createLogger } from '../../platform/logger.js';
-import type { Runtime } from '../../platform/runtime.js';
+import type { Runtime } from '../../commands/runtime.js';
 import { testConfig, testDb } from './db.js';
 import { checkResponseAgainstDocument } from './openapi-check.js';
 
