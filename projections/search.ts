@@ -1,8 +1,8 @@
 /**
  * The search projection: feeds the search index (readmodels/search/port.ts) from the event
  * log. Each kind of document is one source module that turns its events into indexed
- * documents (sales documents and receipts today: projections/search-sales.ts); purchases add
- * one more source without changing the port or this runner.
+ * documents: sales documents and receipts (projections/search-sales.ts) and received purchase
+ * invoices (projections/search-purchases.ts).
  *
  * A batch of events becomes one write to the index (one statement or one bulk request),
  * after each source has updated its own facts tables with one statement. Within a batch only
@@ -14,6 +14,7 @@ import type { Knex } from 'knex';
 import type { RecordedEvent } from '../commands/eventstore/port.js';
 import type { IndexedDocument, SearchIndex } from '../readmodels/search/port.js';
 import { defineProjection, type Projection } from './projection.js';
+import { purchasesSearchSource } from './search-purchases.js';
 import { salesSearchSource } from './search-sales.js';
 import type { SearchSource } from './search-source.js';
 
@@ -21,7 +22,7 @@ export type { SearchSource } from './search-source.js';
 
 export const SEARCH_PROJECTION = 'search';
 
-export const defaultSearchSources = (): SearchSource[] => [salesSearchSource];
+export const defaultSearchSources = (): SearchSource[] => [salesSearchSource, purchasesSearchSource];
 
 /** The newest version of each document (by workspace, type and id). */
 export function newestPerDocument(documents: readonly IndexedDocument[]): IndexedDocument[] {
@@ -50,7 +51,9 @@ export function searchProjection(
   };
   return defineProjection({
     name: SEARCH_PROJECTION,
-    version: 1,
+    // 2: every indexed document carries its root `country` (the query's country filter), and
+    // purchases are indexed; `npm run rebuild -- search` after upgrading.
+    version: 2,
     // The sources' facts, and the index's own tables when it keeps them in PostgreSQL.
     tables: [...sources.flatMap((s) => s.tables), ...(options.indexTables ?? [])],
     eventTypes: new Set(sources.flatMap((s) => [...s.eventTypes])),

@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { memoryPages, validateXML, type XMLFileInfo } from 'xmllint-wasm';
 import type { UblRoot } from '../../domain/purchases/ubl-reader.js';
 
-const XSD_DIR = fileURLToPath(new URL('./ubl-2.1-xsd/', import.meta.url));
+/** The one copy of the schemas in the project (the tests validate generated XML against it too). */
+export const XSD_DIR = fileURLToPath(new URL('./ubl-2.1-xsd/', import.meta.url));
 
 let common: XMLFileInfo[] | undefined;
 const mains = new Map<UblRoot, XMLFileInfo>();

@@ -6,6 +6,11 @@
  *
  * Paths are the accessor keys a caller sends: `coreDocument.`-prefixed for sales and purchases,
  * flat for receipts (rule 1). They are also the paths inside the stored document.
+ *
+ * A field that is not `public` is indexed and filtered on by the service itself but is not a
+ * caller's field: `country` (the document's country code, at the root of every type) narrows
+ * every query to the body's `country`, and naming it in `filters`, `searches` or `sort` is
+ * refused like any unknown field.
  */
 export const QUERY_TYPES = ['sales', 'purchases', 'receipts'] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
@@ -28,9 +33,14 @@ export interface QueryField {
   readonly search: boolean;
   /** May be the `sort` field. */
   readonly sort: boolean;
+  /** A caller may name it (false: the query layer's own filter, e.g. `country`). */
+  readonly public: boolean;
 }
 
-const field = (path: string, kind: FieldKind, sort = true): QueryField => ({ path, kind, filter: true, search: kind === 'text', sort });
+const field = (path: string, kind: FieldKind, sort = true): QueryField => ({ path, kind, filter: true, search: kind === 'text', sort, public: true });
+
+/** The root field holding the document's country code; every query filters on the body's `country`. */
+export const COUNTRY_FIELD = 'country';
 
 function catalogue(type: QueryType): QueryField[] {
   const core = type === 'receipts' ? '' : 'coreDocument.';
@@ -55,6 +65,8 @@ function catalogue(type: QueryType): QueryField[] {
     field(`${meta}statuses.userfacing`, 'keyword'),
   ];
   if (type === 'receipts') fields.push(field('countryDocumentStatus', 'keyword'));
+  // Scalar (sortable in the adapters' terms, so single-valued), but never named by a caller.
+  fields.push({ ...field(COUNTRY_FIELD, 'keyword'), public: false });
   return fields;
 }
 
@@ -64,12 +76,24 @@ const CATALOGUES: Readonly<Record<QueryType, ReadonlyMap<string, QueryField>>> =
   receipts: new Map(catalogue('receipts').map((f) => [f.path, f])),
 };
 
+/** Every field of a type's index, the query layer's own (`public: false`) included. */
 export function queryFields(type: QueryType): readonly QueryField[] {
   return [...CATALOGUES[type].values()];
 }
 
 export function queryField(type: QueryType, path: string): QueryField | undefined {
   return CATALOGUES[type].get(path);
+}
+
+/** The fields a caller may name in filters, searches and sort. */
+export function publicQueryFields(type: QueryType): readonly QueryField[] {
+  return queryFields(type).filter((f) => f.public);
+}
+
+/** The field a caller names, or undefined when it is not a caller's field of the type. */
+export function publicQueryField(type: QueryType, path: string): QueryField | undefined {
+  const f = CATALOGUES[type].get(path);
+  return f?.public ? f : undefined;
 }
 
 /** The field of the default order (newest issue date first, then `documentId` ascending). */

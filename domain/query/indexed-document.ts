@@ -4,8 +4,12 @@
  * source, document type) and the states it has gone through. Pure; the search projection
  * keeps the facts and hands them here on every change.
  *
+ * Every type carries the document's country code at the root (`country`), which the query
+ * layer filters on (the body's `country`).
+ *
  * Sales documents are indexed as type `sales` with the core document under `coreDocument`
- * and the metadata under `coreDocument.meta`. Receipts (variant `receipt`,
+ * and the metadata under `coreDocument.meta`. Received purchase invoices are type `purchases`,
+ * shaped like sales, plus their `attribution` at the root. Receipts (variant `receipt`,
  * `derivedFlags.isReceipt`) are type `receipts`: the core document's sections at the root,
  * the metadata under `meta`, and `countryDocumentStatus`.
  *
@@ -14,9 +18,10 @@
  * rejected document) as absent, so it neither matches nor fails the write.
  */
 import type { DocumentState } from '../document/document.js';
+import type { PurchaseStoredData } from '../purchases/purchase.js';
 import { derivedFlags } from '../validation/document-types.js';
 import type { QueryType } from './fields.js';
-import { countryDocumentStatus, statusValues, type StatusValues } from './statuses.js';
+import { PURCHASE_STORED_STATUS_VALUES, countryDocumentStatus, statusValues, type StatusValues } from './statuses.js';
 
 export interface DocumentTransition {
   state: DocumentState;
@@ -98,6 +103,7 @@ export function indexedSalesDocument(facts: SalesDocumentFacts): { type: QueryTy
   const head = {
     documentId: facts.documentId,
     documentType: { base: facts.documentType.base, modifiers: [...facts.documentType.modifiers], variants: variant ? [variant] : [] },
+    country: facts.country,
   };
   const statusHistory = facts.transitions.map((t) => ({ state: t.state, at: t.at }));
   if (type === 'receipts') {
@@ -108,4 +114,38 @@ export function indexedSalesDocument(facts: SalesDocumentFacts): { type: QueryTy
     };
   }
   return { type, document: { ...head, coreDocument: { ...core, meta }, statusHistory } };
+}
+
+/**
+ * The indexed document of a received purchase invoice (type `purchases`), from its
+ * `PurchaseInvoiceStored` data: the parsed core document under `coreDocument` with `meta`
+ * {`source` (the receiving company's source of the attribution), `statuses` (README: one row,
+ * `stored`)}, `attribution` at the root, `statusHistory` received → stored. No validation
+ * report: a received document is checked against the UBL schemas only.
+ */
+export function indexedPurchaseDocument(data: PurchaseStoredData): Record<string, unknown> {
+  const core = isObject(data.coreDocument) ? data.coreDocument : {};
+  const v = PURCHASE_STORED_STATUS_VALUES;
+  const track = (value: string) => ({ current: value, history: [{ value, at: data.storedAt }] });
+  const meta = {
+    source: { name: data.attribution.sourceName, version: data.attribution.sourceVersion },
+    statuses: {
+      document: track(v.document),
+      delivery: track(v.delivery),
+      business: track(v.business),
+      userfacing: v.userfacing,
+      internal: { state: 'stored', updatedAt: data.storedAt },
+    },
+  };
+  return {
+    documentId: data.documentId,
+    documentType: { base: data.documentType.base, modifiers: [...data.documentType.modifiers], variants: [] },
+    country: data.country,
+    coreDocument: { ...core, meta },
+    attribution: { ...data.attribution },
+    statusHistory: [
+      { state: 'received', at: data.receivedAt },
+      { state: 'stored', at: data.storedAt },
+    ],
+  };
 }

@@ -9,7 +9,7 @@
 import * as t from 'io-ts';
 import { MAX_RESULT_WINDOW, type SearchFilter, type SearchQuery, type SearchSort, type SearchTerm } from '../../readmodels/search/port.js';
 import { parseColumns, type Selector } from './columns.js';
-import { QUERY_TYPES, queryField, queryFields, type QueryField, type QueryType } from './fields.js';
+import { COUNTRY_FIELD, QUERY_TYPES, publicQueryField as queryField, publicQueryFields as queryFields, type QueryField, type QueryType } from './fields.js';
 import { isCalendarDate } from './indexed-document.js';
 
 /** Largest page size (SPEC.md 8 leaves the maximum open). */
@@ -263,7 +263,8 @@ export function toSearchQuery(q: InvoiceQuery, workspaceId: string): SearchQuery
     workspaceId,
     environment: q.environment,
     type: q.type,
-    filters: q.filters,
+    // The body's country narrows every query (a field callers cannot name themselves).
+    filters: [{ field: COUNTRY_FIELD, values: [q.country] }, ...q.filters],
     searches: q.searches,
     sort: q.sort,
     offset: (q.page - 1) * q.limit,

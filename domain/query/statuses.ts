@@ -68,3 +68,21 @@ export function statusValues(state: DocumentState, previous: DocumentState | nul
 export function countryDocumentStatus(state: DocumentState): 'ISSUED' | 'NOT_ISSUED' {
   return state === 'rejected' ? 'NOT_ISSUED' : 'ISSUED';
 }
+
+/**
+ * A received purchase invoice (stored once, `PurchaseInvoiceStored`) has no state machine of
+ * its own: it arrived through the network or the import and passed the UBL 2.1 schemas, no
+ * country rule set is run on it, and the service sends no business response for it. Hence:
+ *
+ * | state | document | delivery | business | userfacing |
+ * | - | - | - | - | - |
+ * | stored | VALIDATED | DELIVERED | NOT_STARTED | Received |
+ *
+ * `internal` is `{state: 'stored', updatedAt: storedAt}`.
+ */
+export const PURCHASE_STORED_STATUS_VALUES: Readonly<StatusValues> = {
+  document: 'VALIDATED',
+  delivery: 'DELIVERED',
+  business: 'NOT_STARTED',
+  userfacing: 'Received',
+};

@@ -208,7 +208,10 @@ export interface SearchIndexDefinition {
 export function searchIndexDefinitions(): SearchIndexDefinition[] {
   const fields = new Map<string, ResolvedField>();
   for (const type of QUERY_TYPES) {
-    for (const f of queryFields(type)) fields.set(logicalKey(f.path), resolveField(type, f.path));
+    // The query layer's own fields (`country`) get no index of their own: the country is one
+    // equality on top of the scope, matching nearly every row of a workspace, so the scope's
+    // and the other fields' indexes serve the query and the condition is checked on their rows.
+    for (const f of queryFields(type)) if (f.public) fields.set(logicalKey(f.path), resolveField(type, f.path));
   }
   const defs: SearchIndexDefinition[] = [];
   const scope = 'workspace_id, environment, type';

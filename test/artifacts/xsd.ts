@@ -1,14 +1,14 @@
 /**
  * XSD validation with xmllint-wasm (libxml2 compiled to WebAssembly): the OASIS UBL 2.1 schemas
- * (copied into test/fixtures/ubl-2.1-xsd with their notices), loaded as the main schema plus every
+ * (the runtime copy the UBL import checks against, commands/purchases/ubl-2.1-xsd), loaded as the main schema plus every
  * common/*.xsd as preloaded files under
  * the same relative paths, so the `../common/...` imports resolve in xmllint's in-memory file system.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { validateXML, memoryPages, type XMLFileInfo } from 'xmllint-wasm';
+import { XSD_DIR } from '../../commands/purchases/xsd.js';
 
-export const UBL_XSD_DIR = fileURLToPath(new URL('../fixtures/ubl-2.1-xsd/', import.meta.url));
+export const UBL_XSD_DIR = XSD_DIR;
 
 let common: XMLFileInfo[] | undefined;
 
@@ -20,7 +20,7 @@ export function commonSchemas(): XMLFileInfo[] {
   return common;
 }
 
-export function mainSchema(name: 'Invoice' | 'CreditNote' | 'DebitNote'): XMLFileInfo {
+export function mainSchema(name: 'Invoice' | 'CreditNote'): XMLFileInfo {
   const fileName = `maindoc/UBL-${name}-2.1.xsd`;
   return { fileName, contents: readFileSync(`${UBL_XSD_DIR}${fileName}`, 'utf8') };
 }

@@ -182,6 +182,36 @@ describe(`POST /invoices/query (SPEC.md 4.3) on ${engine}`, function () {
     });
   });
 
+  describe('country (the body\'s country narrows every query)', () => {
+    it('a document of another country in the same workspace and environment is not returned', async () => {
+      const number = freshNumber(`${tag}C`);
+      const payload = sampleDocument('BE', { lines: 1, documentNumber: number, issueDate: '2026-01-14' });
+      const r = await a.submit(a.request(payload, { country: 'BE' }));
+      expect(r.status, r.text).to.equal(200);
+      const id = r.json.documentId as string;
+      const asAE = await query(base({ limit: 100 }));
+      expect(asAE.status, asAE.text).to.equal(200);
+      expect(asAE.json.data.documents.map((x: any) => x.documentId)).to.not.include(id);
+      for (const d of asAE.json.data.documents) expect(d.country).to.equal('AE');
+      expect((await query(base({ filters: [{ id: 'documentId', value: [id] }] }))).json.data.documents).to.deep.equal([]);
+      const asBE = await query(base({ country: 'BE', limit: 100 }));
+      expect(asBE.json.data.documents.map((x: any) => x.documentId)).to.deep.equal([id]);
+      expect(asBE.json.data.documents[0].country).to.equal('BE');
+      expect(asBE.json.pagination.total).to.equal(1);
+      // A country nobody submitted in: nothing, and the field itself cannot be named.
+      expect((await query(base({ country: 'DE' }))).json.pagination.total).to.equal(0);
+      for (const [body, path] of [
+        [base({ filters: [{ id: 'country', value: ['BE'] }] }), ['filters', 0, 'id']],
+        [base({ sort: { field: 'country' } }), ['sort', 'field']],
+      ] as const) {
+        const bad = await query(body);
+        expect(bad.status, bad.text).to.equal(400);
+        expect(bad.json.path).to.deep.equal(path);
+        expect(bad.json.message).to.match(/unsupported field "country"/);
+      }
+    });
+  });
+
   describe('receipts (MY, variant receipt)', () => {
     it('are indexed as type receipts: flat paths, core fields at the root, countryDocumentStatus ISSUED', async () => {
       const number = freshNumber(`${tag}R`);
@@ -211,7 +241,8 @@ describe(`POST /invoices/query (SPEC.md 4.3) on ${engine}`, function () {
     it('no columns: the stored document, without statusHistory, internal statuses or histories', async () => {
       const r = await query(base({ filters: [{ id: 'documentId', value: [rejectedId] }] }));
       const [d] = r.json.data.documents;
-      expect(d).to.have.all.keys('documentId', 'documentType', 'coreDocument');
+      expect(d).to.have.all.keys('documentId', 'documentType', 'country', 'coreDocument');
+      expect(d.country).to.equal('AE');
       expect(d.documentType).to.deep.equal({ base: 'tax_invoice', modifiers: [], variants: [] });
       expect(d.coreDocument).to.include.keys('header', 'parties', 'lineItems', 'totals', 'meta');
       expect(d.coreDocument.meta.statuses).to.deep.equal({

@@ -26,6 +26,7 @@ describe('indexed document (SPEC.md 2.8)', () => {
     expect(document).to.deep.equal({
       documentId: 'doc_1',
       documentType: { base: 'tax_invoice', modifiers: [], variants: [] },
+      country: 'AE',
       coreDocument: {
         header: { documentNumber: 'INV-1', issueDate: '2026-01-02', currency: 'AED' },
         totals: { totalAmountIncludingTax: 10 },
@@ -81,6 +82,7 @@ describe('indexed document (SPEC.md 2.8)', () => {
     expect(document).to.include.keys('documentId', 'documentType', 'header', 'totals', 'lineItems', 'meta', 'statusHistory', 'countryDocumentStatus');
     expect(document).to.not.have.property('coreDocument');
     expect(document.countryDocumentStatus).to.equal('ISSUED');
+    expect(document.country).to.equal('MY');
     expect(document.documentType).to.deep.equal({ base: 'tax_invoice', modifiers: [], variants: ['receipt'] });
     expect((document.meta as any).statuses.document.current).to.equal('VALIDATED');
   });

@@ -30,7 +30,8 @@ describe('invoice query request (SPEC.md 4.3)', () => {
       workspaceId: 'ws_1',
       environment: 'sandbox',
       type: 'sales',
-      filters: [],
+      // The body's country, always (callers cannot name the field themselves).
+      filters: [{ field: 'country', values: ['AE'] }],
       searches: [],
       sort: null,
       offset: 0,
@@ -108,6 +109,9 @@ describe('invoice query request (SPEC.md 4.3)', () => {
       [{ id: '*', value: ['x'] }, ['filters', 0, 'id'], /wildcards/],
       [{ id: 'coreDocument.header.dueDate', value: ['2026-01-01'] }, ['filters', 0, 'id'], /unsupported field "coreDocument\.header\.dueDate"/],
       [{ id: 'coreDocument.header.issue', value: ['x'] }, ['filters', 0, 'id'], /unsupported field/],
+      // The query layer's own country field: the body's `country` says it; callers cannot name it.
+      [{ id: 'country', value: ['DE'] }, ['filters', 0, 'id'], /unsupported field "country"/],
+      [{ id: 'country', exists: false }, ['filters', 0, 'id'], /unsupported field "country"/, 'receipts'],
       [{ id: '', value: ['x'] }, ['filters', 0, 'id'], /field name/],
       [{ id: 5, value: ['x'] }, ['filters', 0, 'id'], /field name/],
       [{ value: ['x'] }, ['filters', 0, 'id'], /needs an "id"/],
@@ -147,6 +151,7 @@ describe('invoice query request (SPEC.md 4.3)', () => {
       [{ field: 'coreDocument.header.currency', term: 'AED' }, ['searches', 0, 'field'], /cannot be used in searches/],
       [{ field: 'parties.seller.name', term: 'x' }, ['searches', 0, 'field'], /coreDocument\.parties\.seller\.name/],
       [{ field: 'coreDocument.parties.*', term: 'x' }, ['searches', 0, 'field'], /wildcards are not allowed in searches/],
+      [{ field: 'country', term: 'AE' }, ['searches', 0, 'field'], /unsupported field "country"/],
       [{ field: 'coreDocument.parties.seller.name', term: '' }, ['searches', 0, 'term'], /non-empty/],
       [{ field: 'coreDocument.parties.seller.name', term: 5 }, ['searches', 0, 'term'], /non-empty/],
       [{ field: 'coreDocument.parties.seller.name', term: 'x'.repeat(201) }, ['searches', 0, 'term'], /at most 200/],
@@ -172,6 +177,7 @@ describe('invoice query request (SPEC.md 4.3)', () => {
       [{ field: 'coreDocument.header.*', order: 'asc' }, ['sort', 'field'], /wildcards are not allowed in sort/],
       [{ field: 'coreDocument.header.dueDate', order: 'asc' }, ['sort', 'field'], /unsupported/],
       [{ field: 'documentType.modifiers', order: 'asc' }, ['sort', 'field'], /cannot be used in sort/],
+      [{ field: 'country', order: 'asc' }, ['sort', 'field'], /unsupported field "country"/],
       [{ field: 'coreDocument.header.issueDate', order: 'up' }, ['sort', 'order'], /asc/],
       [{ order: 'asc' }, ['sort', 'field'], /field name/],
     ];

@@ -1,11 +1,13 @@
 /**
- * Every source of webhook occurrences. A new source (e.g. purchases: `purchase.invoice.stored`)
- * is one module implementing OccurrenceSource, added to this list.
+ * Every source of webhook occurrences: credits (`isv.credits.*`) and purchases
+ * (`purchase.invoice.stored`). A new source is one module implementing OccurrenceSource, added
+ * to this list.
  */
 import { creditOccurrences } from './credits.js';
+import { purchaseOccurrences } from './purchases.js';
 import type { OccurrenceSource } from './source.js';
 
-export const OCCURRENCE_SOURCES: readonly OccurrenceSource[] = [creditOccurrences];
+export const OCCURRENCE_SOURCES: readonly OccurrenceSource[] = [creditOccurrences, purchaseOccurrences];
 
 export type { OccurrenceSource, SourceEvent } from './source.js';
 export { dataEnvironment } from './source.js';

@@ -1,6 +1,6 @@
 /**
  * An occurrence source turns events of the log into the webhook events they cause (SPEC.md 6,
- * 6.1). Each source is one small module (credits.ts; purchases are added the same way) listed
+ * 6.1). Each source is one small module (credits.ts, purchases.ts) listed
  * in index.ts. Pure: the same log event always gives the same occurrences with the same ids.
  */
 import type { Occurrence } from '../delivery.js';

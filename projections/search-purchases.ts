@@ -1,0 +1,34 @@
+/**
+ * Received purchase invoices as a source of the search projection: one indexed document
+ * (type `purchases`, domain/query/indexed-document.ts) per `PurchaseInvoiceStored` event. The
+ * event carries everything the document holds and a purchase never changes afterwards, so
+ * this source keeps no facts table; the version is the purchase stream's revision.
+ */
+import type { Knex } from 'knex';
+import type { RecordedEvent } from '../commands/eventstore/port.js';
+import { decodeEventData } from '../domain/events/envelope.js';
+import { PurchaseInvoiceStored } from '../domain/purchases/purchase.js';
+import { indexedPurchaseDocument } from '../domain/query/indexed-document.js';
+import type { IndexedDocument } from '../readmodels/search/port.js';
+import type { SearchSource } from './search-source.js';
+
+export const purchasesSearchSource: SearchSource = {
+  name: 'purchases',
+  eventTypes: new Set([PurchaseInvoiceStored.type]),
+  tables: [],
+  async apply(_trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<IndexedDocument[]> {
+    return events
+      .filter((e) => e.type === PurchaseInvoiceStored.type)
+      .map((e) => {
+        const data = decodeEventData(PurchaseInvoiceStored, e.schemaVersion, e.data);
+        return {
+          workspaceId: data.workspaceId,
+          environment: data.environment,
+          type: 'purchases' as const,
+          documentId: data.documentId,
+          version: e.revision,
+          document: indexedPurchaseDocument(data),
+        };
+      });
+  },
+};
