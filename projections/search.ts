@@ -51,9 +51,7 @@ export function searchProjection(
   };
   return defineProjection({
     name: SEARCH_PROJECTION,
-    // 2: every indexed document carries its root `country` (the query's country filter), and
-    // purchases are indexed; `npm run rebuild -- search` after upgrading.
-    version: 2,
+    version: 1,
     // The sources' facts, and the index's own tables when it keeps them in PostgreSQL.
     tables: [...sources.flatMap((s) => s.tables), ...(options.indexTables ?? [])],
     eventTypes: new Set(sources.flatMap((s) => [...s.eventTypes])),
