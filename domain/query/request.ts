@@ -7,7 +7,7 @@
  * message, its index and value.
  */
 import * as t from 'io-ts';
-import { MAX_RESULT_WINDOW, type SearchFilter, type SearchQuery, type SearchSort, type SearchTerm } from '../../readmodels/search/port.js';
+import { MAX_RESULT_WINDOW, type SearchFilter, type SearchQuery, type SearchSort, type SearchTerm } from './search-query.js';
 import { parseColumns, type Selector } from './columns.js';
 import { COUNTRY_FIELD, QUERY_TYPES, publicQueryField as queryField, publicQueryFields as queryFields, type QueryField, type QueryType } from './fields.js';
 import { isCalendarDate } from './indexed-document.js';
