@@ -131,8 +131,7 @@ function checkValue(field: QueryField, value: unknown): string | null {
     case 'number':
       return typeof value === 'number' && Number.isFinite(value) ? null : 'expected a number';
     default:
-      if (typeof value !== 'string') return 'expected a string';
-      return value.includes('\u0000') ? 'a value may not contain the NUL character' : null;
+      return typeof value === 'string' ? null : 'expected a string';
   }
 }
 
@@ -193,7 +192,6 @@ function checkSearch(type: QueryType, raw: Record<string, unknown>, path: (strin
   const resolved = resolveField(type, raw.field, 'search');
   if (!resolved.ok) return fail(resolved.message, [...path, 'field']);
   if (typeof raw.term !== 'string' || raw.term === '') return fail('"term" is a non-empty string', [...path, 'term']);
-  if (raw.term.includes('\u0000')) return fail('"term" may not contain the NUL character', [...path, 'term']);
   if (raw.term.length > MAX_TERM_LENGTH) return fail(`"term" is at most ${MAX_TERM_LENGTH} characters`, [...path, 'term']);
   return { field: resolved.field.path, term: raw.term };
 }

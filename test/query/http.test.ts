@@ -383,7 +383,6 @@ describe(`POST /invoices/query (SPEC.md 4.3) on ${engine}`, function () {
       ['sales', { id: 'coreDocument.header.currency', range: { gte: 'A' } }, ['filters', 0, 'range'], /dates and numbers/],
       ['sales', { id: 'documentId', value: 'doc' }, ['filters', 0, 'value'], /array/],
       ['sales', { id: 'documentId' }, ['filters', 0], /exactly one/],
-      ['sales', { id: 'documentId', value: ['a\u0000'] }, ['filters', 0, 'value', 0], /NUL/],
       ['purchases', { id: 'parties.seller.name', value: ['x'] }, ['filters', 0, 'id'], /coreDocument\./],
     ];
     for (const [type, filter, path, message] of FILTERS) {
@@ -399,7 +398,6 @@ describe(`POST /invoices/query (SPEC.md 4.3) on ${engine}`, function () {
       ['receipts', { field: 'coreDocument.parties.buyer.name', term: 'x' }, ['searches', 0, 'field'], /flat paths/],
       ['sales', { field: 'coreDocument.parties.*', term: 'x' }, ['searches', 0, 'field'], /wildcards/],
       ['sales', { field: 'coreDocument.parties.seller.name', term: '' }, ['searches', 0, 'term'], /non-empty/],
-      ['sales', { field: 'coreDocument.parties.seller.name', term: 'a\u0000b' }, ['searches', 0, 'term'], /NUL/],
     ];
     for (const [type, search, path, message] of SEARCHES) {
       it(`search ${type} ${JSON.stringify(search)}`, async () => {
@@ -407,6 +405,12 @@ describe(`POST /invoices/query (SPEC.md 4.3) on ${engine}`, function () {
         expect(r.json.message).to.contain('searches[0]');
       });
     }
+
+    // Refused at the HTTP boundary every family shares (http/body.ts), with the entry's path.
+    it('a NUL character in a filter value or a search term is a 400 naming its path', async () => {
+      await expect400(base({ type: 'sales', filters: [{ id: 'documentId', value: ['a\u0000'] }] }), ['filters', 0, 'value', 0], /NUL/);
+      await expect400(base({ type: 'sales', searches: [{ field: 'coreDocument.parties.seller.name', term: 'a\u0000b' }] }), ['searches', 0, 'term'], /NUL/);
+    });
 
     const COLUMNS: [string, RegExp][] = [
       ['*', /bare/],
