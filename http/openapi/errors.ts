@@ -43,10 +43,6 @@ export const errorSchemas: Record<string, Schema> = {
     { path: ref('ErrorPath'), errors: arr(ref('ProblemDetail')) },
     { description: 'Documents family error (`NOT_FOUND`, `VALIDATION_ERROR`, `INTERNAL_ERROR`, …).' },
   ),
-  InvoiceQueryError: obj(
-    { status: constant('error'), code: str, message: str, requestId: str },
-    { path: ref('ErrorPath'), errors: arr(ref('ProblemDetail')) },
-  ),
   SystemError: obj({ code: str, message: str }, { path: ref('ErrorPath'), errors: arr(ref('ProblemDetail')) }),
   AuthFailure: obj(
     { code: str, message: str },

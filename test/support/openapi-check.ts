@@ -19,7 +19,7 @@ const FAMILY_ERRORS: [string, string[], boolean][] = [
   ['/v3/connect', ['ConnectError', 'AuthFailure'], true],
   ['/api/v3/unify', ['UnifyError', 'EarlierError', 'UnifyUnauthorized'], false],
   ['/api/v3/documents', ['DocumentsError', 'AuthFailure'], true],
-  ['/invoices/query', ['InvoiceQueryError', 'DocumentsError', 'AuthFailure'], false],
+  ['/invoices/query', ['DocumentsError', 'AuthFailure'], false],
   ['/', ['SystemError', 'AuthFailure'], false],
 ];
 
