@@ -12,7 +12,7 @@ import { openApiDocument } from '../../http/openapi/index.js';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 
 /** Routes mounted only by tests (test/support/test-routes.ts): not part of the service's interface. */
-const TEST_ONLY_PREFIXES = ['/v3/connect/test/'];
+const TEST_ONLY_PREFIXES = ['/v3/connect/test/', '/v3/connect/effect-test/'];
 
 /** Where no operation is documented (unknown route, wrong method), the family's error answers. */
 const FAMILY_ERRORS: [string, string[], boolean][] = [
