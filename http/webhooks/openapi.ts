@@ -102,7 +102,7 @@ export const webhooksDocument: FamilyDocument = {
             'The attempt',
             envelope(obj({ eventId: str, deliveryId: str, eventType: constant('webhook.test'), outcome: str, statusCode: nullable(int), durationMs: { ...nullable(num), description: 'Milliseconds, fractional' }, error: nullable(str), attemptedAt: dateTime })),
           ),
-          ...errorResponses.connect([400, 403, 404, 409, 500, 503]),
+          ...errorResponses.connect([400, 403, 404, 409, 413, 415, 500, 503]),
         },
       }),
     },

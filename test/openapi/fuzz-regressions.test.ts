@@ -60,6 +60,12 @@ describe('schemathesis findings (regressions)', function () {
     expect(fields.flatMap((f) => f.constraints).some((c) => typeof c.officialRule === 'string')).to.equal(true);
   });
 
+  it('POST /v3/connect/webhooks/{id}/test with a body that is not JSON answered 415, a status the document did not list', async () => {
+    const r = await call(`${t.url}/v3/connect/webhooks/whk_0/test`, { method: 'POST', headers: { authorization: `Bearer ${u.apiKey}`, 'content-type': 'text/plain' }, rawBody: '""' });
+    expect(r.status, r.text).to.equal(415);
+    expect(r.json.error.path).to.deep.equal(['headers', 'content-type']);
+  });
+
   it('bulk branches took over 2 s for 15 branches under load (each branch read and appended to the company stream on its own): the branches of a request are now recorded in one append', async () => {
     const company = await u.client.onboard();
     const branches = Array.from({ length: 30 }, (_, i) => ({ branchName: `Branch ${i}`, sourceName: `${company.sourceName} B${i}`, sourceVersion: 'v1' }));
