@@ -79,7 +79,7 @@ const conflictRetryAfter = { 'Retry-After': { description: 'Present on a concurr
 export const errorResponses = {
   connect(statuses: number[]): Record<string, ResponseObject> {
     const reasons: Record<number, string> = {
-      400: 'CONNECT_VALIDATION_ERROR: malformed id, query or body, unknown field, array outside limits (also CONNECT_UNSUPPORTED_COUNTRY, CONNECT_INVALID_ENVIRONMENT)',
+      400: 'CONNECT_VALIDATION_ERROR: malformed id, query or body, unknown field, array outside limits, JSON nested deeper than 64 levels, text with a NUL or an unpaired surrogate, a credit write or export request without Idempotency-Key (path `["headers","Idempotency-Key"]`) (also CONNECT_UNSUPPORTED_COUNTRY, CONNECT_INVALID_ENVIRONMENT)',
       403: 'CONNECT_INSUFFICIENT_PERMISSION: read-only key, or a role that may not write; CONNECT_ENVIRONMENT_MISMATCH (onboarding): `platformEnvironment` is not the key\'s environment',
       404: 'No such resource in the workspace (CONNECT_COMPANY_NOT_FOUND, …)',
       409: 'Conflict: idempotency key reused with another payload, company or source exists, invalid transition; CONNECT_CONCURRENT_MODIFICATION (`retryable: true`, `Retry-After`): a concurrent write touched the same record, retry',
