@@ -101,7 +101,9 @@ const SUSPICIOUS_ESCAPE = /\\u(0000|[dD][89a-fA-F])/;
 const TEXT_MESSAGE = 'contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored';
 
 function printable(path: ErrorPath): string {
-  return path.length === 0 ? 'the body' : path.map((p) => String(p).slice(0, 60)).join('.');
+  // `filters[0].value[0]`: array indexes in brackets, as the families' own messages name entries.
+  if (path.length === 0) return 'the body';
+  return path.reduce<string>((out, p) => (typeof p === 'number' ? `${out}[${p}]` : out ? `${out}.${String(p).slice(0, 60)}` : String(p).slice(0, 60)), '');
 }
 
 /** The query string and path segments, decoded, must be storable text. */

@@ -16,6 +16,7 @@ import {
 } from '../../domain/webhooks/delivery.js';
 import { PAYLOAD_SCHEMA_VERSION, TEST_EVENT_TYPE, deliveryIdFor, webhookAttemptsStream } from '../../domain/webhooks/values.js';
 import type { Clock } from '../../platform/clock.js';
+import { recordWebhookAttempt } from '../../platform/metrics.js';
 import { DuplicateEventError, type EventStore, type NewEvent, type Position } from '../eventstore/port.js';
 import { eventMetadata } from '../execute.js';
 import { sendWebhook, type SenderOptions } from './sender.js';
@@ -157,7 +158,10 @@ function attemptRecord(target: DeliveryTarget, d: DeliveryToAttempt, result: Sen
 /** Makes one attempt of a scheduled delivery and records it. */
 export async function attemptDelivery(deps: WebhookDeliveryDeps, target: DeliveryTarget, d: DeliveryToAttempt): Promise<AttemptOutcome> {
   const { result, at } = await send(deps, target, d);
-  const rec = attemptRecord(target, d, result, at, judgeAttempt(result, d.attempt, at), null);
+  const judged = judgeAttempt(result, d.attempt, at);
+  // Counted once the attempt is made, whether or not its record then reaches the log.
+  recordWebhookAttempt(d.eventType, judged.outcome === 'delivered' ? 'success' : judged.outcome);
+  const rec = attemptRecord(target, d, result, at, judged, null);
   return { record: rec, position: await record(deps, rec) };
 }
 

@@ -42,7 +42,7 @@ const schemas: Record<string, Schema> = {
 
 
 export const documentsDocument: FamilyDocument = {
-  tag: { name: 'Documents', description: 'Status of submitted sales documents. Bearer authentication.' },
+  tag: { name: 'Documents', description: 'Status of submitted sales documents; received purchase invoices. Bearer authentication.' },
   schemas,
   paths: {
     '/api/v3/documents/{documentId}': {
@@ -54,7 +54,7 @@ export const documentsDocument: FamilyDocument = {
         security: bearer,
         parameters: [documentId, { name: 'type', in: 'query', required: true, schema: enumOf(['sales', 'purchases']) }],
         responses: {
-          200: response('The document', obj({ success: constant(true), data: ref('DocumentStatus') })),
+          200: response('The document', obj({ success: constant(true), data: { oneOf: [ref('DocumentStatus'), ref('PurchaseInvoice')] } })),
           ...errorResponses.documents([400, 404, 422, 500, 503]),
         },
       },

@@ -1,8 +1,6 @@
 /**
- * PREPARED for the purchases branch (GET /api/v3/documents and the `type=purchases` read,
- * SPEC.md 2.7, 4.2): not in FAMILY_DOCUMENTS until those routes are merged. Then: add
- * `purchasesDocument` to FAMILY_DOCUMENTS, and in documents/openapi.ts make the 200 `data` of
- * `documentRead` `{ oneOf: [ref('DocumentStatus'), ref('PurchaseInvoice')] }`.
+ * Purchases (GET /api/v3/documents?type=purchases, SPEC.md 2.7, 4.2) in the OpenAPI document; the
+ * single purchase read shares `documentRead` (documents/openapi.ts) through `PurchaseInvoice`.
  */
 import { errorResponses } from '../openapi/errors.js';
 import { arr, bool, constant, date, dateTime, int, nullable, obj, openObject, ref, response, str, type FamilyDocument, type Schema } from '../openapi/schema.js';

@@ -43,10 +43,6 @@ export const errorSchemas: Record<string, Schema> = {
     { path: ref('ErrorPath'), errors: arr(ref('ProblemDetail')) },
     { description: 'Documents family error (`NOT_FOUND`, `VALIDATION_ERROR`, `INTERNAL_ERROR`, …).' },
   ),
-  InvoiceQueryError: obj(
-    { status: constant('error'), code: str, message: str, requestId: str },
-    { path: ref('ErrorPath'), errors: arr(ref('ProblemDetail')) },
-  ),
   SystemError: obj({ code: str, message: str }, { path: ref('ErrorPath'), errors: arr(ref('ProblemDetail')) }),
   AuthFailure: obj(
     { code: str, message: str },
@@ -76,15 +72,17 @@ const withDescription = (description: string, content: ResponseObject['content']
 });
 
 const retryAfter = { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'string' }, required: true } };
+/** A 409 of a concurrent modification carries Retry-After; other 409s do not. */
+const conflictRetryAfter = { 'Retry-After': { description: 'Present on a concurrent-modification 409: seconds to wait before retrying.', schema: { type: 'string' } } };
 
 /** Error responses per family, keyed by status, with the reason the family gives that status. */
 export const errorResponses = {
   connect(statuses: number[]): Record<string, ResponseObject> {
     const reasons: Record<number, string> = {
-      400: 'CONNECT_VALIDATION_ERROR: malformed id, query or body, unknown field, array outside limits (also CONNECT_UNSUPPORTED_COUNTRY, CONNECT_INVALID_ENVIRONMENT)',
-      403: 'CONNECT_INSUFFICIENT_PERMISSION: read-only key, or a role that may not write',
+      400: 'CONNECT_VALIDATION_ERROR: malformed id, query or body, unknown field, array outside limits, JSON nested deeper than 64 levels, text with a NUL or an unpaired surrogate, a credit write or export request without Idempotency-Key (path `["headers","Idempotency-Key"]`) (also CONNECT_UNSUPPORTED_COUNTRY, CONNECT_INVALID_ENVIRONMENT)',
+      403: 'CONNECT_INSUFFICIENT_PERMISSION: read-only key, or a role that may not write; CONNECT_ENVIRONMENT_MISMATCH (onboarding): `platformEnvironment` is not the key\'s environment',
       404: 'No such resource in the workspace (CONNECT_COMPANY_NOT_FOUND, …)',
-      409: 'Conflict: idempotency key reused with another payload, company or source exists, invalid transition',
+      409: 'Conflict: idempotency key reused with another payload, company or source exists, invalid transition; CONNECT_CONCURRENT_MODIFICATION (`retryable: true`, `Retry-After`): a concurrent write touched the same record, retry',
       410: 'The export has expired',
       412: 'CONNECT_ALLOWANCE_WRITE_PRECONDITION_FAILED: the version precondition fails',
       413: 'Body too large',
@@ -95,13 +93,13 @@ export const errorResponses = {
       504: 'ONBOARDING_TIMEOUT: creation may still have completed',
     };
     const out: Record<string, ResponseObject> = {
-      401: withDescription('Missing key (plain text), wrong key (`code` + `message`), or CONNECT_AUTH_CONTEXT_MISSING (Connect envelope)', {
+      401: withDescription('Missing key (plain text), wrong key or more than one credential (`code` + `message`), or CONNECT_AUTH_CONTEXT_MISSING (Connect envelope)', {
         'application/json': { schema: { oneOf: [ref('AuthFailure'), ref('ConnectError')] } },
         ...plainAuthRequired,
       }),
       429: withDescription('The workspace exceeded its request limit; honor Retry-After', json(ref('ConnectError')), retryAfter),
     };
-    for (const s of statuses) out[s] = withDescription(reasons[s] ?? 'Error', json(ref('ConnectError'), CONNECT_EXAMPLES[s]));
+    for (const s of statuses) out[s] = withDescription(reasons[s] ?? 'Error', json(ref('ConnectError'), CONNECT_EXAMPLES[s]), s === 409 ? conflictRetryAfter : undefined);
     return out;
   },
   unify(statuses: number[]): Record<string, ResponseObject> {
@@ -109,16 +107,16 @@ export const errorResponses = {
       400: 'Malformed request, unsupported country, unknown or unusable source (new format: UnifyError; earlier format: EarlierError)',
       403: '`permission_denied` (key environment differs), `insufficient_permission` (read-only key), `credits_blocked`; earlier format `AUTH_INVALID_API_KEY` / `INSUFFICIENT_PERMISSIONS`',
       404: 'Source not found in the workspace',
-      409: 'Idempotency key reused with another payload',
+      409: 'Idempotency key reused with another payload; `aborted` (earlier format `CONCURRENT_MODIFICATION`; with `Retry-After`): a concurrent write touched the same record, retry',
       413: 'Body too large',
       415: 'Body is not JSON',
       500: 'Service failure',
       503: 'Service unavailable',
     };
     const out: Record<string, ResponseObject> = {
-      401: withDescription('Key missing, invalid, revoked or expired', json(ref('UnifyUnauthorized'))),
+      401: withDescription('Key missing, invalid, revoked or expired, or sent more than once', json(ref('UnifyUnauthorized'))),
     };
-    for (const s of statuses) out[s] = withDescription(reasons[s] ?? 'Error', json({ oneOf: [ref('UnifyError'), ref('EarlierError')] }, UNIFY_EXAMPLES[s]));
+    for (const s of statuses) out[s] = withDescription(reasons[s] ?? 'Error', json({ oneOf: [ref('UnifyError'), ref('EarlierError')] }, UNIFY_EXAMPLES[s]), s === 409 ? conflictRetryAfter : undefined);
     return out;
   },
   unifyNewOnly(statuses: number[]): Record<string, ResponseObject> {
@@ -132,17 +130,18 @@ export const errorResponses = {
     const reasons: Record<number, string> = {
       400: 'VALIDATION_ERROR',
       404: 'NOT_FOUND: no such document in the workspace',
+      409: 'CONCURRENT_MODIFICATION (with `Retry-After`): a concurrent write touched the same record, retry',
       422: 'VALIDATION_ERROR: `type` missing or not `sales`/`purchases`',
       500: 'INTERNAL_ERROR: the document could not be read',
       503: 'SERVICE_UNAVAILABLE',
     };
     const out: Record<string, ResponseObject> = {
       401: withDescription(
-        options.plainMissingKey ? 'Missing key (plain text) or wrong key (`code` + `message`)' : 'Missing or wrong key (`code` + `message`)',
+        options.plainMissingKey ? 'Missing key (plain text), wrong key or more than one credential (`code` + `message`)' : 'Missing or wrong key, or more than one credential (`code` + `message`)',
         { 'application/json': { schema: ref('AuthFailure') }, ...(options.plainMissingKey ? plainAuthRequired : {}) },
       ),
     };
-    for (const s of statuses) out[s] = withDescription(reasons[s] ?? 'Error', json(ref('DocumentsError')));
+    for (const s of statuses) out[s] = withDescription(reasons[s] ?? 'Error', json(ref('DocumentsError')), s === 409 ? conflictRetryAfter : undefined);
     return out;
   },
   system(statuses: number[]): Record<string, ResponseObject> {

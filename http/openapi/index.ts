@@ -9,13 +9,25 @@ import { fileURLToPath } from 'node:url';
 import { connectDocument } from '../connect/openapi.js';
 import { creditsDocument } from '../credits/openapi.js';
 import { documentsDocument } from '../documents/openapi.js';
+import { purchasesDocument } from '../documents/purchases-openapi.js';
+import { queryDocument } from '../query/openapi.js';
 import { unifyDocument } from '../unify/openapi.js';
+import { webhooksDocument } from '../webhooks/openapi.js';
 import { errorSchemas } from './errors.js';
 import type { FamilyDocument, PathItem, Schema } from './schema.js';
 import { systemDocument } from './system.js';
 import { webhookSchemas, webhooks } from './webhooks.js';
 
-export const FAMILY_DOCUMENTS: readonly FamilyDocument[] = [unifyDocument, documentsDocument, connectDocument, creditsDocument, systemDocument];
+export const FAMILY_DOCUMENTS: readonly FamilyDocument[] = [
+  unifyDocument,
+  documentsDocument,
+  purchasesDocument,
+  queryDocument,
+  connectDocument,
+  creditsDocument,
+  webhooksDocument,
+  systemDocument,
+];
 
 let cached: Record<string, unknown> | null = null;
 
@@ -59,7 +71,8 @@ export function openApiDocument(): Record<string, unknown> {
         'Submission, delivery and status of tax documents; Connect company onboarding; credit allowances (internal sandbox preview). Every error uses its API family\'s envelope (SPEC section 7). Every response carries `X-Request-Id`.',
     },
     servers: [{ url: '/' }],
-    tags: [...FAMILY_DOCUMENTS.map((f) => f.tag), { name: 'Credit webhooks', description: 'HTTP callbacks for credit activity (SPEC 6.1).' }],
+    // One tag per name (two files of the Documents family share theirs; the first description wins).
+    tags: [...new Map(FAMILY_DOCUMENTS.map((f) => [f.tag.name, f.tag] as const)).values(), { name: 'Credit webhooks', description: 'HTTP callbacks for credit activity (SPEC 6.1).' }],
     paths,
     webhooks: webhooks(),
     components: {

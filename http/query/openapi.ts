@@ -1,8 +1,4 @@
-/**
- * PREPARED for the invoice query branch (POST /invoices/query, SPEC.md 2.8, 4.3): not in
- * FAMILY_DOCUMENTS until that route is merged; then add `queryDocument` there (and drop the
- * `InvoiceQueryError` fallback, since that branch answers errors in the documents shape).
- */
+/** The invoice query (POST /invoices/query, SPEC.md 2.8, 4.3) in the OpenAPI document; errors in the documents shape. */
 import { errorResponses } from '../openapi/errors.js';
 import { arr, constant, enumOf, int, json, obj, openObject, ref, response, str, type FamilyDocument, type Schema } from '../openapi/schema.js';
 

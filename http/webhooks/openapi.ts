@@ -1,10 +1,7 @@
-/**
- * PREPARED for the webhooks branch (/v3/connect/webhooks*): not in FAMILY_DOCUMENTS until
- * those routes are merged; then add `webhooksDocument` there.
- */
+/** Credit webhook subscriptions and their delivery log (/v3/connect/webhooks*) in the OpenAPI document. */
 import { connectSecurity } from '../connect/openapi.js';
 import { errorResponses } from '../openapi/errors.js';
-import { arr, bool, constant, dateTime, enumOf, headers, int, nullable, obj, openObject, ref, response, str, type FamilyDocument, type OperationObject, type ParameterObject, type Schema } from '../openapi/schema.js';
+import { arr, bool, constant, dateTime, enumOf, headers, int, nullable, num, obj, openObject, ref, response, str, type FamilyDocument, type OperationObject, type ParameterObject, type Schema } from '../openapi/schema.js';
 
 const EVENTS = [
   'isv.credits.allowance.changed',
@@ -103,9 +100,9 @@ export const webhooksDocument: FamilyDocument = {
         responses: {
           200: response(
             'The attempt',
-            envelope(obj({ eventId: str, deliveryId: str, eventType: constant('webhook.test'), outcome: str, statusCode: nullable(int), durationMs: nullable(int), error: nullable(str), attemptedAt: dateTime })),
+            envelope(obj({ eventId: str, deliveryId: str, eventType: constant('webhook.test'), outcome: str, statusCode: nullable(int), durationMs: { ...nullable(num), description: 'Milliseconds, fractional' }, error: nullable(str), attemptedAt: dateTime })),
           ),
-          ...errorResponses.connect([400, 403, 404, 500, 503]),
+          ...errorResponses.connect([400, 403, 404, 409, 413, 415, 500, 503]),
         },
       }),
     },

@@ -7,6 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { ManualClock } from '../../platform/clock.js';
+import { metricsText } from '../../platform/metrics.js';
 import { webhookDeliveryWorker } from '../../projections/webhook-delivery.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
 import { webhooksProjection } from '../../projections/webhooks.js';
@@ -90,6 +91,11 @@ describe('webhooks: delivery', function () {
   it('retries 500, 500, 200 exactly three times: at t, t+60 s and t+6 min, with the same event id', async () => {
     const { w, subs, trigger } = await setup([{ answers: [500, 500, 200] }]);
     const s = subs[0]!;
+    const attemptsCounted = async (outcome: string) => {
+      const line = (await metricsText()).split('\n').find((l) => l.startsWith(`webhook_delivery_attempts_total{event="isv.credits.allowance.changed",outcome="${outcome}"}`));
+      return line ? Number(line.split(' ').pop()) : 0;
+    };
+    const [retriesBefore, successesBefore] = [await attemptsCounted('retry'), await attemptsCounted('success')];
     const t0 = clock.now().getTime();
     await trigger();
     await drive(t, clock, t0);
@@ -113,6 +119,9 @@ describe('webhooks: delivery', function () {
       [2, 500, 'retry', iso(t0 + 6 * MIN)],
       [3, 200, 'delivered', null],
     ]);
+    // Each attempt is counted in /metrics by its outcome.
+    expect(await attemptsCounted('retry')).to.equal(retriesBefore + 2);
+    expect(await attemptsCounted('success')).to.equal(successesBefore + 1);
   });
 
   it('never retries a 4xx', async () => {
