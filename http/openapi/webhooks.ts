@@ -1,4 +1,7 @@
-/** The credit webhook events of SPEC.md 6.1 under the document's `webhooks`: headers and payloads. */
+/**
+ * The webhook events under the document's `webhooks`: the credit events of SPEC.md 6.1 and the
+ * purchase-stored event of SPEC.md 6 (its payload is this service's choice): headers and payloads.
+ */
 import { ALLOWANCE_STATUSES, PERIOD_TYPES } from '../../domain/credits/values.js';
 import { bool, constant, dateTime, enumOf, int, nullable, num, obj, openObject, ref, str, type OperationObject, type PathItem, type Schema } from './schema.js';
 
@@ -59,8 +62,8 @@ export const webhookSchemas: Record<string, Schema> = {
     amount: num,
     reason: nullable(str),
     restorePool: bool,
-    countryCode: str,
-    documentType: str,
+    countryCode: { ...nullable(str), description: 'null when the consumption names no document' },
+    documentType: { ...nullable(str), description: 'null when the consumption names no document' },
     balanceBefore: balance,
     balanceAfter: balance,
   }),
@@ -70,6 +73,15 @@ export const webhookSchemas: Record<string, Schema> = {
     status: enumOf(['completed', 'completed_with_errors', 'failed']),
     totals: obj({ total: int, processed: int, succeeded: int, failed: int }),
     completedAt: dateTime,
+  }),
+  PurchaseInvoiceStoredPayload: obj({
+    ...common,
+    documentId: str,
+    receivedAt: dateTime,
+    storedAt: dateTime,
+    invoiceNumber: nullable(str),
+    supplierName: nullable(str),
+    companyId: str,
   }),
 };
 
@@ -84,6 +96,7 @@ const EVENTS: [string, string, string][] = [
   ['isv.credits.pool.exhausted', 'PoolExhaustedPayload', 'Pool reaches exactly zero'],
   ['isv.credits.consumption.reversed', 'ConsumptionReversedPayload', 'A finalized consumption reversed'],
   ['isv.credits.bulk.completed', 'BulkCompletedPayload', 'A bulk allowance job finished'],
+  ['purchase.invoice.stored', 'PurchaseInvoiceStoredPayload', 'A received purchase invoice was stored; fetch it with GET /api/v3/documents/{documentId}?type=purchases'],
 ];
 
 const header = (name: string, description: string, required = true) => ({ name, in: 'header' as const, required, description, schema: str });
@@ -95,7 +108,7 @@ export function webhooks(): Record<string, PathItem> {
       operationId: `webhook_${event.replace(/\./g, '_')}`,
       summary: event,
       description: `${when}. Delivered at least once by HTTP POST to the subscription URL; deduplicate on X-Webhook-ID. A 2xx answer is success; 4xx is permanent; 5xx, time-outs and network failures are retried up to 5 attempts (60 s, 5 min, 15 min).`,
-      tags: ['Credit webhooks'],
+      tags: [event.startsWith('isv.credits.') ? 'Credit webhooks' : 'Purchase webhooks'],
       parameters: [
         header('X-Webhook-ID', 'Unique, deterministic event id'),
         header('X-Webhook-Event', 'The event type'),
