@@ -317,3 +317,21 @@ export function ledgerEventTypeOf(type: string): LedgerEventType | null {
 export const LEDGER_DOMAIN_EVENT_TYPES: ReadonlySet<string> = new Set(
   Object.keys(creditEventDefinitions).filter((type) => ledgerEventTypeOf(type) !== null),
 );
+
+/** The allowance fields of SPEC.md 2.10 as callers see them (the internal environment label is not shown). */
+export function publicAllowance(a: Allowance) {
+  return {
+    allowancePeriodId: a.allowancePeriodId,
+    limit: a.limit,
+    periodType: a.periodType,
+    planReference: a.planReference,
+    metadata: a.metadata,
+    startAt: a.startAt,
+    endAt: a.endAt,
+    status: a.status,
+    version: a.version,
+    finalizedUsage: a.finalizedUsage,
+    reserved: a.reserved,
+    updatedAt: a.updatedAt,
+  };
+}

@@ -1,26 +1,12 @@
 /** The response shapes of credits (SPEC.md 2.10 and 4.5): allowances, company credit states, the pool, ledger transactions, bulk jobs, exports. */
 import { describeCompanyCredits, type CompanyCreditView } from '../../domain/credits/credits.js';
-import type { Allowance } from '../../domain/credits/events.js';
+import { publicAllowance, type Allowance } from '../../domain/credits/events.js';
 import type { BulkJobRow, CompanyCreditFacts, ExportRow, LedgerRow, LotRow, PoolRow } from '../../readmodels/credits.js';
 import { poolWarnings } from '../../domain/credits/credits.js';
 
-/** The allowance fields of SPEC.md 2.10 (the internal environment label is not shown). */
+/** The allowance fields of SPEC.md 2.10, or null. */
 export function allowanceJson(a: Allowance | null) {
-  if (!a) return null;
-  return {
-    allowancePeriodId: a.allowancePeriodId,
-    limit: a.limit,
-    periodType: a.periodType,
-    planReference: a.planReference,
-    metadata: a.metadata,
-    startAt: a.startAt,
-    endAt: a.endAt,
-    status: a.status,
-    version: a.version,
-    finalizedUsage: a.finalizedUsage,
-    reserved: a.reserved,
-    updatedAt: a.updatedAt,
-  };
+  return a ? publicAllowance(a) : null;
 }
 
 export function companyStateJson(view: CompanyCreditView, asOf: string) {

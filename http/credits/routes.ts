@@ -26,7 +26,7 @@ import {
   encodeCursor,
   isPlainObject,
 } from '../../domain/credits/input.js';
-import { CreditErrorCodes, creditEnvironmentOf, type AllowanceTarget } from '../../domain/credits/values.js';
+import { CreditErrorCodes, type AllowanceTarget } from '../../domain/credits/values.js';
 import { DomainError } from '../../domain/errors.js';
 import {
   isOverAllocated,
@@ -41,19 +41,21 @@ import {
   recentActivity,
 } from '../../readmodels/credits.js';
 import type { FamilyRoutes, HttpDeps } from '../app.js';
-import { requireWritePermission, type AuthContext } from '../auth.js';
+import type { AuthContext } from '../auth.js';
 import { HttpProblem } from '../errors.js';
+import { writeEnvironment, writerRoles } from '../connect/write-guards.js';
 import { idempotent } from '../idempotency.js';
 import { commandContext } from '../request-context.js';
 import { ok } from '../connect/present.js';
 import { CSV_COLUMNS, csvLine, csvRow } from './csv.js';
 import { allowanceJson, bulkJobJson, companyStateFromFacts, exportJson, poolJson, quoted, transactionJson } from './present.js';
 
+const writeAccess = writerRoles('credits');
+
 export const CREDITS_PREFIX = '/v3/connect/credits';
 /** The read models a credit write waits for. */
 const BALANCES = ['credits'];
 const JOBS = ['credits'];
-const WRITER_ROLES: ReadonlySet<AuthContext['role']> = new Set(['owner', 'admin', 'partner']);
 
 const STATUS_BY_CODE: Record<string, number> = {
   [CreditErrorCodes.validation]: 400,
@@ -86,32 +88,7 @@ async function creditErrors(_ctx: Context, next: Next): Promise<void> {
   }
 }
 
-/** Owners, admins and partners with a read-and-write key may write; other members read only (SPEC.md 4.5). */
-async function writeAccess(ctx: Context, next: Next): Promise<void> {
-  const auth = requireWritePermission(ctx);
-  if (!WRITER_ROLES.has(auth.role)) {
-    throw new HttpProblem(403, `a ${auth.role} key may read credits but not change them; writes need an owner, admin or partner key`, {
-      code: 'CONNECT_INSUFFICIENT_PERMISSION',
-      retryable: false,
-    });
-  }
-  await next();
-}
 
-/** X-Environment of a credit write: sandbox|test|development → sandbox, production|prod or absent → production. */
-async function writeEnvironment(ctx: Context, next: Next): Promise<void> {
-  const header = ctx.get('x-environment');
-  const environment = creditEnvironmentOf(header);
-  if (!environment) {
-    throw new HttpProblem(400, `X-Environment "${header.slice(0, 40).replace(/[^\x20-\x7e]/g, '?')}" is not recognised: use sandbox, test, development, production or prod`, {
-      code: CreditErrorCodes.invalidEnvironment,
-      path: ['headers', 'X-Environment'],
-      retryable: false,
-    });
-  }
-  ctx.state.environment = environment;
-  await next();
-}
 
 /**
  * Every credit write needs an Idempotency-Key: a write moves credits, and a client retrying

@@ -12,50 +12,27 @@ import type { Context, Next } from 'koa';
 import { sendTestPing, type WebhookDeliveryDeps } from '../../commands/webhooks/deliver.js';
 import { createSubscription, deleteSubscription, updateSubscription, type SubscriptionDeps } from '../../commands/webhooks/subscriptions.js';
 import type { Position } from '../../commands/eventstore/port.js';
-import { creditEnvironmentOf } from '../../domain/credits/values.js';
 import { DomainError } from '../../domain/errors.js';
 import { encodeCursor, parseDeliveryListQuery, parseSubscriptionBody, parseSubscriptionId, parseSubscriptionListQuery, parseSubscriptionPatch } from '../../domain/webhooks/input.js';
 import type { Subscription } from '../../domain/webhooks/subscription.js';
 import { WebhookErrorCodes, type WebhookEnvironment } from '../../domain/webhooks/values.js';
 import { listDeliveries, listSubscriptions, readSubscription, readSubscriptionTarget, type DeliveryLogRow, type SubscriptionRow } from '../../readmodels/webhooks.js';
 import type { FamilyRoutes, HttpDeps } from '../app.js';
-import { requireWritePermission, type AuthContext } from '../auth.js';
+import type { AuthContext } from '../auth.js';
 import { connectErrors } from '../connect/errors.js';
 import { ok } from '../connect/present.js';
 import { HttpProblem } from '../errors.js';
+import { writeEnvironment, writerRoles } from '../connect/write-guards.js';
 import { idempotent } from '../idempotency.js';
 import { commandContext } from '../request-context.js';
 
+const writeAccess = writerRoles('webhook subscriptions');
+
 export const WEBHOOKS_PREFIX = '/v3/connect/webhooks';
 const READ_MODELS = ['webhooks'];
-const WRITER_ROLES: ReadonlySet<AuthContext['role']> = new Set(['owner', 'admin', 'partner']);
 const auth = (ctx: Context) => ctx.state.auth as AuthContext;
 
-async function writeAccess(ctx: Context, next: Next): Promise<void> {
-  const a = requireWritePermission(ctx);
-  if (!WRITER_ROLES.has(a.role)) {
-    throw new HttpProblem(403, `a ${a.role} key may read webhook subscriptions but not manage them; that needs an owner, admin or partner key`, {
-      code: 'CONNECT_INSUFFICIENT_PERMISSION',
-      retryable: false,
-    });
-  }
-  await next();
-}
 
-/** X-Environment as for credit writes: sandbox|test|development → sandbox, production|prod or absent → production. */
-async function writeEnvironment(ctx: Context, next: Next): Promise<void> {
-  const header = ctx.get('x-environment');
-  const environment = creditEnvironmentOf(header);
-  if (!environment) {
-    throw new HttpProblem(400, `X-Environment "${header.slice(0, 40).replace(/[^\x20-\x7e]/g, '?')}" is not recognised: use sandbox, test, development, production or prod`, {
-      code: WebhookErrorCodes.invalidEnvironment,
-      path: ['headers', 'X-Environment'],
-      retryable: false,
-    });
-  }
-  ctx.state.environment = environment;
-  await next();
-}
 
 function noQuery(ctx: Context): void {
   const key = Object.keys(ctx.query)[0];

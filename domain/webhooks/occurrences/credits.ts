@@ -5,7 +5,7 @@
  * consumption reversals, and bulk job completion. Pure.
  */
 import { decodeEventData } from '../../events/envelope.js';
-import { creditEventDefinitions, type Allowance, type Balance } from '../../credits/events.js';
+import { creditEventDefinitions, publicAllowance, type Allowance, type Balance } from '../../credits/events.js';
 import { CreditBulkJobCompleted } from '../../credits/jobs.js';
 import { transactionIdFor } from '../../credits/values.js';
 import type { Occurrence } from '../delivery.js';
@@ -31,23 +31,6 @@ const NOTICE_TYPES: Record<string, WebhookEventType> = {
   PoolCreditsExhausted: 'isv.credits.pool.exhausted',
 };
 
-function allowanceFields(a: Allowance, target: string) {
-  return {
-    allowancePeriodId: a.allowancePeriodId,
-    limit: a.limit,
-    periodType: a.periodType,
-    planReference: a.planReference,
-    metadata: a.metadata,
-    startAt: a.startAt,
-    endAt: a.endAt,
-    status: a.status,
-    version: a.version,
-    finalizedUsage: a.finalizedUsage,
-    reserved: a.reserved,
-    updatedAt: a.updatedAt,
-    target,
-  };
-}
 
 const balanceOf = (b: Balance) => ({ companyAvailable: b.companyAvailable, poolAvailable: b.poolAvailable });
 
@@ -95,7 +78,7 @@ export const creditOccurrences: OccurrenceSource = {
         occurrence(event, workspaceId, environment, allowanceType, at, {
           companyId: d.companyId,
           action: d.action,
-          allowance: allowanceFields(a, d.target),
+          allowance: { ...publicAllowance(a), target: d.target },
           reason: d.reason,
           ...(d.bulkJobId !== null ? { bulkJobId: d.bulkJobId } : {}),
         }),
