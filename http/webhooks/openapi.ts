@@ -1,21 +1,10 @@
 /** Credit webhook subscriptions and their delivery log (/v3/connect/webhooks*) in the OpenAPI document. */
+import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks/values.js';
 import { connectSecurity } from '../connect/openapi.js';
 import { errorResponses } from '../openapi/errors.js';
 import { arr, bool, constant, dateTime, enumOf, headers, int, nullable, num, obj, openObject, ref, response, str, type FamilyDocument, type OperationObject, type ParameterObject, type Schema } from '../openapi/schema.js';
 
-const EVENTS = [
-  'isv.credits.allowance.changed',
-  'isv.credits.allowance.paused',
-  'isv.credits.allowance.resumed',
-  'isv.credits.allowance.expired',
-  'isv.credits.company.threshold',
-  'isv.credits.company.exhausted',
-  'isv.credits.pool.low',
-  'isv.credits.pool.exhausted',
-  'isv.credits.consumption.reversed',
-  'isv.credits.bulk.completed',
-  'purchase.invoice.stored',
-];
+const EVENTS = WEBHOOK_EVENT_TYPES;
 const id: ParameterObject = { name: 'id', in: 'path', required: true, schema: str };
 const envelope = (data: Schema) => obj({ success: constant(true), data, meta: obj({ requestId: str, timestamp: dateTime, workspaceId: str }) });
 const op = (o: Omit<OperationObject, 'tags' | 'security'>): OperationObject => ({ ...o, tags: ['Webhooks'], security: connectSecurity });
