@@ -1,30 +1,13 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
 import type { ParticipantProvisioning } from '../../commands/connect/provisioning.js';
 import { setSandboxProvisioning } from '../../commands/connect/settings.js';
 import { connectFamily } from '../../http/connect/routes.js';
-import { testDb } from '../support/db.js';
 import { startTestService, type TestService } from '../support/http.js';
 import { connectError, freshTin, newClient, type Client } from './support.js';
+import { admin } from '../support/cli.js';
 
 const COMPANIES = '/v3/connect/companies';
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function admin(args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'scripts/admin.ts', ...args],
-      { env: { ...process.env, DATABASE_URL: testDb().url, EVENTSTORE_URL: '', LOG_LEVEL: 'silent' }, timeout: 60000 },
-      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
-    );
-  });
-}
 
 describe('Connect: participant provisioning failures', function () {
   this.timeout(60000);

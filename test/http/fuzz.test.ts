@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import net from 'node:net';
 import { registeredRoutes, type RegisteredRoute } from '../../http/app.js';
 import { call, startTestService, withoutProcesses, type TestService } from '../support/http.js';
 import { expectFamilyShape } from '../support/envelope-shapes.js';
+import { rawRequest } from '../support/raw-http.js';
 
 /**
  * Random requests to every route the application registered — found by walking its routers at
@@ -47,25 +47,6 @@ function fillPath(route: RegisteredRoute, values: string[], raw: boolean): strin
 
 const deepText = (depth: number, open: '[' | '{"a":') => (open === '[' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}0${'}'.repeat(depth)}`);
 
-function rawRequest(url: string, bytes: Buffer): Promise<{ status: number; headers: Record<string, string>; body: string }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), hostname);
-    const chunks: Buffer[] = [];
-    socket.setTimeout(10000, () => socket.destroy(new Error('raw request timed out')));
-    socket.on('data', (c: Buffer) => chunks.push(c));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const [head, ...rest] = text.split('\r\n\r\n');
-      const [statusLine, ...headerLines] = head!.split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const l of headerLines) headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
-      resolve({ status: Number(statusLine!.split(' ')[1]), headers, body: rest.join('\r\n\r\n') });
-    });
-    socket.write(bytes);
-  });
-}
 
 describe('HTTP fuzz: random requests to every registered route', function () {
   this.timeout(240000);

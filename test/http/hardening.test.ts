@@ -5,13 +5,13 @@
  */
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import net from 'node:net';
 import { createApiKey } from '../../commands/workspaces.js';
 import { MAX_JSON_DEPTH, findInputFault } from '../../http/body.js';
 import { connectError, freshName, newClient, type Client } from '../connect/support.js';
 import { testDb } from '../support/db.js';
 import { call, startTestService, withoutProcesses, type TestService } from '../support/http.js';
 import { uaeInvoice, unifyTenant, type UnifyTenant } from '../unify/support.js';
+import { rawRequest } from '../support/raw-http.js';
 
 const deepText = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 const deep = (depth: number) => JSON.parse(deepText(depth)) as unknown;
@@ -19,25 +19,6 @@ const deep = (depth: number) => JSON.parse(deepText(depth)) as unknown;
 const withDeep = (value: unknown, depth: number) => JSON.stringify(value).replace('"__DEEP__"', deepText(depth));
 const jsonHeaders = (h: Record<string, string>) => ({ 'content-type': 'application/json', ...h });
 
-/** Sends raw bytes over TCP and returns the raw HTTP response. */
-function rawRequest(url: string, bytes: Buffer | string): Promise<{ status: number; headers: Record<string, string>; body: string }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), hostname);
-    const chunks: Buffer[] = [];
-    socket.on('data', (c: Buffer) => chunks.push(c));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const [head, ...rest] = text.split('\r\n\r\n');
-      const [statusLine, ...headerLines] = head!.split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const l of headerLines) headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
-      resolve({ status: Number(statusLine!.split(' ')[1]), headers, body: rest.join('\r\n\r\n') });
-    });
-    socket.write(bytes);
-  });
-}
 
 describe('HTTP hardening (issue 12)', function () {
   this.timeout(120000);

@@ -3,21 +3,11 @@
  * keys without a workspace filter (to find a lost ws_… id).
  */
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
 import { cliConfig, runningEmbeddedPort } from '../../scripts/cli-support.js';
-import { testConfig, testDb } from '../support/db.js';
+import { testConfig } from '../support/db.js';
 import { startTestService, type TestService } from '../support/http.js';
+import { admin } from '../support/cli.js';
 
-function admin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'scripts/admin.ts', ...args],
-      { env: { ...process.env, DATABASE_URL: testDb().url, EVENTSTORE_URL: '', LOG_LEVEL: 'silent' }, timeout: 60000 },
-      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
-    );
-  });
-}
 
 describe('admin CLI: configuration and list commands', function () {
   this.timeout(120000);
