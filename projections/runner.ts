@@ -5,7 +5,7 @@
  * runner and a rebuild swap) from applying the same batch twice. A crash at any instant
  * rolls back the whole batch with its checkpoint.
  */
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import type { Knex } from 'knex';
 import { comparePositions, START, type EventStore, type Position, type RecordedEvent } from '../commands/eventstore/port.js';
 import { wakeSource } from '../commands/eventstore/catch-up-subscription.js';
@@ -132,7 +132,7 @@ export class ProjectionRunner {
   /** The log as all loops of this runner read it: one shared read of the tail. */
   private readonly tail: LogTail;
   private readonly status = new Map<string, ProjectionStatus>();
-  private readonly abort = new AbortController();
+  private readonly abort = uncappedAbortController();
   private loops: Promise<void>[] = [];
   private readonly batchSize: number;
   private readonly pollIntervalMs: number;
@@ -285,6 +285,13 @@ export class ProjectionRunner {
       }
     }
   }
+}
+
+/** One signal serves every loop of a runner and each loop's wait listens to it, so no cap of 10. */
+function uncappedAbortController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
