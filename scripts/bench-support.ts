@@ -431,12 +431,16 @@ export async function openFreshBenchDatabase(options: { prefix: string; startedA
   let server: Database | null = null;
   let admin: string | null = externalUrl;
   let created = false;
+  // The embedded server stops when its last client leaves: this connection keeps it up for the
+  // drop below after the benchmark's service (the same process) has closed its own pool.
+  let keepAlive: pg.Client | null = null;
   const close = async (): Promise<boolean> => {
     if (created) {
       await withClient(admin!, (c) => c.query(`drop database if exists ${quoteIdent(database)} with (force)`)).catch((err: Error) =>
         console.log(`could not drop ${database}: ${err.message}`),
       );
     }
+    await keepAlive?.end().catch(() => {});
     await server?.close();
     return created;
   };
@@ -445,6 +449,8 @@ export async function openFreshBenchDatabase(options: { prefix: string; startedA
       server = await openDatabase(configFor('postgres'), { log, poolSize: 1 });
       await server.knex.destroy(); // unused; server.close() tolerates the second destroy
       admin = server.url;
+      keepAlive = new pg.Client({ connectionString: admin, application_name: 'einvoicing-bench' });
+      await keepAlive.connect();
       if (!server.ownsServer) log(`joined an embedded PostgreSQL already running on port ${options.pgPort}`);
     }
     await dropStaleBenchDatabases(admin!, options.prefix);
