@@ -35,11 +35,17 @@ import pg from 'pg';
 import { generateInvoiceXml, type CoreDocument } from '../domain/artifacts/index.js';
 import { TERMINAL_STATES } from '../domain/document/document.js';
 import { applyTemplate, identityTemplate, sampleDocument } from '../domain/validation/index.js';
+import { coreMsPerDoc, measureSubmissionCore, pct, printCore, printTargets, type CoreFigures } from './bench-core.js';
 import { BenchServer, runServerBenchmark, stopServerOnExit, benchTenant, coresBetween, type CpuSnapshot, distribution, fmtCores, fmtDist, fmtInt, fmtMs, httpRequest, positiveInt, otherCores, renderTable } from './bench-support.js';
 
 const TARGET_FINAL_PER_SECOND = 1_000;
 const TARGET_P99_MS = 2_000;
 const TARGET_XML_PER_SECOND = 5_000;
+// The ratios to the submission core measured in the same run (issue 19's goal).
+const TARGET_CORE_SHARE = 0.4;
+const TARGET_RATIO_P99_MS = 1_000;
+const TARGET_CPU_RATIO = 2;
+const TARGET_RSS_MB = 400;
 
 
 const program = new Command('bench-delivery')
@@ -53,7 +59,9 @@ const program = new Command('bench-delivery')
   .option('--poll-interval <ms>', 'shortest time between two polls of one document', positiveInt(), 25)
   .option('--poll-rate <n>', 'most status polls per second in all', positiveInt(), 100)
   .option('--poll-share <x>', 'while submitting, most polls per submission answered', (v) => Number(v), 0.5)
+  .option('--core-seconds <n>', 'measuring time of the submission core alone (0: skip it)', (v) => (v === '0' ? 0 : positiveInt()(v)), 5)
   .option('--xml-seconds <n>', 'measuring time of the in-process XML figure', positiveInt(), 3)
+  .option('--pg-port <n>', 'port of the embedded PostgreSQL', positiveInt(), 54409)
   .option('--port <n>', 'HTTP port of the server', positiveInt(), 3923)
   .parse();
 const opts = program.opts<{
@@ -67,10 +75,12 @@ const opts = program.opts<{
   pollRate: number;
   pollShare: number;
   xmlSeconds: number;
+  coreSeconds: number;
   port: number;
+  pgPort: number;
 }>();
 
-const server = new BenchServer({ pgDir: 'var/pg-bench-delivery', pgPort: 54409, httpPort: opts.port, env: { SANDBOX_LATENCY_MS: '0' } });
+const server = new BenchServer({ pgDir: 'var/pg-bench-delivery', pgPort: opts.pgPort, httpPort: opts.port, env: { SANDBOX_LATENCY_MS: '0' } });
 let db: pg.Client | null = null;
 const problems: string[] = [];
 const submitAgent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
@@ -278,6 +288,8 @@ async function main(): Promise<void> {
     doc.state = row?.state ?? 'missing';
     if (row && isTerminal(row.state)) doc.finalAt = row.last_updated_at.getTime();
   }
+  // The submission core alone, while the server is idle (its PostgreSQL serves both).
+  const core: CoreFigures | null = opts.coreSeconds > 0 && !cleaning ? await measureSubmissionCore(server, 64, opts.coreSeconds) : null;
   await cleanup();
 
   const byState = new Map<string, number>();
@@ -369,6 +381,22 @@ async function main(): Promise<void> {
       `p99 submit-to-final < ${fmtMs(TARGET_P99_MS)} (as a client sees it): ${observed.p99 < TARGET_P99_MS ? 'met' : 'NOT met'} (${fmtMs(observed.p99)}; recorded by the server ${fmtMs(recorded.p99)}); ` +
       `XML >= ${fmtInt(TARGET_XML_PER_SECOND)}/s: ${xmlPerSecond >= TARGET_XML_PER_SECOND ? 'met' : 'NOT met'} (${fmtInt(xmlPerSecond)})`,
   );
+  if (core) {
+    printCore(core);
+    const share = finalPerSecond / core.perSecond;
+    const cpuRatio = cpuPerDoc / coreMsPerDoc(core);
+    printTargets('issue 19 goal, ratios to the submission core measured in this run:', [
+      { name: 'documents finalized/s, sustained, vs the core\'s documents/s', figure: `${fmtInt(finalPerSecond)} / ${fmtInt(core.perSecond)} = ${pct(share)}`, target: `>= ${pct(TARGET_CORE_SHARE)}`, met: share >= TARGET_CORE_SHARE },
+      { name: 'submit-to-final p99 (as a client sees it)', figure: fmtMs(observed.p99), target: `< ${fmtMs(TARGET_RATIO_P99_MS)}`, met: observed.p99 < TARGET_RATIO_P99_MS },
+      {
+        name: 'server+pg CPU per accepted-and-finalized document vs the core\'s',
+        figure: `${cpuPerDoc.toFixed(1)} / ${coreMsPerDoc(core).toFixed(2)} ms = ${cpuRatio.toFixed(1)}×`,
+        target: `<= ${TARGET_CPU_RATIO}×`,
+        met: cpuRatio <= TARGET_CPU_RATIO,
+      },
+      { name: 'server peak RSS', figure: `${rss.toFixed(0)} MB`, target: `< ${TARGET_RSS_MB} MB`, met: rss < TARGET_RSS_MB },
+    ]);
+  }
   if (Number.isFinite(observedPerSecond)) {
     console.log(`(first submit to all final as seen in the read model: ${fmtInt(observedPerSecond)} documents/s)`);
   }

@@ -27,12 +27,6 @@ import os from 'node:os';
 import autocannon from 'autocannon';
 import { Command, InvalidArgumentError } from 'commander';
 import pg from 'pg';
-import { produceInvoiceXml } from '../commands/artifacts.js';
-import { PostgresEventStore } from '../commands/eventstore/postgres.js';
-import { submitDocument } from '../commands/submissions.js';
-import { loadConfig } from '../platform/config.js';
-import { openDatabase } from '../platform/database.js';
-import { migrateToLatest } from '../readmodels/migrations/index.js';
 import { TERMINAL_STATES } from '../domain/document/document.js';
 import { applyTemplate, identityTemplate, sampleDocument, validateDocument } from '../domain/validation/index.js';
 import {
@@ -40,24 +34,25 @@ import {
   benchTenant,
   coresBetween,
   distribution,
-  dropStaleBenchDatabases,
   fmtCores,
   fmtInt,
   fmtMs,
   otherCores,
   positiveInt,
-  quoteIdent,
   renderTable,
   runServerBenchmark,
   stopServerOnExit,
-  withClient,
-  withDatabase,
-  type Distribution,
 } from './bench-support.js';
+import { coreMsPerDoc, measureSubmissionCore, pct, printCore, printTargets, type CoreFigures } from './bench-core.js';
 
 const TARGET_DOCS_PER_SECOND = 1_500;
 const TARGET_P99_MS = 100;
 const TARGET_ENGINE_PER_SECOND = 20_000;
+// The ratios to the submission core measured in the same run (issue 19's goal).
+const TARGET_CORE_SHARE = 0.5;
+const TARGET_RATIO_P99_MS = 250;
+const TARGET_CPU_RATIO = 2;
+const TARGET_RSS_MB = 400;
 
 
 const program = new Command('bench-submit')
@@ -68,12 +63,13 @@ const program = new Command('bench-submit')
   .option('--drain-seconds <n>', 'longest wait for the delivery backlog after a run', positiveInt(), 180)
   .option('--engine-seconds <n>', 'measuring time of each in-process engine figure', positiveInt(), 3)
   .option('--core-seconds <n>', 'measuring time of the submission core alone (0: skip it)', (v) => (v === '0' ? 0 : positiveInt()(v)), 5)
+  .option('--pg-port <n>', 'port of the embedded PostgreSQL', positiveInt(), 54399)
   .option('--port <n>', 'HTTP port of the server', positiveInt(), 3921)
   .parse();
-const opts = program.opts<{ seconds: number; count?: string; clients: number[]; drainSeconds: number; engineSeconds: number; coreSeconds: number; port: number }>();
+const opts = program.opts<{ seconds: number; count?: string; clients: number[]; drainSeconds: number; engineSeconds: number; coreSeconds: number; port: number; pgPort: number }>();
 const count = opts.count === undefined ? null : positiveInt()(opts.count);
 
-const server = new BenchServer({ pgDir: 'var/pg-bench-submit', pgPort: 54399, httpPort: opts.port });
+const server = new BenchServer({ pgDir: 'var/pg-bench-submit', pgPort: opts.pgPort, httpPort: opts.port });
 let db: pg.Client | null = null;
 const problems: string[] = [];
 
@@ -140,87 +136,6 @@ function measureEngine(name: string, run: (payload: unknown) => boolean, documen
   return { name, perSecond: (n / elapsed) * 1000, micros: (elapsed * 1000) / n, ok };
 }
 
-const CORE_PREFIX = 'bench_submit_core';
-
-interface CoreFigures {
-  clients: number;
-  documents: number;
-  perSecond: number;
-  latency: Distribution;
-  /** CPU seconds per second of this process and of PostgreSQL. */
-  cores: { node: number; postgres: number };
-  /** CPU milliseconds per document of this process and of PostgreSQL. */
-  msPerDoc: { node: number; postgres: number };
-}
-
-/**
- * The submission core alone (see the header): `clients` concurrent callers of submitDocument in this
- * process for `seconds` after a 1 s warm-up, on a fresh database of the server's PostgreSQL that the
- * (idle) server does not read, dropped afterwards. Uses the Unix socket when the service would.
- */
-async function measureSubmissionCore(clients: number, seconds: number): Promise<CoreFigures> {
-  const admin = withDatabase(server.databaseUrl, 'postgres');
-  await dropStaleBenchDatabases(admin, CORE_PREFIX);
-  const database = `${CORE_PREFIX}_${Date.now()}_${process.pid}`;
-  // Joins the running embedded server and creates the database.
-  const opened = await openDatabase(loadConfig({ ...server.env, EMBEDDED_PG_DATABASE: database }), { poolSize: 2 });
-  let store: PostgresEventStore | null = null;
-  try {
-    try {
-      await migrateToLatest(opened.knex);
-    } finally {
-      await opened.close();
-    }
-    store = await PostgresEventStore.connect(opened.url, { poolSize: 20 });
-    const [head, tail] = JSON.stringify(sampleDocument('AE', { lines: 20, documentNumber: PLACEHOLDER })).split(PLACEHOLDER) as [string, string];
-    const source = { name: 'ERP', version: 'v1', companyId: 'bench-core-company', templateId: identityTemplate.id };
-    const documentType = { base: 'tax_invoice', modifiers: [] as string[], variant: null };
-    let sequence = 0;
-    const submitOne = async (): Promise<void> => {
-      const payload = JSON.parse(`${head}CORE-${++sequence}${tail}`) as unknown;
-      const input = { workspaceId: 'ws_bench_core', environment: 'sandbox', country: 'AE', documentType, source, payload, format: 'new' as const, externalId: null, destinations: ['TAX_AUTHORITY'] };
-      const outcome = await submitDocument(store!, input, { now: new Date(), workspaceId: input.workspaceId, environment: 'sandbox' }, produceInvoiceXml);
-      if (!outcome.accepted) throw new Error(`submission core: a valid sample was refused: ${JSON.stringify(outcome.errors.slice(0, 3))}`);
-    };
-    const runFor = async (ms: number, samples: number[] | null): Promise<number> => {
-      const deadline = performance.now() + ms;
-      let done = 0;
-      await Promise.all(
-        Array.from({ length: clients }, async () => {
-          while (performance.now() < deadline) {
-            const t0 = performance.now();
-            await submitOne();
-            samples?.push(performance.now() - t0);
-            done++;
-          }
-        }),
-      );
-      return done;
-    };
-    await runFor(1000, null);
-    const samples: number[] = [];
-    const cpu0 = process.cpuUsage();
-    const pg0 = server.postgresCpuSeconds();
-    const t0 = performance.now();
-    const documents = await runFor(seconds * 1000, samples);
-    const elapsed = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
-    const node = (cpu.user + cpu.system) / 1e6;
-    const postgres = server.postgresCpuSeconds() - pg0;
-    return {
-      clients,
-      documents,
-      perSecond: documents / elapsed,
-      latency: distribution(samples),
-      cores: { node: node / elapsed, postgres: postgres / elapsed },
-      msPerDoc: { node: (node * 1000) / documents, postgres: (postgres * 1000) / documents },
-    };
-  } finally {
-    await store?.close();
-    await withClient(admin, (c) => c.query(`drop database if exists ${quoteIdent(database)} with (force)`)).catch(() => {});
-  }
-}
-
 async function main(): Promise<void> {
   const startedAt = Date.now();
   const deliveryConcurrency = process.env.DELIVERY_CONCURRENCY || '32 (default)';
@@ -279,7 +194,7 @@ async function main(): Promise<void> {
   if (warm.non2xx > 0 || warm['2xx'] === 0) problems.push(`warm-up: ${warm.non2xx} non-2xx responses (${JSON.stringify(warm.statusCodeStats)})`);
 
   const rows: string[][] = [];
-  const results: Record<number, { docsPerSecond: number; p99: number }> = {};
+  const results: Record<number, { docsPerSecond: number; p99: number; cpuPerDoc: number }> = {};
   let accepted = warm['2xx'];
   let last: StateCounts | null = null;
   for (const clients of opts.clients) {
@@ -292,7 +207,6 @@ async function main(): Promise<void> {
     const ok = Number(r.statusCodeStats?.['200']?.count ?? 0);
     accepted += ok;
     const docsPerSecond = ok / r.duration;
-    results[clients] = { docsPerSecond, p99: r.latency.p99 };
     const runDocs = after.total - before.total;
     const finalAtEnd = after.terminal - before.terminal;
     const drained = await drain(tenant.workspaceId);
@@ -300,6 +214,7 @@ async function main(): Promise<void> {
     last = drained.counts;
     // Everything a document costs (submission, projections, delivery), from the run's start until its backlog is delivered.
     const cpuPerDoc = runDocs ? ((cpu2.server - cpu0.server + cpu2.postgres - cpu0.postgres) * 1000) / runDocs : Number.NaN;
+    results[clients] = { docsPerSecond, p99: r.latency.p99, cpuPerDoc };
     if (ok !== r.requests.total || r.non2xx > 0 || r.errors > 0 || r.timeouts > 0) {
       problems.push(
         `${clients} clients: ${ok} of ${r.requests.total} answered 200; non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts} (${JSON.stringify(r.statusCodeStats)})`,
@@ -346,27 +261,10 @@ async function main(): Promise<void> {
   // The submission core alone, while the server is idle (its PostgreSQL serves both).
   let core: CoreFigures | null = null;
   if (opts.coreSeconds > 0 && !cleaning) {
-    core = await measureSubmissionCore(64, opts.coreSeconds);
-    const perDoc = core.msPerDoc.node + core.msPerDoc.postgres;
+    core = await measureSubmissionCore(server, 64, opts.coreSeconds);
+    const perDoc = coreMsPerDoc(core);
     const cores = os.cpus().length;
-    console.log(
-      `\nsubmission core alone (template, validation, XML, number claim and DocumentSubmitted appends; no HTTP, read models or delivery), ` +
-        `${core.clients} concurrent callers in this process, ${opts.coreSeconds} s:`,
-    );
-    console.log(
-      renderTable(
-        ['documents/s', 'p50', 'p99', 'CPU cores this process/pg', 'CPU/doc this process + pg'],
-        [
-          [
-            fmtInt(core.perSecond),
-            fmtMs(core.latency.p50),
-            fmtMs(core.latency.p99),
-            `${core.cores.node.toFixed(2)} / ${core.cores.postgres.toFixed(2)}`,
-            `${core.msPerDoc.node.toFixed(2)} + ${core.msPerDoc.postgres.toFixed(2)} = ${perDoc.toFixed(2)} ms`,
-          ],
-        ],
-      ),
-    );
+    printCore(core);
     console.log(
       `  ceiling: at ${perDoc.toFixed(2)} ms of CPU per document, ${cores} cores fully used could submit at most ${fmtInt((cores * 1000) / perDoc)} documents/s ` +
         `before any HTTP, read model or delivery work (the end-to-end target needs ${fmtInt(TARGET_DOCS_PER_SECOND)})`,
@@ -406,6 +304,21 @@ async function main(): Promise<void> {
         `engine >= ${fmtInt(TARGET_ENGINE_PER_SECOND)} documents/s: ${enginePerSecond >= TARGET_ENGINE_PER_SECOND ? 'met' : 'NOT met'} (${fmtInt(enginePerSecond)})` +
         (core ? `; the submission core alone reached ${fmtInt(core.perSecond)} documents/s` : ''),
     );
+  }
+  if (atTop && core) {
+    const share = atTop.docsPerSecond / core.perSecond;
+    const cpuRatio = atTop.cpuPerDoc / coreMsPerDoc(core);
+    printTargets(`issue 19 goal, ratios to the submission core measured in this run (${top} clients over HTTP):`, [
+      { name: `documents/s over HTTP vs the core's`, figure: `${fmtInt(atTop.docsPerSecond)} / ${fmtInt(core.perSecond)} = ${pct(share)}`, target: `>= ${pct(TARGET_CORE_SHARE)}`, met: share >= TARGET_CORE_SHARE },
+      { name: `p99 over HTTP`, figure: fmtMs(atTop.p99), target: `< ${TARGET_RATIO_P99_MS} ms`, met: atTop.p99 < TARGET_RATIO_P99_MS },
+      {
+        name: 'server+pg CPU per accepted-and-finalized document vs the core\'s',
+        figure: `${atTop.cpuPerDoc.toFixed(1)} / ${coreMsPerDoc(core).toFixed(2)} ms = ${cpuRatio.toFixed(1)}×`,
+        target: `<= ${TARGET_CPU_RATIO}×`,
+        met: cpuRatio <= TARGET_CPU_RATIO,
+      },
+      { name: 'server peak RSS', figure: `${rss.toFixed(0)} MB`, target: `< ${TARGET_RSS_MB} MB`, met: rss < TARGET_RSS_MB },
+    ]);
   }
   console.log(`total ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
 }
