@@ -11,6 +11,8 @@
  *   that no key answered with, and no rejected document exists (every payload is valid);
  * - the Connect counts equal the distinct documents stored;
  * - the ledger holds each allowance change once (one event per answered key, none for a 412);
+ * - each document's credits are metered once: one reservation per document and credits stream,
+ *   and each final_valid document consumed exactly once;
  * - a rebuild of the documents and credits read models equals the live ones.
  * Prints the figures of the issue; exits 1 when a check fails.
  *
@@ -288,11 +290,19 @@ async function main(): Promise<void> {
 
     const documents = new Map<string, RecordedEvent>();
     const ledger = new Map<string, Set<bigint>>();
+    // Metering: "<event type> <credits stream> <document id>" -> how many such events.
+    const metering = new Map<string, number>();
+    const consumed = new Set<string>();
+    const finalValid = new Set<string>();
     const waitFinal = Date.now() + 120_000;
     let finalMissing: string[] = [];
+    let unconsumed: string[] = [];
     for (;;) {
       documents.clear();
       ledger.clear();
+      metering.clear();
+      consumed.clear();
+      finalValid.clear();
       for (let after = START; ; ) {
         const page = await store.readAll(after, 5000);
         if (page.length === 0) break;
@@ -304,6 +314,12 @@ async function main(): Promise<void> {
             const commits = ledger.get(e.metadata.idempotencyKey) ?? new Set<bigint>();
             ledger.set(e.metadata.idempotencyKey, commits.add(e.position.commit));
           }
+          const meteredId = (e.data as { documentId?: unknown } | null)?.documentId;
+          if ((e.type === 'ReservationCreated' || e.type === 'ConsumptionFinalized') && typeof meteredId === 'string') {
+            const k = `${e.type} ${e.streamId} ${meteredId}`;
+            metering.set(k, (metering.get(k) ?? 0) + 1);
+            if (e.type === 'ConsumptionFinalized') consumed.add(meteredId);
+          }
         }
         after = page[page.length - 1]!.position;
       }
@@ -312,13 +328,22 @@ async function main(): Promise<void> {
         const id = r.first!.identity.split(' ')[1]!;
         const state = foldRecorded(documentDecider, await store.readStream(`document-${id}`)).state.state;
         if (state !== 'final_valid' && state !== 'final_invalid') finalMissing.push(`${id} (${state})`);
+        if (state === 'final_valid') finalValid.add(id);
       }
-      if (finalMissing.length === 0 || Date.now() > waitFinal) break;
+      unconsumed = [...finalValid].filter((id) => !consumed.has(id));
+      if ((finalMissing.length === 0 && unconsumed.length === 0) || Date.now() > waitFinal) break;
       await sleep(1000);
     }
     const lost = acknowledged.filter((r) => !documents.has(r.first!.identity.split(' ')[1]!));
     for (const r of lost.slice(0, 5)) problems.push(`acknowledged document of key ${r.key} is not in the log`);
     if (finalMissing.length > 0) problems.push(`${finalMissing.length} acknowledged documents did not reach a final state: ${finalMissing.slice(0, 5).join(', ')}`);
+    // Credits metered once per document: no second reservation or consumption, no final_valid document unconsumed.
+    const meteredTwice = [...metering].filter(([, n]) => n > 1).map(([k, n]) => `${k} x${n}`);
+    const consumedUnknown = [...consumed].filter((id) => !documents.has(id));
+    const meteringProblems = meteredTwice.length + unconsumed.length + consumedUnknown.length;
+    if (meteredTwice.length > 0) problems.push(`${meteredTwice.length} documents metered more than once: ${meteredTwice.slice(0, 3).join(', ')}`);
+    if (unconsumed.length > 0) problems.push(`${unconsumed.length} final_valid documents whose credits were never consumed: ${unconsumed.slice(0, 3).join(', ')}`);
+    if (consumedUnknown.length > 0) problems.push(`${consumedUnknown.length} consumptions of documents not in the log: ${consumedUnknown.slice(0, 3).join(', ')}`);
 
     const liveByNumber = new Map<string, number>();
     let rejected = 0;
@@ -404,6 +429,8 @@ async function main(): Promise<void> {
       ['phantom', phantom],
       ['differing replays', differing.length],
       ['ledger changes not exactly once', ledgerProblems],
+      ['documents final_valid / consumed once', `${finalValid.size} / ${[...consumed].filter((id) => finalValid.has(id)).length}`],
+      ['metering not exactly once', meteringProblems],
       ['rebuild rows differing from live', rebuildDiffers],
       ['longest wait after restart', `${(longestWait / 1000).toFixed(2)} s`],
       ['longest "in progress" wait, no restart', `${((busyWaits.length > 0 ? Math.max(...busyWaits) : 0) / 1000).toFixed(2)} s`],
