@@ -23,10 +23,16 @@
  * Completion is detected by counting states in the read model (one cheap query every 200 ms).
  * Submitting stops after --max-seconds, so a slow service bounds the run time (about 4 minutes).
  *
+ * Then the submission core alone (scripts/bench-core.ts) on the same PostgreSQL, and the issue 19
+ * ratios with PASS/MISS: documents finalized per second, sustained (first submission to last
+ * final), against the core's documents/s (goal >= 40%); submit-to-final p99 as a client sees it
+ * (< 1 s); server and PostgreSQL CPU per accepted-and-finalized document against the core's
+ * (<= 2x); the server's peak RSS (< 400 MB).
+ *
  * Exits 1 only when something failed functionally: a submission not answered 200, or documents
  * not final_valid within --seconds after the last submission.
  *
- *   node --import tsx scripts/bench-delivery.ts [--count 10000] [--concurrency 32] [--seconds 120]
+ *   node --import tsx scripts/bench-delivery.ts [--count 10000] [--concurrency 32] [--seconds 120] [--core-seconds 5] [--port 3923] [--pg-port 54409]
  */
 import http from 'node:http';
 import os from 'node:os';

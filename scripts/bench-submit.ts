@@ -10,7 +10,10 @@
  * DocumentSubmitted event with the document and its XML), called in this process by 64 concurrent
  * callers on a fresh database of the same PostgreSQL, with no HTTP, read models or delivery. Its
  * CPU per document (this process and PostgreSQL) bounds what any end-to-end figure on this machine
- * can reach, and the table says so.
+ * can reach, and the table says so. Then the issue 19 ratios, each with PASS/MISS, judged on the
+ * last (highest) client count: its documents/s over HTTP against the core's measured in the same
+ * run (goal >= 50%), its p99 (< 250 ms), server and PostgreSQL CPU per accepted-and-finalized
+ * document against the core's (<= 2x), and the server's peak RSS (< 400 MB).
  *
  * Every request carries a fresh document number (autocannon's setupRequest splices it into a
  * pre-serialised body, so the client does almost no work per request). The server also
@@ -21,7 +24,8 @@
  * which one is the bottleneck. Exits 1 only when something failed functionally: a response
  * other than 200, or documents that never reach a terminal state within --drain-seconds.
  *
- *   node --import tsx scripts/bench-submit.ts [--seconds 10] [--count N] [--clients 1,16,64]
+ *   node --import tsx scripts/bench-submit.ts [--seconds 10] [--count N] [--clients 1,16,64] [--core-seconds 5] [--port 3921] [--pg-port 54399]
+ * BENCH_SERVER_NODE_ARGS adds node flags to the server (e.g. "--cpu-prof --cpu-prof-dir=var/prof").
  */
 import os from 'node:os';
 import autocannon from 'autocannon';
