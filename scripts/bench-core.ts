@@ -8,6 +8,7 @@
  * on a fresh database of the benchmarked server's PostgreSQL (which the idle server does not
  * read), with no HTTP, read models or delivery; the database is dropped afterwards.
  */
+import type pg from 'pg';
 import { produceInvoiceXml } from '../commands/artifacts.js';
 import { PostgresEventStore } from '../commands/eventstore/postgres.js';
 import { submitDocument } from '../commands/submissions.js';
@@ -139,3 +140,42 @@ export function printTargets(title: string, targets: readonly Target[]): void {
 }
 
 export const pct = (ratio: number): string => (Number.isFinite(ratio) ? `${(ratio * 100).toFixed(0)}%` : '–');
+
+/** PostgreSQL's own counters of the benchmarked database: commits, and rows written per table. */
+export interface PgActivity {
+  commits: number;
+  tables: Map<string, { inserted: number; updated: number; deleted: number }>;
+}
+
+export async function pgActivity(client: pg.Client): Promise<PgActivity> {
+  // Counters of this backend's own transactions are flushed first, so a snapshot sees the others'.
+  await client.query('select pg_stat_force_next_flush()').catch(() => {});
+  const { rows: db } = await client.query<{ commits: string }>('select xact_commit::text as commits from pg_stat_database where datname = current_database()');
+  const { rows } = await client.query<{ relname: string; ins: string; upd: string; del: string }>(
+    'select relname, n_tup_ins::text as ins, n_tup_upd::text as upd, n_tup_del::text as del from pg_stat_user_tables',
+  );
+  return {
+    commits: Number(db[0]?.commits ?? 0),
+    tables: new Map(rows.map((r) => [r.relname, { inserted: Number(r.ins), updated: Number(r.upd), deleted: Number(r.del) }])),
+  };
+}
+
+/** Commits and rows written per document between two snapshots (the tables written most first). */
+export function printPgPerDocument(before: PgActivity, after: PgActivity, documents: number): void {
+  const per = (n: number) => (n / documents).toFixed(2);
+  const rows: string[][] = [];
+  for (const [name, a] of after.tables) {
+    const b = before.tables.get(name) ?? { inserted: 0, updated: 0, deleted: 0 };
+    const ins = a.inserted - b.inserted;
+    const upd = a.updated - b.updated;
+    const del = a.deleted - b.deleted;
+    if (ins + upd + del > 0) rows.push([name, per(ins), per(upd), per(del), String(ins + upd + del)]);
+  }
+  rows.sort((x, y) => Number(y[4]) - Number(x[4]));
+  const total = rows.reduce((s, r) => s + Number(r[4]), 0);
+  console.log(
+    `\nPostgreSQL per document (its statistics counters, ${fmtInt(documents)} documents): ${per(after.commits - before.commits)} transactions committed, ` +
+      `${per(total)} rows written; by table:`,
+  );
+  console.log(renderTable(['table', 'inserted/doc', 'updated/doc', 'deleted/doc', 'rows'], rows.slice(0, 15).map((r) => [r[0]!, r[1]!, r[2]!, r[3]!, fmtInt(Number(r[4]))])));
+}

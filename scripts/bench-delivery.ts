@@ -41,7 +41,7 @@ import pg from 'pg';
 import { generateInvoiceXml, type CoreDocument } from '../domain/artifacts/index.js';
 import { TERMINAL_STATES } from '../domain/document/document.js';
 import { applyTemplate, identityTemplate, sampleDocument } from '../domain/validation/index.js';
-import { coreMsPerDoc, measureSubmissionCore, pct, printCore, printTargets, type CoreFigures } from './bench-core.js';
+import { coreMsPerDoc, measureSubmissionCore, pct, pgActivity, printCore, printPgPerDocument, printTargets, type CoreFigures } from './bench-core.js';
 import { BenchServer, runServerBenchmark, stopServerOnExit, benchTenant, coresBetween, type CpuSnapshot, distribution, fmtCores, fmtDist, fmtInt, fmtMs, httpRequest, positiveInt, otherCores, renderTable } from './bench-support.js';
 
 const TARGET_FINAL_PER_SECOND = 1_000;
@@ -243,6 +243,7 @@ async function main(): Promise<void> {
 
   // Submissions.
   const labels = Array.from({ length: opts.count }, (_, i) => `BENCH-${runId}-${i + 1}`);
+  const pg0 = await pgActivity(db);
   const cpu0 = server.cpu();
   const firstSentAt = now();
   const sampledDocs: Submitted[] = [];
@@ -274,6 +275,8 @@ async function main(): Promise<void> {
   // Completion (read model count), then the sampled documents' last polls.
   const allTerminalAt = await waitAllTerminal(base + docs.length, lastResponseAt + opts.seconds * 1000);
   const cpu2 = server.cpu();
+  await sleep(1200); // other backends flush their statistics counters within a second
+  const pg2 = await pgActivity(db);
   const pollDeadline = now() + 10_000;
   while (sampledDocs.some((d) => d.seenFinalAt === undefined) && now() < pollDeadline && !cleaning) await sleep(20);
   stopPolling = true;
@@ -358,6 +361,7 @@ async function main(): Promise<void> {
       `server and PostgreSQL CPU per document (submission, projections, delivery): ${cpuPerDoc.toFixed(1)} ms`,
   );
   console.log(`server peak RSS: ${rss.toFixed(0)} MB`);
+  printPgPerDocument(pg0, pg2, docs.length);
 
   // XML in process, with the server stopped (so it has a core to itself).
   const documentType = { base: 'tax_invoice', modifiers: [] as string[] };
