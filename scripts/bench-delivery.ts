@@ -89,6 +89,7 @@ const opts = program.opts<{
 const server = new BenchServer({ pgDir: 'var/pg-bench-delivery', pgPort: opts.pgPort, httpPort: opts.port, env: { SANDBOX_LATENCY_MS: '0' } });
 let db: pg.Client | null = null;
 const problems: string[] = [];
+let refusedByBackPressure = 0;
 const submitAgent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
 const pollAgent = new http.Agent({ keepAlive: true, maxSockets: 8 });
 
@@ -175,7 +176,13 @@ async function main(): Promise<void> {
 
   async function submit(label: string): Promise<Submitted | null> {
     const sentAt = now();
-    const res = await httpRequest(submitAgent, `${server.base}/api/v3/unify`, { method: 'POST', headers: submitHeaders, body: `${head}${label}${tail}` });
+    let res = await httpRequest(submitAgent, `${server.base}/api/v3/unify`, { method: 'POST', headers: submitHeaders, body: `${head}${label}${tail}` });
+    // The back-pressure's 503 (WRITE_* limits): nothing was stored; send it again a second later (the least Retry-After), as a client would.
+    while (res.status === 503 && !cleaning) {
+      refusedByBackPressure++;
+      await sleep(1000); // Retry-After is at least 1 s
+      res = await httpRequest(submitAgent, `${server.base}/api/v3/unify`, { method: 'POST', headers: submitHeaders, body: `${head}${label}${tail}` });
+    }
     const respondedAt = now();
     if (res.status !== 200) {
       problems.push(`submission ${label}: HTTP ${res.status} ${res.body.slice(0, 300)}`);
@@ -360,7 +367,7 @@ async function main(): Promise<void> {
     `CPU cores: this process / the server / its PostgreSQL / everything else on the machine; ` +
       `server and PostgreSQL CPU per document (submission, projections, delivery): ${cpuPerDoc.toFixed(1)} ms`,
   );
-  console.log(`server peak RSS: ${rss.toFixed(0)} MB`);
+  console.log(`server peak RSS: ${rss.toFixed(0)} MB; submissions refused by back-pressure (503, sent again after Retry-After): ${fmtInt(refusedByBackPressure)}`);
   printPgPerDocument(pg0, pg2, docs.length);
 
   // XML in process, with the server stopped (so it has a core to itself).
