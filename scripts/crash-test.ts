@@ -11,8 +11,8 @@
  *   that no key answered with, and no rejected document exists (every payload is valid);
  * - the Connect counts equal the distinct documents stored;
  * - the ledger holds each allowance change once (one event per answered key, none for a 412);
- * - each document's credits are metered once: one reservation per document and credits stream,
- *   and each final_valid document consumed exactly once;
+ * - each document's credits are metered once: one reservation per document and credits stream
+ *   (the submitting company has an allowance), and each final_valid document consumed exactly once;
  * - a rebuild of the documents and credits read models equals the live ones.
  * Prints the figures of the issue; exits 1 when a check fails.
  *
@@ -183,8 +183,18 @@ async function main(): Promise<void> {
     }
 
     // The submitting source, and one company with a current allowance per credit client.
-    const { source } = await onboard(0);
+    const { source, companyId: submittingCompany } = await onboard(0);
     const tenant = { source, apiKey };
+    // The submitting company has an allowance, so each document reserves credits and a final_valid one consumes them.
+    {
+      const now = Date.now();
+      const put = await httpRequest(agent, `${base}/v3/connect/credits/allowances/${submittingCompany}/current`, {
+        method: 'PUT',
+        headers: headers({ ...connect, 'idempotency-key': `setup-${submittingCompany}`, 'if-none-match': '*', 'x-environment': 'sandbox' }),
+        body: JSON.stringify({ limit: 1_000_000, periodType: 'monthly', startAt: new Date(now - 3_600_000).toISOString(), endAt: new Date(now + 30 * 86_400_000).toISOString(), reason: 'setup' }),
+      });
+      if (put.status !== 201) throw new Error(`creating the allowance of the submitting company failed: ${put.status} ${put.body.slice(0, 300)}`);
+    }
     const companies: string[] = [];
     for (let i = 1; i <= opts.creditClients; i++) {
       const { companyId } = await onboard(i);
@@ -293,6 +303,7 @@ async function main(): Promise<void> {
     // Metering: "<event type> <credits stream> <document id>" -> how many such events.
     const metering = new Map<string, number>();
     const consumed = new Set<string>();
+    const reserved = new Set<string>();
     const finalValid = new Set<string>();
     const waitFinal = Date.now() + 120_000;
     let finalMissing: string[] = [];
@@ -302,6 +313,7 @@ async function main(): Promise<void> {
       ledger.clear();
       metering.clear();
       consumed.clear();
+      reserved.clear();
       finalValid.clear();
       for (let after = START; ; ) {
         const page = await store.readAll(after, 5000);
@@ -315,10 +327,12 @@ async function main(): Promise<void> {
             ledger.set(e.metadata.idempotencyKey, commits.add(e.position.commit));
           }
           const meteredId = (e.data as { documentId?: unknown } | null)?.documentId;
-          if ((e.type === 'ReservationCreated' || e.type === 'ConsumptionFinalized') && typeof meteredId === 'string') {
-            const k = `${e.type} ${e.streamId} ${meteredId}`;
+          if ((e.type === 'ReservationCreated' || e.type === 'ReservationRefused' || e.type === 'ConsumptionFinalized') && typeof meteredId === 'string') {
+            // A reservation decision (created or refused) and a consumption, each once per document.
+            const k = `${e.type === 'ConsumptionFinalized' ? 'consumption' : 'reservation'} ${e.streamId} ${meteredId}`;
             metering.set(k, (metering.get(k) ?? 0) + 1);
             if (e.type === 'ConsumptionFinalized') consumed.add(meteredId);
+            if (e.type === 'ReservationCreated') reserved.add(meteredId);
           }
         }
         after = page[page.length - 1]!.position;
@@ -330,7 +344,7 @@ async function main(): Promise<void> {
         if (state !== 'final_valid' && state !== 'final_invalid') finalMissing.push(`${id} (${state})`);
         if (state === 'final_valid') finalValid.add(id);
       }
-      unconsumed = [...finalValid].filter((id) => !consumed.has(id));
+      unconsumed = [...finalValid].filter((id) => !consumed.has(id) || !reserved.has(id));
       if ((finalMissing.length === 0 && unconsumed.length === 0) || Date.now() > waitFinal) break;
       await sleep(1000);
     }
@@ -342,7 +356,7 @@ async function main(): Promise<void> {
     const consumedUnknown = [...consumed].filter((id) => !documents.has(id));
     const meteringProblems = meteredTwice.length + unconsumed.length + consumedUnknown.length;
     if (meteredTwice.length > 0) problems.push(`${meteredTwice.length} documents metered more than once: ${meteredTwice.slice(0, 3).join(', ')}`);
-    if (unconsumed.length > 0) problems.push(`${unconsumed.length} final_valid documents whose credits were never consumed: ${unconsumed.slice(0, 3).join(', ')}`);
+    if (unconsumed.length > 0) problems.push(`${unconsumed.length} final_valid documents whose credits were never reserved and consumed: ${unconsumed.slice(0, 3).join(', ')}`);
     if (consumedUnknown.length > 0) problems.push(`${consumedUnknown.length} consumptions of documents not in the log: ${consumedUnknown.slice(0, 3).join(', ')}`);
 
     const liveByNumber = new Map<string, number>();
