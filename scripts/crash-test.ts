@@ -443,7 +443,7 @@ async function main(): Promise<void> {
       ['phantom', phantom],
       ['differing replays', differing.length],
       ['ledger changes not exactly once', ledgerProblems],
-      ['documents final_valid / consumed once', `${finalValid.size} / ${[...consumed].filter((id) => finalValid.has(id)).length}`],
+      ['final_valid / consumed once', `${finalValid.size} / ${[...consumed].filter((id) => finalValid.has(id)).length}`],
       ['metering not exactly once', meteringProblems],
       ['rebuild rows differing from live', rebuildDiffers],
       ['longest wait after restart', `${(longestWait / 1000).toFixed(2)} s`],
