@@ -42,6 +42,9 @@ export async function conflictBackoff(attempt: number, deadline: number): Promis
 
 const EVENT_ID_NAMESPACE = '6f1c8e4e-3b7a-5d2e-9c41-2b8f0a7d5e13';
 
+/** The id of a command's `index`-th event derived from `idSeed` (see execute's `idSeed`). */
+export const seededEventId = (idSeed: string, index: number | string): string => uuidv5(`${idSeed}/${index}`, EVENT_ID_NAMESPACE);
+
 /** Who asked, and why: becomes the metadata of every event the command writes. */
 export interface CommandContext {
   readonly now: Date;
@@ -136,7 +139,7 @@ export async function execute<C, S, E extends DomainEvent>(
     if (events.length === 0) return { state: after, events, appended: null };
     const metadata = eventMetadata(ctx);
     const toAppend: NewEvent[] = events.map((e, i) => ({
-      id: options.idSeed ? uuidv5(`${options.idSeed}/${i}`, EVENT_ID_NAMESPACE) : randomUUID(),
+      id: options.idSeed ? seededEventId(options.idSeed, i) : randomUUID(),
       type: e.type,
       schemaVersion: (decider.events as Record<string, { version: number }>)[e.type]!.version,
       data: e.data,

@@ -19,6 +19,7 @@ import { errorMiddleware } from './error-middleware.js';
 import { HttpProblem, type Family } from './errors.js';
 import type { ReadinessProbe } from './health.js';
 import { workspaceRateLimit } from './rate-limit.js';
+import { writeLimit, type WriteLimiter } from './write-limit.js';
 import { requestContext } from './request-context.js';
 import { documentationRoutes } from './openapi/routes.js';
 import { recordHttpRequest } from '../platform/metrics.js';
@@ -71,11 +72,13 @@ export function registeredRoutes(app: Koa): RegisteredRoute[] {
   return [...(registered.get(app) ?? [])];
 }
 
-export function mountFamily(app: Koa, deps: HttpDeps, auth: Authenticator, family: FamilyRoutes): void {
+export function mountFamily(app: Koa, deps: HttpDeps, auth: Authenticator, family: FamilyRoutes, limiter?: WriteLimiter): void {
   const router = family.routes(deps, auth);
   register(app, family.family, router);
   const familyMiddleware: Koa.Middleware[] = [auth.middleware(family.family)];
   if (family.family === 'connect') familyMiddleware.push(workspaceRateLimit(deps.config.connectRateLimit));
+  // The one bound on executing write requests, shared by every family (before the body is read).
+  if (limiter) familyMiddleware.push(limiter);
   familyMiddleware.push(jsonBody(deps.config.http.bodyLimitBytes));
   const under = (path: string) => path === family.prefix || path.startsWith(`${family.prefix}/`);
   const chain = compose([
@@ -133,6 +136,7 @@ export function createHttpApp(deps: HttpDeps, families: readonly FamilyRoutes[])
   app.use(system.routes());
   app.use(system.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }));
 
-  for (const family of families) mountFamily(app, deps, auth, family);
+  const limiter = writeLimit(deps.config.writeLimit);
+  for (const family of families) mountFamily(app, deps, auth, family, limiter);
   return app;
 }

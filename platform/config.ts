@@ -17,6 +17,8 @@ export interface Config {
   projections: { batchSize: number; waitTimeoutMs: number; stalledAfterMs: number };
   /** Connect requests per second per workspace (token bucket; 0 disables) and burst size. */
   connectRateLimit: { perSecond: number; burst: number };
+  /** Back-pressure (http/write-limit.ts): write requests executing at once (0: no limit), waiting at most, longest wait. */
+  writeLimit: { concurrency: number; queueLength: number; queueTimeoutMs: number };
   /** Where the invoice query finds documents (readmodels/search). */
   search: {
     engine: 'postgres' | 'elasticsearch';
@@ -108,6 +110,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     connectRateLimit: {
       perSecond: intFrom('CONNECT_RATE_LIMIT_PER_SECOND', 100, env),
       burst: intFrom('CONNECT_RATE_LIMIT_BURST', 200, env),
+    },
+    writeLimit: {
+      concurrency: intFrom('WRITE_CONCURRENCY', 32, env),
+      queueLength: intFrom('WRITE_QUEUE_LENGTH', 256, env),
+      queueTimeoutMs: intFrom('WRITE_QUEUE_TIMEOUT_MS', 2000, env),
     },
     search: { engine: searchEngine, elasticsearchUrl, elasticsearchIndexPrefix },
     delivery: {

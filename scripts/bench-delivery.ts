@@ -23,10 +23,16 @@
  * Completion is detected by counting states in the read model (one cheap query every 200 ms).
  * Submitting stops after --max-seconds, so a slow service bounds the run time (about 4 minutes).
  *
+ * Then the submission core alone (scripts/bench-core.ts) on the same PostgreSQL, and the issue 19
+ * ratios with PASS/MISS: documents finalized per second, sustained (first submission to last
+ * final), against the core's documents/s (goal >= 40%); submit-to-final p99 as a client sees it
+ * (< 1 s); server and PostgreSQL CPU per accepted-and-finalized document against the core's
+ * (<= 2x); the server's peak RSS (< 400 MB).
+ *
  * Exits 1 only when something failed functionally: a submission not answered 200, or documents
  * not final_valid within --seconds after the last submission.
  *
- *   node --import tsx scripts/bench-delivery.ts [--count 10000] [--concurrency 32] [--seconds 120]
+ *   node --import tsx scripts/bench-delivery.ts [--count 10000] [--concurrency 32] [--seconds 120] [--core-seconds 5] [--port 3923] [--pg-port 54409]
  */
 import http from 'node:http';
 import os from 'node:os';
@@ -35,11 +41,17 @@ import pg from 'pg';
 import { generateInvoiceXml, type CoreDocument } from '../domain/artifacts/index.js';
 import { TERMINAL_STATES } from '../domain/document/document.js';
 import { applyTemplate, identityTemplate, sampleDocument } from '../domain/validation/index.js';
+import { coreMsPerDoc, measureSubmissionCore, pct, pgActivity, printCore, printPgPerDocument, printTargets, type CoreFigures } from './bench-core.js';
 import { BenchServer, runServerBenchmark, stopServerOnExit, benchTenant, coresBetween, type CpuSnapshot, distribution, fmtCores, fmtDist, fmtInt, fmtMs, httpRequest, positiveInt, otherCores, renderTable } from './bench-support.js';
 
 const TARGET_FINAL_PER_SECOND = 1_000;
 const TARGET_P99_MS = 2_000;
 const TARGET_XML_PER_SECOND = 5_000;
+// The ratios to the submission core measured in the same run (issue 19's goal).
+const TARGET_CORE_SHARE = 0.4;
+const TARGET_RATIO_P99_MS = 1_000;
+const TARGET_CPU_RATIO = 2;
+const TARGET_RSS_MB = 400;
 
 
 const program = new Command('bench-delivery')
@@ -53,7 +65,9 @@ const program = new Command('bench-delivery')
   .option('--poll-interval <ms>', 'shortest time between two polls of one document', positiveInt(), 25)
   .option('--poll-rate <n>', 'most status polls per second in all', positiveInt(), 100)
   .option('--poll-share <x>', 'while submitting, most polls per submission answered', (v) => Number(v), 0.5)
+  .option('--core-seconds <n>', 'measuring time of the submission core alone (0: skip it)', (v) => (v === '0' ? 0 : positiveInt()(v)), 5)
   .option('--xml-seconds <n>', 'measuring time of the in-process XML figure', positiveInt(), 3)
+  .option('--pg-port <n>', 'port of the embedded PostgreSQL', positiveInt(), 54409)
   .option('--port <n>', 'HTTP port of the server', positiveInt(), 3923)
   .parse();
 const opts = program.opts<{
@@ -67,12 +81,15 @@ const opts = program.opts<{
   pollRate: number;
   pollShare: number;
   xmlSeconds: number;
+  coreSeconds: number;
   port: number;
+  pgPort: number;
 }>();
 
-const server = new BenchServer({ pgDir: 'var/pg-bench-delivery', pgPort: 54409, httpPort: opts.port, env: { SANDBOX_LATENCY_MS: '0' } });
+const server = new BenchServer({ pgDir: 'var/pg-bench-delivery', pgPort: opts.pgPort, httpPort: opts.port, env: { SANDBOX_LATENCY_MS: '0' } });
 let db: pg.Client | null = null;
 const problems: string[] = [];
+let refusedByBackPressure = 0;
 const submitAgent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
 const pollAgent = new http.Agent({ keepAlive: true, maxSockets: 8 });
 
@@ -159,7 +176,13 @@ async function main(): Promise<void> {
 
   async function submit(label: string): Promise<Submitted | null> {
     const sentAt = now();
-    const res = await httpRequest(submitAgent, `${server.base}/api/v3/unify`, { method: 'POST', headers: submitHeaders, body: `${head}${label}${tail}` });
+    let res = await httpRequest(submitAgent, `${server.base}/api/v3/unify`, { method: 'POST', headers: submitHeaders, body: `${head}${label}${tail}` });
+    // The back-pressure's 503 (WRITE_* limits): nothing was stored; send it again a second later (the least Retry-After), as a client would.
+    while (res.status === 503 && !cleaning) {
+      refusedByBackPressure++;
+      await sleep(1000); // Retry-After is at least 1 s
+      res = await httpRequest(submitAgent, `${server.base}/api/v3/unify`, { method: 'POST', headers: submitHeaders, body: `${head}${label}${tail}` });
+    }
     const respondedAt = now();
     if (res.status !== 200) {
       problems.push(`submission ${label}: HTTP ${res.status} ${res.body.slice(0, 300)}`);
@@ -227,6 +250,7 @@ async function main(): Promise<void> {
 
   // Submissions.
   const labels = Array.from({ length: opts.count }, (_, i) => `BENCH-${runId}-${i + 1}`);
+  const pg0 = await pgActivity(db);
   const cpu0 = server.cpu();
   const firstSentAt = now();
   const sampledDocs: Submitted[] = [];
@@ -258,6 +282,8 @@ async function main(): Promise<void> {
   // Completion (read model count), then the sampled documents' last polls.
   const allTerminalAt = await waitAllTerminal(base + docs.length, lastResponseAt + opts.seconds * 1000);
   const cpu2 = server.cpu();
+  await sleep(1200); // other backends flush their statistics counters within a second
+  const pg2 = await pgActivity(db);
   const pollDeadline = now() + 10_000;
   while (sampledDocs.some((d) => d.seenFinalAt === undefined) && now() < pollDeadline && !cleaning) await sleep(20);
   stopPolling = true;
@@ -278,6 +304,8 @@ async function main(): Promise<void> {
     doc.state = row?.state ?? 'missing';
     if (row && isTerminal(row.state)) doc.finalAt = row.last_updated_at.getTime();
   }
+  // The submission core alone, while the server is idle (its PostgreSQL serves both).
+  const core: CoreFigures | null = opts.coreSeconds > 0 && !cleaning ? await measureSubmissionCore(server, 64, opts.coreSeconds) : null;
   await cleanup();
 
   const byState = new Map<string, number>();
@@ -339,7 +367,8 @@ async function main(): Promise<void> {
     `CPU cores: this process / the server / its PostgreSQL / everything else on the machine; ` +
       `server and PostgreSQL CPU per document (submission, projections, delivery): ${cpuPerDoc.toFixed(1)} ms`,
   );
-  console.log(`server peak RSS: ${rss.toFixed(0)} MB`);
+  console.log(`server peak RSS: ${rss.toFixed(0)} MB; submissions refused by back-pressure (503, sent again after Retry-After): ${fmtInt(refusedByBackPressure)}`);
+  printPgPerDocument(pg0, pg2, docs.length);
 
   // XML in process, with the server stopped (so it has a core to itself).
   const documentType = { base: 'tax_invoice', modifiers: [] as string[] };
@@ -369,6 +398,22 @@ async function main(): Promise<void> {
       `p99 submit-to-final < ${fmtMs(TARGET_P99_MS)} (as a client sees it): ${observed.p99 < TARGET_P99_MS ? 'met' : 'NOT met'} (${fmtMs(observed.p99)}; recorded by the server ${fmtMs(recorded.p99)}); ` +
       `XML >= ${fmtInt(TARGET_XML_PER_SECOND)}/s: ${xmlPerSecond >= TARGET_XML_PER_SECOND ? 'met' : 'NOT met'} (${fmtInt(xmlPerSecond)})`,
   );
+  if (core) {
+    printCore(core);
+    const share = finalPerSecond / core.perSecond;
+    const cpuRatio = cpuPerDoc / coreMsPerDoc(core);
+    printTargets('issue 19 goal, ratios to the submission core measured in this run:', [
+      { name: 'documents finalized/s, sustained, vs the core\'s documents/s', figure: `${fmtInt(finalPerSecond)} / ${fmtInt(core.perSecond)} = ${pct(share)}`, target: `>= ${pct(TARGET_CORE_SHARE)}`, met: share >= TARGET_CORE_SHARE },
+      { name: 'submit-to-final p99 (as a client sees it)', figure: fmtMs(observed.p99), target: `< ${fmtMs(TARGET_RATIO_P99_MS)}`, met: observed.p99 < TARGET_RATIO_P99_MS },
+      {
+        name: 'server+pg CPU per accepted-and-finalized document vs the core\'s',
+        figure: `${cpuPerDoc.toFixed(1)} / ${coreMsPerDoc(core).toFixed(2)} ms = ${cpuRatio.toFixed(1)}×`,
+        target: `<= ${TARGET_CPU_RATIO}×`,
+        met: cpuRatio <= TARGET_CPU_RATIO,
+      },
+      { name: 'server peak RSS', figure: `${rss.toFixed(0)} MB`, target: `< ${TARGET_RSS_MB} MB`, met: rss < TARGET_RSS_MB },
+    ]);
+  }
   if (Number.isFinite(observedPerSecond)) {
     console.log(`(first submit to all final as seen in the read model: ${fmtInt(observedPerSecond)} documents/s)`);
   }

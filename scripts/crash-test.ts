@@ -11,6 +11,8 @@
  *   that no key answered with, and no rejected document exists (every payload is valid);
  * - the Connect counts equal the distinct documents stored;
  * - the ledger holds each allowance change once (one event per answered key, none for a 412);
+ * - each document's credits are metered once: one reservation per document and credits stream
+ *   (the submitting company has an allowance), and each final_valid document consumed exactly once;
  * - a rebuild of the documents and credits read models equals the live ones.
  * Prints the figures of the issue; exits 1 when a check fails.
  *
@@ -181,8 +183,18 @@ async function main(): Promise<void> {
     }
 
     // The submitting source, and one company with a current allowance per credit client.
-    const { source } = await onboard(0);
+    const { source, companyId: submittingCompany } = await onboard(0);
     const tenant = { source, apiKey };
+    // The submitting company has an allowance, so each document reserves credits and a final_valid one consumes them.
+    {
+      const now = Date.now();
+      const put = await httpRequest(agent, `${base}/v3/connect/credits/allowances/${submittingCompany}/current`, {
+        method: 'PUT',
+        headers: headers({ ...connect, 'idempotency-key': `setup-${submittingCompany}`, 'if-none-match': '*', 'x-environment': 'sandbox' }),
+        body: JSON.stringify({ limit: 1_000_000, periodType: 'monthly', startAt: new Date(now - 3_600_000).toISOString(), endAt: new Date(now + 30 * 86_400_000).toISOString(), reason: 'setup' }),
+      });
+      if (put.status !== 201) throw new Error(`creating the allowance of the submitting company failed: ${put.status} ${put.body.slice(0, 300)}`);
+    }
     const companies: string[] = [];
     for (let i = 1; i <= opts.creditClients; i++) {
       const { companyId } = await onboard(i);
@@ -288,11 +300,21 @@ async function main(): Promise<void> {
 
     const documents = new Map<string, RecordedEvent>();
     const ledger = new Map<string, Set<bigint>>();
+    // Metering: "<event type> <credits stream> <document id>" -> how many such events.
+    const metering = new Map<string, number>();
+    const consumed = new Set<string>();
+    const reserved = new Set<string>();
+    const finalValid = new Set<string>();
     const waitFinal = Date.now() + 120_000;
     let finalMissing: string[] = [];
+    let unconsumed: string[] = [];
     for (;;) {
       documents.clear();
       ledger.clear();
+      metering.clear();
+      consumed.clear();
+      reserved.clear();
+      finalValid.clear();
       for (let after = START; ; ) {
         const page = await store.readAll(after, 5000);
         if (page.length === 0) break;
@@ -304,6 +326,14 @@ async function main(): Promise<void> {
             const commits = ledger.get(e.metadata.idempotencyKey) ?? new Set<bigint>();
             ledger.set(e.metadata.idempotencyKey, commits.add(e.position.commit));
           }
+          const meteredId = (e.data as { documentId?: unknown } | null)?.documentId;
+          if ((e.type === 'ReservationCreated' || e.type === 'ReservationRefused' || e.type === 'ConsumptionFinalized') && typeof meteredId === 'string') {
+            // A reservation decision (created or refused) and a consumption, each once per document.
+            const k = `${e.type === 'ConsumptionFinalized' ? 'consumption' : 'reservation'} ${e.streamId} ${meteredId}`;
+            metering.set(k, (metering.get(k) ?? 0) + 1);
+            if (e.type === 'ConsumptionFinalized') consumed.add(meteredId);
+            if (e.type === 'ReservationCreated') reserved.add(meteredId);
+          }
         }
         after = page[page.length - 1]!.position;
       }
@@ -312,13 +342,22 @@ async function main(): Promise<void> {
         const id = r.first!.identity.split(' ')[1]!;
         const state = foldRecorded(documentDecider, await store.readStream(`document-${id}`)).state.state;
         if (state !== 'final_valid' && state !== 'final_invalid') finalMissing.push(`${id} (${state})`);
+        if (state === 'final_valid') finalValid.add(id);
       }
-      if (finalMissing.length === 0 || Date.now() > waitFinal) break;
+      unconsumed = [...finalValid].filter((id) => !consumed.has(id) || !reserved.has(id));
+      if ((finalMissing.length === 0 && unconsumed.length === 0) || Date.now() > waitFinal) break;
       await sleep(1000);
     }
     const lost = acknowledged.filter((r) => !documents.has(r.first!.identity.split(' ')[1]!));
     for (const r of lost.slice(0, 5)) problems.push(`acknowledged document of key ${r.key} is not in the log`);
     if (finalMissing.length > 0) problems.push(`${finalMissing.length} acknowledged documents did not reach a final state: ${finalMissing.slice(0, 5).join(', ')}`);
+    // Credits metered once per document: no second reservation or consumption, no final_valid document unconsumed.
+    const meteredTwice = [...metering].filter(([, n]) => n > 1).map(([k, n]) => `${k} x${n}`);
+    const consumedUnknown = [...consumed].filter((id) => !documents.has(id));
+    const meteringProblems = meteredTwice.length + unconsumed.length + consumedUnknown.length;
+    if (meteredTwice.length > 0) problems.push(`${meteredTwice.length} documents metered more than once: ${meteredTwice.slice(0, 3).join(', ')}`);
+    if (unconsumed.length > 0) problems.push(`${unconsumed.length} final_valid documents whose credits were never reserved and consumed: ${unconsumed.slice(0, 3).join(', ')}`);
+    if (consumedUnknown.length > 0) problems.push(`${consumedUnknown.length} consumptions of documents not in the log: ${consumedUnknown.slice(0, 3).join(', ')}`);
 
     const liveByNumber = new Map<string, number>();
     let rejected = 0;
@@ -404,6 +443,8 @@ async function main(): Promise<void> {
       ['phantom', phantom],
       ['differing replays', differing.length],
       ['ledger changes not exactly once', ledgerProblems],
+      ['final_valid / consumed once', `${finalValid.size} / ${[...consumed].filter((id) => finalValid.has(id)).length}`],
+      ['metering not exactly once', meteringProblems],
       ['rebuild rows differing from live', rebuildDiffers],
       ['longest wait after restart', `${(longestWait / 1000).toFixed(2)} s`],
       ['longest "in progress" wait, no restart', `${((busyWaits.length > 0 ? Math.max(...busyWaits) : 0) / 1000).toFixed(2)} s`],

@@ -7,6 +7,17 @@
  * refuses a step taken twice, event ids derive from (document, attempt, step), and the
  * destination recognises a document it already received by its UUID. A document left in
  * `processing` (its answer was never recorded) is sent again under the same attempt.
+ *
+ * No step reads the document's whole stream in the usual case. The delivery reactor works from
+ * the DocumentSubmitted event it reacts to (the stream's first event): it appends the delivery's
+ * start with revision 0 expected, and each later step with the revision its previous append
+ * returned. The worker (retries, final results collected later) works from the document's
+ * delivery snapshot (domain/delivery/snapshot.ts), appended with the step after which the
+ * document waits for it, and reads the submitted XML (the stream's first event alone) only when
+ * it sends the document again. Either way the first append expects the revision the view was
+ * taken at: when the stream has moved on (another runner, a crash's replay), nothing is sent or
+ * written from the stale view; the stream is read and the step decided afresh, so two runners
+ * never deliver twice.
  */
 import { recordDeliveryAttempt } from '../../platform/metrics.js';
 import { createHash } from 'node:crypto';
@@ -14,6 +25,7 @@ import type * as t from 'io-ts';
 import { v5 as uuidv5 } from 'uuid';
 import { generateInvoiceXml, generateTaxDataDocument, type CoreDocument } from '../../domain/artifacts/index.js';
 import { destinationFor, retryDelayMs } from '../../domain/delivery/policy.js';
+import { DeliverySnapshotTaken, deliverySnapshotStream, type DeliverySnapshot } from '../../domain/delivery/snapshot.js';
 import { nextLink, ZatcaInvoiceChained, type ZatcaLink } from '../../domain/delivery/zatca-chain.js';
 import {
   DeliveryFailed,
@@ -23,13 +35,14 @@ import {
   documentStream,
   type DocumentCommand,
   type DocumentErrorItem,
+  type DocumentState,
   type DocumentStateView,
 } from '../../domain/document/document.js';
 import { DomainError } from '../../domain/errors.js';
 import { decodeEventData, type EventDefinition } from '../../domain/events/envelope.js';
 import type { Clock } from '../../platform/clock.js';
-import { WrongExpectedVersionError, type EventStore, type RecordedEvent } from '../eventstore/port.js';
-import { eventMetadata, execute, foldRecorded, type CommandContext, type Loaded } from '../execute.js';
+import { WrongExpectedVersionError, type EventStore, type NewEvent, type RecordedEvent, type StreamAppend } from '../eventstore/port.js';
+import { CONFLICT_RETRY_BUDGET_MS, ConcurrencyConflictError, conflictBackoff, eventMetadata, foldRecorded, loadAggregate, seededEventId, type CommandContext, type Loaded } from '../execute.js';
 import type { ConnectorRegistry, DeliveryRequest } from './connector.js';
 
 export interface DeliveryPolicy {
@@ -49,34 +62,109 @@ export type DeliveryOutcome = 'delivered' | 'final' | 'retry_scheduled' | 'faile
 
 const CHAIN_NAMESPACE = '0b8f5a52-1d7e-5c3a-8e6f-4a9d2c7b1e30';
 
-interface DocumentHistory {
-  events: RecordedEvent[];
-  submitted: t.TypeOf<typeof DocumentSubmitted.codec>;
-  loaded: Loaded<DocumentStateView>;
-  ctx: CommandContext;
+/** What delivery needs of the submission: the DocumentSubmitted event without its artifacts. */
+interface Submission {
+  documentId: string;
+  uuid: string;
+  documentNumber: string | null;
+  country: string;
+  environment: string;
+  documentType: { base: string; modifiers: string[]; variant?: string | null };
+  sourceName: string;
+  coreDocument: unknown;
 }
 
 /**
- * The document's events. A reactor passes the DocumentSubmitted event it reacts to (always the
- * stream's first event): only the events after it are read then, not the submitted document
- * (with its XML) again.
+ * A document as the delivery step sees it: its state at a revision of its stream, and what the
+ * step needs besides. `from` says where it came from: the stream itself (up to date when read),
+ * or the reactor's event or the snapshot (perhaps stale: the first append finds out).
  */
-async function history(deps: DeliveryDeps, documentId: string, submittedEvent?: RecordedEvent): Promise<DocumentHistory | null> {
+interface DocumentHistory {
+  from: 'event' | 'snapshot' | 'stream';
+  submitted: Submission;
+  loaded: Loaded<DocumentStateView>;
+  ctx: CommandContext;
+  lastFailure: { retryable: boolean; nextAttemptAt: string | null } | null;
+  deliveredGovernment: unknown;
+  /** The submitted XML (base64), read when needed. */
+  xmlBase64(): Promise<string | null>;
+}
+
+/** The view was taken at an older revision than the stream's: read the stream and decide again. */
+class StaleView extends Error {
+  override readonly name = 'StaleView';
+}
+
+type Submitted = t.TypeOf<typeof DocumentSubmitted.codec>;
+
+function submissionOf(s: Submitted): Submission {
+  const { documentId, uuid, documentNumber, country, environment, documentType, coreDocument } = s;
+  return { documentId, uuid, documentNumber, country, environment, documentType, sourceName: s.source.name, coreDocument };
+}
+
+function contextOf(deps: DeliveryDeps, environment: string, context: DeliverySnapshot['context']): CommandContext {
+  return { now: deps.clock.now(), workspaceId: context.workspaceId, environment, correlationId: context.correlationId, causationId: context.causationId, actor: 'delivery' };
+}
+
+function submittedContext(first: RecordedEvent): DeliverySnapshot['context'] {
+  return { workspaceId: first.metadata.workspaceId ?? null, correlationId: first.metadata.correlationId ?? null, causationId: first.id };
+}
+
+/** The document's events read from its stream (the fallback, and the tests' path). */
+async function fromStream(deps: DeliveryDeps, documentId: string, submittedEvent?: RecordedEvent): Promise<DocumentHistory | null> {
   const stream = documentStream(documentId);
+  // The reactor's DocumentSubmitted event is the stream's first: only what follows it is read then.
   const known = submittedEvent && submittedEvent.streamId === stream && submittedEvent.revision === 0n ? submittedEvent : null;
   const events = known ? [known, ...(await deps.store.readStream(stream, { fromRevision: 1n }))] : await deps.store.readStream(stream);
   const first = events[0];
   if (!first || first.type !== DocumentSubmitted.type) return null;
   const submitted = decodeEventData(DocumentSubmitted, first.schemaVersion, first.data);
-  const ctx: CommandContext = {
-    now: deps.clock.now(),
-    workspaceId: first.metadata.workspaceId ?? null,
-    environment: submitted.environment,
-    correlationId: first.metadata.correlationId,
-    causationId: first.id,
-    actor: 'delivery',
+  const failure = lastOfType(events, DeliveryFailed);
+  const delivered = lastOfType(events, Delivered);
+  return {
+    from: 'stream',
+    submitted: submissionOf(submitted),
+    loaded: foldRecorded(documentDecider, events),
+    ctx: contextOf(deps, submitted.environment, submittedContext(first)),
+    lastFailure: failure ? { retryable: failure.retryable, nextAttemptAt: failure.nextAttemptAt ?? null } : null,
+    deliveredGovernment: delivered?.government ?? null,
+    xmlBase64: async () => submitted.xmlBase64,
   };
-  return { events, submitted, loaded: foldRecorded(documentDecider, events), ctx };
+}
+
+/** The reactor's view: the DocumentSubmitted event alone, the stream assumed at revision 0. */
+function fromSubmittedEvent(deps: DeliveryDeps, event: RecordedEvent): DocumentHistory | null {
+  if (event.type !== DocumentSubmitted.type || event.revision !== 0n) return null;
+  const submitted = decodeEventData(DocumentSubmitted, event.schemaVersion, event.data);
+  return {
+    from: 'event',
+    submitted: submissionOf(submitted),
+    loaded: foldRecorded(documentDecider, [event]),
+    ctx: contextOf(deps, submitted.environment, submittedContext(event)),
+    lastFailure: null,
+    deliveredGovernment: null,
+    xmlBase64: async () => submitted.xmlBase64,
+  };
+}
+
+/** The worker's view: the document's last delivery snapshot, or null when it has none. */
+async function fromSnapshot(deps: DeliveryDeps, documentId: string): Promise<DocumentHistory | null> {
+  const [last] = await deps.store.readStream(deliverySnapshotStream(documentId), { backwards: true, maxCount: 1 });
+  if (!last || last.type !== DeliverySnapshotTaken.type) return null;
+  const snap = decodeEventData(DeliverySnapshotTaken, last.schemaVersion, last.data);
+  return {
+    from: 'snapshot',
+    submitted: snap.submission,
+    loaded: { state: { ...snap.state, state: snap.state.state as DocumentState }, revision: BigInt(snap.documentRevision) },
+    ctx: contextOf(deps, snap.submission.environment, snap.context),
+    lastFailure: snap.lastFailure,
+    deliveredGovernment: snap.deliveredGovernment ?? null,
+    // The stream's first event alone, and only when the document is sent again.
+    xmlBase64: async () => {
+      const [first] = await deps.store.readStream(documentStream(documentId), { maxCount: 1 });
+      return first ? decodeEventData(DocumentSubmitted, first.schemaVersion, first.data).xmlBase64 : null;
+    },
+  };
 }
 
 function lastOfType<A>(events: RecordedEvent[], def: EventDefinition<A>): A | null {
@@ -110,7 +198,7 @@ function request(h: DocumentHistory, attempt: number, xmlBase64: string | null, 
  */
 async function chainZatcaInvoice(deps: DeliveryDeps, h: DocumentHistory): Promise<{ xmlBase64: string; invoiceHash: string }> {
   const s = h.submitted;
-  const sellerVat = (s.coreDocument as CoreDocument)?.parties?.seller?.taxIds?.[0]?.value ?? s.source.name;
+  const sellerVat = (s.coreDocument as CoreDocument)?.parties?.seller?.taxIds?.[0]?.value ?? s.sourceName;
   const chainStream = `zatcachain-${createHash('sha256').update(`${h.ctx.workspaceId}\n${s.environment}\n${String(sellerVat)}`).digest('hex')}`;
   const eventId = uuidv5(`${s.documentId}:zatca-link`, CHAIN_NAMESPACE);
   const xmlFor = (link: { counter: number; previousInvoiceHash: string }) =>
@@ -152,12 +240,65 @@ async function chainZatcaInvoice(deps: DeliveryDeps, h: DocumentHistory): Promis
   throw new Error(`could not extend the ZATCA chain of seller ${String(sellerVat)}: too much contention`);
 }
 
-async function record(deps: DeliveryDeps, h: DocumentHistory, loaded: Loaded<DocumentStateView>, command: DocumentCommand, step: string) {
-  const attempt = loaded.state.attempts;
-  return execute(deps.store, documentDecider, documentStream(h.submitted.documentId), command, h.ctx, {
-    idSeed: `${h.submitted.documentId}:${attempt}:${step}`,
-    loaded,
-  });
+/** The snapshot of a document after a step (see domain/delivery/snapshot.ts). */
+function snapshotAfter(h: DocumentHistory, state: DocumentStateView, revision: bigint, extra: Pick<DeliverySnapshot, 'lastFailure' | 'deliveredGovernment'>): DeliverySnapshot {
+  return {
+    documentRevision: revision.toString(),
+    state,
+    submission: h.submitted,
+    context: { workspaceId: h.ctx.workspaceId ?? null, correlationId: h.ctx.correlationId ?? null, causationId: h.ctx.causationId ?? null },
+    ...extra,
+  };
+}
+
+/**
+ * Decides one step on `loaded` and appends its events with `loaded`'s revision expected (and,
+ * with `snapshot`, the document's delivery snapshot after it, in the same append). On a view
+ * that may be stale (`h.from` is not the stream) a conflict of the first step is StaleView;
+ * otherwise a conflict re-decides on the stream's fresh state, within the usual retry budget.
+ */
+async function record(
+  deps: DeliveryDeps,
+  h: DocumentHistory,
+  loaded: Loaded<DocumentStateView>,
+  command: DocumentCommand,
+  step: string,
+  options: { firstOfView?: boolean; snapshot?: Pick<DeliverySnapshot, 'lastFailure' | 'deliveredGovernment'> } = {},
+): Promise<{ state: DocumentStateView; revision: bigint; replayed: boolean }> {
+  const stream = documentStream(h.submitted.documentId);
+  const idSeed = `${h.submitted.documentId}:${loaded.state.attempts}:${step}`;
+  const deadline = Date.now() + CONFLICT_RETRY_BUDGET_MS;
+  for (let attempt = 1; ; attempt++) {
+    const current = attempt === 1 ? loaded : await loadAggregate(deps.store, documentDecider, stream);
+    const events = documentDecider.decide(command, current.state);
+    const state = events.reduce((st, e) => documentDecider.evolve(st, e), current.state);
+    const metadata = eventMetadata(h.ctx);
+    const toAppend: NewEvent[] = events.map((e, i) => ({
+      id: seededEventId(idSeed, i),
+      type: e.type,
+      schemaVersion: (documentDecider.events as Record<string, { version: number }>)[e.type]!.version,
+      data: e.data,
+      metadata,
+    }));
+    const revision = (current.revision === 'no_stream' ? -1n : current.revision) + BigInt(events.length);
+    const parts: StreamAppend[] = [{ streamId: stream, events: toAppend, expected: current.revision }];
+    if (options.snapshot) {
+      const snapshot = snapshotAfter(h, state, revision, options.snapshot);
+      parts.push({
+        streamId: deliverySnapshotStream(h.submitted.documentId),
+        events: [{ id: seededEventId(idSeed, 'snapshot'), type: DeliverySnapshotTaken.type, schemaVersion: DeliverySnapshotTaken.version, data: snapshot, metadata }],
+        expected: 'any',
+      });
+    }
+    try {
+      const [appended] = parts.length === 1 ? [await deps.store.append(stream, toAppend, current.revision)] : await deps.store.appendMulti(parts);
+      return { state, revision: appended!.nextExpectedRevision, replayed: appended!.replayed };
+    } catch (err) {
+      if (!(err instanceof WrongExpectedVersionError) || err.streamId !== stream) throw err;
+      if (attempt === 1 && options.firstOfView && h.from !== 'stream') throw new StaleView(`${stream} moved past revision ${String(current.revision)}`);
+      if (!(await conflictBackoff(attempt, deadline))) throw new ConcurrencyConflictError(stream, attempt);
+    }
+  }
 }
 
 /**
@@ -165,23 +306,37 @@ async function record(deps: DeliveryDeps, h: DocumentHistory, loaded: Loaded<Doc
  * `submittedEvent`: the document's DocumentSubmitted event, when the caller has it already.
  */
 export async function deliverDocument(deps: DeliveryDeps, documentId: string, submittedEvent?: RecordedEvent): Promise<DeliveryOutcome> {
-  const h = await history(deps, documentId, submittedEvent);
-  if (!h) return 'skipped';
+  const view = submittedEvent ? fromSubmittedEvent(deps, submittedEvent) : await fromSnapshot(deps, documentId);
+  if (view) {
+    try {
+      return await attemptDelivery(deps, view);
+    } catch (err) {
+      if (!(err instanceof StaleView)) throw err;
+    }
+  }
+  const h = await fromStream(deps, documentId, submittedEvent);
+  return h ? attemptDelivery(deps, h) : 'skipped';
+}
+
+async function attemptDelivery(deps: DeliveryDeps, h: DocumentHistory): Promise<DeliveryOutcome> {
   let loaded = h.loaded;
   const state = loaded.state.state;
   if (state === 'delivery_failed') {
-    const failure = lastOfType(h.events, DeliveryFailed);
+    const failure = h.lastFailure;
     if (!failure?.retryable) return 'skipped';
     if (failure.nextAttemptAt && Date.parse(failure.nextAttemptAt) > h.ctx.now.getTime()) return 'skipped';
   } else if (state !== 'submitted' && state !== 'processing') {
     return 'skipped';
   }
+  if (state === 'processing' && h.from !== 'stream') throw new StaleView('a view never says processing'); // defensive: only the stream knows an interrupted attempt
   const s = h.submitted;
   const destination = destinationFor(s.country);
   try {
     if (state !== 'processing') {
-      const started = await record(deps, h, loaded, { type: 'StartDelivery', destination: destination ?? 'NONE' }, 'start-next');
-      loaded = { state: started.state, revision: started.appended!.nextExpectedRevision };
+      const started = await record(deps, h, loaded, { type: 'StartDelivery', destination: destination ?? 'NONE' }, 'start-next', { firstOfView: true });
+      // A replayed start (a crash's earlier run) may have been followed by more: read the stream.
+      if (started.replayed && h.from !== 'stream') throw new StaleView('the start was a replay');
+      loaded = { state: started.state, revision: started.revision };
     }
     const attempt = loaded.state.attempts;
     const connector = destination ? deps.connectors.connectorFor(s.environment, destination) : null;
@@ -197,7 +352,7 @@ export async function deliverDocument(deps: DeliveryDeps, documentId: string, su
       return 'failed';
     }
 
-    let xmlBase64 = s.xmlBase64;
+    let xmlBase64 = s.country === 'SA' ? null : await h.xmlBase64();
     let invoiceHash: string | null = null;
     let chainedXml: string | null = null;
     if (s.country === 'SA') {
@@ -220,6 +375,8 @@ export async function deliverDocument(deps: DeliveryDeps, documentId: string, su
           loaded,
           { type: 'RecordDelivered', government: answer.government, xmlBase64: chainedXml, tddXmlBase64, finalResultDueAt: answer.finalResultDueAt, final: answer.final },
           'result',
+          // Without its final result the document waits for the worker: keep a snapshot for it.
+          answer.final ? {} : { snapshot: { lastFailure: null, deliveredGovernment: answer.government } },
         );
         return answer.final ? 'final' : 'delivered';
       }
@@ -247,7 +404,10 @@ export async function deliverDocument(deps: DeliveryDeps, documentId: string, su
           return 'final';
         }
         const nextAttemptAt = new Date(now.getTime() + retryDelayMs(attempt, deps.policy.retryBaseMs, deps.policy.retryMaxMs)).toISOString();
-        await record(deps, h, loaded, { type: 'RecordDeliveryFailed', error: answer.error, retryable: true, government: null, nextAttemptAt }, 'result');
+        // The document waits for the worker's retry: keep a snapshot for it.
+        await record(deps, h, loaded, { type: 'RecordDeliveryFailed', error: answer.error, retryable: true, government: null, nextAttemptAt }, 'result', {
+          snapshot: { lastFailure: { retryable: true, nextAttemptAt }, deliveredGovernment: null },
+        });
         return 'retry_scheduled';
       }
     }
@@ -260,17 +420,33 @@ export async function deliverDocument(deps: DeliveryDeps, documentId: string, su
 
 /** Asks the destination for the final result of a delivered document whose result is due. */
 export async function completeFinalResult(deps: DeliveryDeps, documentId: string): Promise<DeliveryOutcome> {
-  const h = await history(deps, documentId);
-  if (!h || h.loaded.state.state !== 'delivery_success') return 'skipped';
-  const delivered = lastOfType(h.events, Delivered);
-  if (!delivered) return 'skipped';
+  const view = await fromSnapshot(deps, documentId);
+  if (view) {
+    try {
+      return await collectFinalResult(deps, view);
+    } catch (err) {
+      if (!(err instanceof StaleView)) throw err;
+    }
+  }
+  const h = await fromStream(deps, documentId);
+  return h ? collectFinalResult(deps, h) : 'skipped';
+}
+
+async function collectFinalResult(deps: DeliveryDeps, h: DocumentHistory): Promise<DeliveryOutcome> {
+  if (h.loaded.state.state !== 'delivery_success') {
+    // A snapshot taken before the delivery (a retry's) says nothing of what followed it.
+    if (h.from !== 'stream') throw new StaleView('the snapshot is not of a delivered document');
+    return 'skipped';
+  }
+  if (h.deliveredGovernment === null) return 'skipped';
   const destination = destinationFor(h.submitted.country);
   const connector = destination ? deps.connectors.connectorFor(h.submitted.environment, destination) : null;
   if (!connector) return 'skipped';
-  const final = await connector.finalResult(request(h, h.loaded.state.attempts, h.submitted.xmlBase64, null), delivered.government as Record<string, unknown>);
+  // The final result is asked by the document's identity; the XML is not sent again.
+  const final = await connector.finalResult(request(h, h.loaded.state.attempts, null, null), h.deliveredGovernment as Record<string, unknown>);
   if (!final) return 'skipped';
   try {
-    await record(deps, h, h.loaded, { type: 'Finalize', ...final }, 'final');
+    await record(deps, h, h.loaded, { type: 'Finalize', ...final }, 'final', { firstOfView: true });
     return 'final';
   } catch (err) {
     if (err instanceof DomainError && err.code === 'INVALID_TRANSITION') return 'skipped';

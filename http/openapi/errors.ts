@@ -75,6 +75,13 @@ const retryAfter = { 'Retry-After': { description: 'Seconds to wait before retry
 /** A 409 of a concurrent modification carries Retry-After; other 409s do not. */
 const conflictRetryAfter = { 'Retry-After': { description: 'Present on a concurrent-modification 409: seconds to wait before retrying.', schema: { type: 'string' } } };
 
+/** A 503 of the write limit (http/write-limit.ts) carries Retry-After. */
+const overloadRetryAfter = {
+  'Retry-After': { description: 'Present when the service refused a write at its limit of concurrent write requests: seconds to wait before retrying.', schema: { type: 'string' } },
+};
+const OVERLOAD = 'the service is at its limit of concurrent write requests and its wait queue is full, or the request waited too long for a slot (WRITE_CONCURRENCY, WRITE_QUEUE_LENGTH, WRITE_QUEUE_TIMEOUT_MS): nothing was written, retry after Retry-After';
+const extraHeaders = (s: number) => (s === 409 ? conflictRetryAfter : s === 503 ? overloadRetryAfter : undefined);
+
 /** Error responses per family, keyed by status, with the reason the family gives that status. */
 export const errorResponses = {
   connect(statuses: number[]): Record<string, ResponseObject> {
@@ -89,7 +96,7 @@ export const errorResponses = {
       415: 'Body is not JSON',
       428: 'CONNECT_ALLOWANCE_PRECONDITION_REQUIRED: neither If-Match nor If-None-Match',
       500: 'Service failure; use error.retryable',
-      503: 'Dependency unavailable; use error.retryable',
+      503: `CONNECT_SERVICE_UNAVAILABLE: a dependency is unavailable, or ${OVERLOAD}; use error.retryable`,
       504: 'ONBOARDING_TIMEOUT: creation may still have completed',
     };
     const out: Record<string, ResponseObject> = {
@@ -99,7 +106,7 @@ export const errorResponses = {
       }),
       429: withDescription('The workspace exceeded its request limit; honor Retry-After', json(ref('ConnectError')), retryAfter),
     };
-    for (const s of statuses) out[s] = withDescription(reasons[s] ?? 'Error', json(ref('ConnectError'), CONNECT_EXAMPLES[s]), s === 409 ? conflictRetryAfter : undefined);
+    for (const s of statuses) out[s] = withDescription(reasons[s] ?? 'Error', json(ref('ConnectError'), CONNECT_EXAMPLES[s]), extraHeaders(s));
     return out;
   },
   unify(statuses: number[]): Record<string, ResponseObject> {
@@ -111,12 +118,12 @@ export const errorResponses = {
       413: 'Body too large',
       415: 'Body is not JSON',
       500: 'Service failure',
-      503: 'Service unavailable',
+      503: `\`unavailable\` (earlier format \`SERVICE_UNAVAILABLE\`): ${OVERLOAD}`,
     };
     const out: Record<string, ResponseObject> = {
       401: withDescription('Key missing, invalid, revoked or expired, or sent more than once', json(ref('UnifyUnauthorized'))),
     };
-    for (const s of statuses) out[s] = withDescription(reasons[s] ?? 'Error', json({ oneOf: [ref('UnifyError'), ref('EarlierError')] }, UNIFY_EXAMPLES[s]), s === 409 ? conflictRetryAfter : undefined);
+    for (const s of statuses) out[s] = withDescription(reasons[s] ?? 'Error', json({ oneOf: [ref('UnifyError'), ref('EarlierError')] }, UNIFY_EXAMPLES[s]), extraHeaders(s));
     return out;
   },
   unifyNewOnly(statuses: number[]): Record<string, ResponseObject> {

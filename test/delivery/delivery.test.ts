@@ -3,7 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
 import { execute } from '../../commands/execute.js';
 import { documentDecider, documentStream } from '../../domain/document/document.js';
-import { deliverDocument, type DeliveryDeps } from '../../commands/delivery/deliver.js';
+import { completeFinalResult, deliverDocument, type DeliveryDeps } from '../../commands/delivery/deliver.js';
+import type { EventStore, ReadStreamOptions, RecordedEvent } from '../../commands/eventstore/port.js';
+import { deliverySnapshotStream } from '../../domain/delivery/snapshot.js';
 import type { ConnectorRegistry } from '../../commands/delivery/connector.js';
 import { sandboxConnectors } from '../../commands/delivery/sandbox-connectors.js';
 import { sampleDocument } from '../../domain/validation/index.js';
@@ -250,6 +252,159 @@ describe('delivery after a crash (no service running: the delivery steps are dri
     const types = (await store.readStream(documentStream(documentId))).map((e) => e.type);
     expect(types.filter((x) => x === 'DocumentDeliveryStarted')).to.have.length(1);
     expect(types.filter((x) => x === 'DocumentFinalized')).to.have.length(1);
+    expect(await countSandboxReceipts(testDb().knex, uuid)).to.equal(1);
+  });
+});
+
+describe('delivery without reading the document stream (the reactor event, the delivery snapshot)', function () {
+  this.timeout(30000);
+  const clock = new ManualClock(new Date());
+  let store: PostgresEventStore;
+  before(async () => {
+    store = await PostgresEventStore.connect(testDb().url, { poolSize: 5 });
+  });
+  after(async () => store.close());
+
+  /** The real store, with every readStream call noted (stream and options). */
+  function counted(): { store: EventStore; reads: { streamId: string; options: ReadStreamOptions | undefined }[] } {
+    const reads: { streamId: string; options: ReadStreamOptions | undefined }[] = [];
+    const wrapped = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop === 'readStream') {
+          return (streamId: string, options?: ReadStreamOptions) => {
+            reads.push({ streamId, options });
+            return target.readStream(streamId, options);
+          };
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as EventStore;
+    return { store: wrapped, reads };
+  }
+
+  async function submittedDocument(): Promise<{ documentId: string; uuid: string; event: RecordedEvent }> {
+    const documentId = randomUUID();
+    const uuid = randomUUID();
+    const coreDocument = uaeInvoice({ documentNumber: freshNumber('SNAP') });
+    await execute(
+      store,
+      documentDecider,
+      documentStream(documentId),
+      {
+        type: 'Receive',
+        event: {
+          type: 'DocumentSubmitted',
+          data: {
+            documentId, uuid, documentNumber: coreDocument.header.documentNumber, country: 'AE', environment: 'sandbox',
+            documentType: { base: 'tax_invoice', modifiers: [] }, source: { name: 'erp', version: '1', companyId: null },
+            format: 'new', externalId: null, destinations: ['TAX_AUTHORITY'], coreDocument, validation: {}, xmlBase64: Buffer.from('<Invoice/>').toString('base64'),
+          },
+        },
+      },
+      { now: clock.now(), workspaceId: 'ws_snapshot_test', actor: 'test' },
+    );
+    const [event] = await store.readStream(documentStream(documentId), { maxCount: 1 });
+    return { documentId, uuid, event: event! };
+  }
+
+  const sandbox = (finalResultAfterMs = 0) => sandboxConnectors(testDb().knex, clock, { latencyMs: 0, finalResultAfterMs });
+  const deps = (s: EventStore, connectors: ConnectorRegistry): DeliveryDeps => ({ store: s, clock, connectors, policy: { maxAttempts: 3, retryBaseMs: RETRY_BASE_MS, retryMaxMs: 60_000 } });
+  /** Fails the first delivery (transient, nothing received), then the real sandbox. */
+  function failingOnce(): ConnectorRegistry {
+    const real = sandbox();
+    let failed = false;
+    return {
+      missing: () => [],
+      connectorFor: (env, destination) => {
+        const c = real.connectorFor(env, destination)!;
+        return {
+          name: c.name,
+          destination: c.destination,
+          deliver: async (request) => {
+            if (failed) return c.deliver(request);
+            failed = true;
+            return { kind: 'failed', outcomeUnknown: false, error: { code: 'DELIVERY_UNAVAILABLE', message: 'try later', path: [], source: 'delivery' } };
+          },
+          finalResult: (r, g) => c.finalResult(r, g),
+        };
+      },
+    };
+  }
+  const types = async (documentId: string) => (await store.readStream(documentStream(documentId))).map((e) => e.type);
+  const documentReads = (reads: { streamId: string; options: ReadStreamOptions | undefined }[], documentId: string) => reads.filter((r) => r.streamId === documentStream(documentId));
+
+  it('the reactor delivers from the DocumentSubmitted event it holds: no read of the document stream', async () => {
+    const { documentId, uuid, event } = await submittedDocument();
+    const c = counted();
+    expect(await deliverDocument(deps(c.store, sandbox()), documentId, event)).to.equal('final');
+    expect(documentReads(c.reads, documentId)).to.deep.equal([]);
+    expect(await types(documentId)).to.deep.equal(['DocumentSubmitted', 'DocumentDeliveryStarted', 'DocumentDelivered', 'DocumentFinalized']);
+    expect(await countSandboxReceipts(testDb().knex, uuid)).to.equal(1);
+    // The same event again (a replay after a crash): the start's revision is taken, the stream is read, nothing more happens.
+    expect(await deliverDocument(deps(store, sandbox()), documentId, event)).to.equal('skipped');
+    expect(await types(documentId)).to.have.length(4);
+  });
+
+  it('two reactions to the same event at once start one attempt and end once', async () => {
+    const { documentId, uuid, event } = await submittedDocument();
+    const outcomes = await Promise.all([deliverDocument(deps(store, sandbox()), documentId, event), deliverDocument(deps(store, sandbox()), documentId, event)]);
+    expect(outcomes).to.include('final');
+    const all = await types(documentId);
+    expect(all.filter((x) => x === 'DocumentDeliveryStarted')).to.have.length(1);
+    expect(all.filter((x) => x === 'DocumentFinalized')).to.have.length(1);
+    expect(await countSandboxReceipts(testDb().knex, uuid)).to.equal(1);
+  });
+
+  it('a retry works from the delivery snapshot and the first event alone (for the XML), never the whole stream', async () => {
+    const { documentId, event } = await submittedDocument();
+    const connectors = failingOnce();
+    expect(await deliverDocument(deps(store, connectors), documentId, event)).to.equal('retry_scheduled');
+    const [snapshot] = await store.readStream(deliverySnapshotStream(documentId), { backwards: true, maxCount: 1 });
+    expect(snapshot!.type).to.equal('DocumentDeliverySnapshot');
+    expect(snapshot!.data).to.deep.include({ documentRevision: '2', lastFailure: { retryable: true, nextAttemptAt: new Date(clock.now().getTime() + RETRY_BASE_MS).toISOString() } });
+    // Not due yet: nothing is read of the document.
+    const early = counted();
+    expect(await deliverDocument(deps(early.store, connectors), documentId)).to.equal('skipped');
+    expect(documentReads(early.reads, documentId)).to.deep.equal([]);
+    clock.advance(RETRY_BASE_MS);
+    const c = counted();
+    expect(await deliverDocument(deps(c.store, connectors), documentId)).to.equal('final');
+    expect(documentReads(c.reads, documentId).map((r) => r.options)).to.deep.equal([{ maxCount: 1 }]);
+    expect(await types(documentId)).to.deep.equal([
+      'DocumentSubmitted', 'DocumentDeliveryStarted', 'DocumentDeliveryFailed', 'DocumentDeliveryStarted', 'DocumentDelivered', 'DocumentFinalized',
+    ]);
+  });
+
+  it('a final result collected later works from the snapshot alone; asked again, the replayed step writes nothing twice', async () => {
+    const { documentId, event } = await submittedDocument();
+    const connectors = sandbox(5_000);
+    expect(await deliverDocument(deps(store, connectors), documentId, event)).to.equal('delivered');
+    expect(await completeFinalResult(deps(store, connectors), documentId)).to.equal('skipped'); // not due yet
+    clock.advance(5_000);
+    const c = counted();
+    expect(await completeFinalResult(deps(c.store, connectors), documentId)).to.equal('final');
+    expect(documentReads(c.reads, documentId)).to.deep.equal([]);
+    // Once more (the snapshot still says revision 2; the stream is at 3): the same step's events are
+    // recognised as a replay by their ids, and nothing is written twice.
+    await completeFinalResult(deps(store, connectors), documentId);
+    expect(await types(documentId)).to.deep.equal(['DocumentSubmitted', 'DocumentDeliveryStarted', 'DocumentDelivered', 'DocumentFinalized']);
+    expect(await deliverDocument(deps(store, connectors), documentId)).to.equal('skipped');
+  });
+
+  it('a snapshot the stream has moved past (another runner started the retry): nothing is sent from it; the stream decides', async () => {
+    const { documentId, uuid, event } = await submittedDocument();
+    const connectors = failingOnce();
+    expect(await deliverDocument(deps(store, connectors), documentId, event)).to.equal('retry_scheduled');
+    clock.advance(RETRY_BASE_MS);
+    // Another runner starts attempt 2 (its own event ids) and is not heard of again.
+    await execute(store, documentDecider, documentStream(documentId), { type: 'StartDelivery', destination: 'PEPPOL' }, { now: clock.now(), workspaceId: 'ws_snapshot_test', actor: 'test' });
+    const c = counted();
+    expect(await deliverDocument(deps(c.store, connectors), documentId)).to.equal('final');
+    // The snapshot, then the stream (its start at revision 2 was refused), then nothing else.
+    expect(documentReads(c.reads, documentId).map((r) => r.options)).to.deep.equal([undefined]);
+    const all = await types(documentId);
+    expect(all).to.deep.equal(['DocumentSubmitted', 'DocumentDeliveryStarted', 'DocumentDeliveryFailed', 'DocumentDeliveryStarted', 'DocumentDelivered', 'DocumentFinalized']);
     expect(await countSandboxReceipts(testDb().knex, uuid)).to.equal(1);
   });
 });
