@@ -28,7 +28,8 @@ import {
 import { DomainError } from '../../domain/errors.js';
 import { decodeEventData, type EventDefinition } from '../../domain/events/envelope.js';
 import type { Clock } from '../../platform/clock.js';
-import { WrongExpectedVersionError, type EventStore, type RecordedEvent } from '../eventstore/port.js';
+import { artifactOf, WrongExpectedVersionError, type Artifact, type EventStore, type RecordedEvent } from '../eventstore/port.js';
+import { artifactBase64 } from '../submissions.js';
 import { eventMetadata, execute, foldRecorded, type CommandContext, type Loaded } from '../execute.js';
 import type { ConnectorRegistry, DeliveryRequest } from './connector.js';
 
@@ -152,13 +153,17 @@ async function chainZatcaInvoice(deps: DeliveryDeps, h: DocumentHistory): Promis
   throw new Error(`could not extend the ZATCA chain of seller ${String(sellerVat)}: too much contention`);
 }
 
-async function record(deps: DeliveryDeps, h: DocumentHistory, loaded: Loaded<DocumentStateView>, command: DocumentCommand, step: string) {
+async function record(deps: DeliveryDeps, h: DocumentHistory, loaded: Loaded<DocumentStateView>, command: DocumentCommand, step: string, artifacts?: Artifact[]) {
   const attempt = loaded.state.attempts;
   return execute(deps.store, documentDecider, documentStream(h.submitted.documentId), command, h.ctx, {
     idSeed: `${h.submitted.documentId}:${attempt}:${step}`,
     loaded,
+    artifacts,
   });
 }
+
+/** The submitted XML (base64) the connector is handed: inline in a v1 event, else from the artifact store. */
+const submittedXml = (deps: DeliveryDeps, h: DocumentHistory) => (h.submitted.xml ? artifactBase64(deps.store, h.submitted.xml) : Promise.resolve(null));
 
 /**
  * Runs one delivery attempt of a document if one is due; safe to call any number of times.
@@ -197,7 +202,7 @@ export async function deliverDocument(deps: DeliveryDeps, documentId: string, su
       return 'failed';
     }
 
-    let xmlBase64 = s.xmlBase64;
+    let xmlBase64 = s.country === 'SA' ? null : await submittedXml(deps, h);
     let invoiceHash: string | null = null;
     let chainedXml: string | null = null;
     if (s.country === 'SA') {
@@ -214,12 +219,16 @@ export async function deliverDocument(deps: DeliveryDeps, documentId: string, su
           s.country === 'AE'
             ? generateTaxDataDocument({ documentType: s.documentType, document: s.coreDocument as CoreDocument, uuid: s.uuid, reportedAt: now.toISOString() }).base64
             : null;
+        // Artifacts produced on delivery are stored by hash with the Delivered event.
+        const xml = chainedXml ? artifactOf(Buffer.from(chainedXml, 'base64')) : null;
+        const tdd = tddXmlBase64 ? artifactOf(Buffer.from(tddXmlBase64, 'base64')) : null;
         await record(
           deps,
           h,
           loaded,
-          { type: 'RecordDelivered', government: answer.government, xmlBase64: chainedXml, tddXmlBase64, finalResultDueAt: answer.finalResultDueAt, final: answer.final },
+          { type: 'RecordDelivered', government: answer.government, xml, tdd, finalResultDueAt: answer.finalResultDueAt, final: answer.final },
           'result',
+          [xml, tdd].filter((a): a is Artifact => a !== null),
         );
         return answer.final ? 'final' : 'delivered';
       }
@@ -267,7 +276,7 @@ export async function completeFinalResult(deps: DeliveryDeps, documentId: string
   const destination = destinationFor(h.submitted.country);
   const connector = destination ? deps.connectors.connectorFor(h.submitted.environment, destination) : null;
   if (!connector) return 'skipped';
-  const final = await connector.finalResult(request(h, h.loaded.state.attempts, h.submitted.xmlBase64, null), delivered.government as Record<string, unknown>);
+  const final = await connector.finalResult(request(h, h.loaded.state.attempts, await submittedXml(deps, h), null), delivered.government as Record<string, unknown>);
   if (!final) return 'skipped';
   try {
     await record(deps, h, h.loaded, { type: 'Finalize', ...final }, 'final');

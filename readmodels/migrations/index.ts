@@ -14,6 +14,7 @@ import { searchDocumentsMigration } from './0040_search_documents.js';
 import { searchSalesFactsMigration } from './0043_search_sales_facts.js';
 import { purchasesMigration } from './0045_purchases.js';
 import { webhooksMigration } from './0050_webhooks.js';
+import { salesDocumentsArtifactsMigration } from './0061_sales_documents_artifacts.js';
 
 interface Migration {
   name: string;
@@ -38,6 +39,7 @@ export const migrations: readonly Migration[] = [
   purchasesMigration,
   webhooksMigration,
   artifactsMigration,
+  salesDocumentsArtifactsMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

@@ -198,7 +198,7 @@ describe('delivery after a crash (no service running: the delivery steps are dri
           data: {
             documentId, uuid, documentNumber: coreDocument.header.documentNumber, country: 'AE', environment: 'sandbox',
             documentType: { base: 'tax_invoice', modifiers: [] }, source: { name: 'erp', version: '1', companyId: null },
-            format: 'new', externalId: null, destinations: ['TAX_AUTHORITY'], coreDocument, validation: {}, xmlBase64: null,
+            format: 'new', externalId: null, destinations: ['TAX_AUTHORITY'], coreDocument, validation: {}, xml: null,
           },
         },
       },
