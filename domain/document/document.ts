@@ -14,7 +14,7 @@ import * as t from 'io-ts';
 import { registerDecider } from '../aggregates.js';
 import type { Decider, DomainEvent } from '../decider.js';
 import { DomainError } from '../errors.js';
-import { defineEvent } from '../events/envelope.js';
+import { decodeEventData, defineEvent } from '../events/envelope.js';
 
 export const DOCUMENT_STATES = ['submitted', 'rejected', 'processing', 'delivery_success', 'delivery_failed', 'final_valid', 'final_invalid'] as const;
 export type DocumentState = (typeof DOCUMENT_STATES)[number];
@@ -249,5 +249,21 @@ export const documentDecider: Decider<DocumentCommand, DocumentStateView, Docume
 };
 
 registerDecider(documentDecider);
+
+/**
+ * The artifacts an event names (with the role each plays), for audits: the XML of a submitted
+ * document, the XML and the Tax Data Document produced on delivery. Any other event names none.
+ * Events of schema v1 are upcast: their references carry the inline bytes.
+ */
+export function artifactRefsOf(event: { type: string; schemaVersion: number; data: unknown }): { role: 'xml' | 'tdd'; ref: ArtifactRef }[] {
+  const refs: { role: 'xml' | 'tdd'; ref: ArtifactRef | null | undefined }[] = [];
+  if (event.type === DocumentSubmitted.type) {
+    refs.push({ role: 'xml', ref: decodeEventData(DocumentSubmitted, event.schemaVersion, event.data).xml });
+  } else if (event.type === Delivered.type) {
+    const d = decodeEventData(Delivered, event.schemaVersion, event.data);
+    refs.push({ role: 'xml', ref: d.xml }, { role: 'tdd', ref: d.tdd });
+  }
+  return refs.filter((r): r is { role: 'xml' | 'tdd'; ref: ArtifactRef } => Boolean(r.ref));
+}
 
 export const documentStream = (documentId: string) => `document-${documentId}`;
