@@ -162,7 +162,9 @@ export class CreditsEngine {
    */
   recent(workspaceId: string, maxAgeMs: number): CreditsState | null {
     const entry = this.entries.get(creditsStream(workspaceId));
-    if (!entry || !entry.loaded || entry.stale || entry.draining || entry.queue.length > 0) return null;
+    // Commands queued or in flight meanwhile are concurrent with the caller: as with a read, the
+    // answer is the state before them.
+    if (!entry || !entry.loaded || entry.stale) return null;
     return Date.now() - entry.currentAt <= maxAgeMs ? entry.state : null;
   }
 
