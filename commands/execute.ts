@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { v5 as uuidv5 } from 'uuid';
 import type { Decider, DomainEvent } from '../domain/decider.js';
 import { decodeEventData, type EventMetadata } from '../domain/events/envelope.js';
-import { WrongExpectedVersionError, type AppendResult, type EventStore, type NewEvent, type RecordedEvent } from './eventstore/port.js';
+import { WrongExpectedVersionError, type AppendResult, type Artifact, type EventStore, type NewEvent, type RecordedEvent } from './eventstore/port.js';
 
 /**
  * Too many writers on one stream: the command kept losing the race for its expected revision
@@ -129,6 +129,8 @@ export async function execute<C, S, E extends DomainEvent>(
     idSeed?: string;
     /** State the caller has just loaded: used for the first attempt instead of reading again. */
     loaded?: Loaded<S>;
+    /** Artifacts the new events name, appended with them (see AppendOptions). */
+    artifacts?: readonly Artifact[];
   } = {},
 ): Promise<Executed<S, E>> {
   const deadline = Date.now() + (options.retryBudgetMs ?? CONFLICT_RETRY_BUDGET_MS);
@@ -146,7 +148,7 @@ export async function execute<C, S, E extends DomainEvent>(
       metadata,
     }));
     try {
-      const appended = await store.append(streamId, toAppend, revision);
+      const appended = await store.append(streamId, toAppend, revision, options.artifacts && options.artifacts.length > 0 ? { artifacts: options.artifacts } : undefined);
       return { state: after, events, appended };
     } catch (err) {
       if (!(err instanceof WrongExpectedVersionError)) throw err;

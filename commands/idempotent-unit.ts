@@ -25,7 +25,9 @@ import { eventMetadata, type CommandContext } from './execute.js';
 import {
   DuplicateEventError,
   WrongExpectedVersionError,
+  type AppendOptions,
   type AppendResult,
+  type Artifact,
   type EventStore,
   type ExpectedRevision,
   type NewEvent,
@@ -111,13 +113,16 @@ export async function appendWithEffect(
   store: EventStore,
   parts: readonly StreamAppend[],
   effect: { slot: Slot<unknown>; record: unknown; ctx: CommandContext } | null,
+  /** Artifacts the parts' events name, written with them. */
+  artifacts: readonly Artifact[] = [],
 ): Promise<AppendResult[]> {
+  const options = artifacts.length > 0 ? { artifacts } : undefined;
   if (!effect) {
-    if (parts.length === 1) return [await store.append(parts[0]!.streamId, parts[0]!.events, parts[0]!.expected)];
-    return store.appendMulti(parts);
+    if (parts.length === 1) return [await store.append(parts[0]!.streamId, parts[0]!.events, parts[0]!.expected, options)];
+    return store.appendMulti(parts, options);
   }
   try {
-    const results = await store.appendMulti([...parts, effectPart(effect.slot, effect.record, effect.ctx)]);
+    const results = await store.appendMulti([...parts, effectPart(effect.slot, effect.record, effect.ctx)], options);
     effectAppended(effect.slot, results[results.length - 1]!);
     return results.slice(0, parts.length);
   } catch (err) {
@@ -141,8 +146,8 @@ async function takenOver(store: EventStore, unit: IdempotentUnit): Promise<boole
  * the slot's effect. (execute() appends once per successful attempt.)
  */
 export function storeRecordingEffect(store: EventStore, slot: Slot<unknown>, record: unknown, ctx: CommandContext): EventStore {
-  const append = async (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision) =>
-    (await appendWithEffect(store, [{ streamId, events, expected }], { slot, record, ctx }))[0]!;
+  const append = async (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision, options?: AppendOptions) =>
+    (await appendWithEffect(store, [{ streamId, events, expected }], { slot, record, ctx }, options?.artifacts))[0]!;
   return new Proxy(store, {
     get(target, property) {
       if (property === 'append') return append;

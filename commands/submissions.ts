@@ -11,6 +11,7 @@ import {
   DocumentSubmitted,
   documentDecider,
   documentStream,
+  type ArtifactRef,
   type DocumentErrorItem,
   type DocumentEvent,
 } from '../domain/document/document.js';
@@ -31,8 +32,8 @@ import {
   type ValidationFinding,
   type ValidationReport,
 } from '../domain/validation/index.js';
-import type { EventStore, NewEvent, Position, StreamAppend } from './eventstore/port.js';
-import { WrongExpectedVersionError } from './eventstore/port.js';
+import type { Artifact, EventStore, NewEvent, Position, StreamAppend } from './eventstore/port.js';
+import { artifactOf, WrongExpectedVersionError } from './eventstore/port.js';
 import { ConcurrencyConflictError, eventMetadata, loadAggregate, type CommandContext, type Loaded } from './execute.js';
 import { appendWithEffect, takeSlot } from './idempotent-unit.js';
 
@@ -110,18 +111,26 @@ async function recordedOutcome(store: EventStore, documentId: string): Promise<S
   }
   const decoded: unknown =
     first.type === 'DocumentSubmitted' ? decodeEventData(DocumentSubmitted, first.schemaVersion, first.data) : decodeEventData(DocumentRejected, first.schemaVersion, first.data);
-  const data = decoded as { uuid: string; documentNumber: string | null; validation: ValidationReport; xmlBase64?: string | null; errors?: DocumentErrorItem[] };
+  const data = decoded as { uuid: string; documentNumber: string | null; validation: ValidationReport; xml?: ArtifactRef | null; errors?: DocumentErrorItem[] };
   const accepted = first.type === 'DocumentSubmitted';
   return {
     accepted,
     documentId,
     documentNumber: data.documentNumber,
     uuid: data.uuid,
-    xmlBase64: accepted ? (data.xmlBase64 ?? null) : null,
+    xmlBase64: accepted && data.xml ? await artifactBase64(store, data.xml) : null,
     report: data.validation,
     errors: accepted ? data.validation.errors.map(toErrorItem) : (data.errors ?? []),
     position: first.position,
   };
+}
+
+/** The bytes of an artifact an event names, as base64: inline in a v1 event, else from the store. */
+export async function artifactBase64(store: EventStore, ref: ArtifactRef): Promise<string> {
+  if (ref.inlineBase64 !== undefined) return ref.inlineBase64;
+  const content = (await store.readArtifacts([ref.sha256])).get(ref.sha256);
+  if (!content) throw new Error(`artifact ${ref.sha256} named by an event is not stored`);
+  return content.toString('base64');
 }
 
 function toNewEvent(id: string, type: string, version: number, data: unknown, ctx: CommandContext): NewEvent {
@@ -161,8 +170,8 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
   const eventCtx: CommandContext = { ...ctx, environment: input.environment };
   const effect = slot ? { slot, record: { documentId } satisfies SubmissionRecord, ctx: eventCtx } : null;
 
-  /** The document's first event, as submitted (report passed) or rejected. */
-  const documentPart = (report: ValidationReport): StreamAppend => {
+  /** The document's first event, as submitted (report passed) or rejected, with the XML it names. */
+  const documentPart = (report: ValidationReport): DocumentPart => {
     const received = {
       documentId,
       uuid,
@@ -178,8 +187,10 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
       validation: report,
     };
     const xmlBase64 = report.success ? produceXml({ country: input.country, documentType: input.documentType, document: mapped.document, uuid }) : null;
+    // Stored once, by hash, in the append's transaction; the event names the hash.
+    const xml = xmlBase64 ? artifactOf(Buffer.from(xmlBase64, 'base64')) : null;
     const event: DocumentEvent & { type: 'DocumentSubmitted' | 'DocumentRejected' } = report.success
-      ? { type: 'DocumentSubmitted', data: { ...received, xmlBase64 } }
+      ? { type: 'DocumentSubmitted', data: { ...received, xml: xml ? { sha256: xml.sha256 } : null } }
       : { type: 'DocumentRejected', data: { ...received, errors: report.errors.map(toErrorItem) } };
     const [decided] = documentDecider.decide({ type: 'Receive', event }, documentDecider.initialState);
     const definition = decided!.type === 'DocumentSubmitted' ? DocumentSubmitted : DocumentRejected;
@@ -187,6 +198,8 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
       streamId: documentStream(documentId),
       events: [toNewEvent(slot ? slot.id('document-event') : randomUUID(), decided!.type, definition.version, decided!.data, eventCtx)],
       expected: 'no_stream',
+      artifacts: xml ? [xml] : [],
+      xmlBase64,
     };
   };
   const rejectedForReuse = (): ValidationReport => ({
@@ -198,7 +211,7 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
 
   if (!validated.success || !documentNumber) {
     const document = documentPart(validated);
-    const [result] = await appendWithEffect(store, [document], effect);
+    const [result] = await appendWithEffect(store, [streamPart(document)], effect, document.artifacts);
     return outcomeOf(document, validated, result!.position);
   }
 
@@ -228,7 +241,7 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
       // The number is held by a live or final document: this one is stored as rejected.
       const report = rejectedForReuse();
       const document = documentPart(report);
-      const [result] = await appendWithEffect(store, [document], effect);
+      const [result] = await appendWithEffect(store, [streamPart(document)], effect, document.artifacts);
       return outcomeOf(document, report, result!.position);
     }
     const document = documentPart(validated);
@@ -240,9 +253,9 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
         expected: claim.revision,
       });
     }
-    parts.push(document);
+    parts.push(streamPart(document));
     try {
-      const results = await appendWithEffect(store, parts, effect);
+      const results = await appendWithEffect(store, parts, effect, document.artifacts);
       return outcomeOf(document, validated, results[results.length - 1]!.position);
     } catch (err) {
       // Someone claimed the number meanwhile: gather the facts again.
@@ -254,14 +267,21 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
   throw new ConcurrencyConflictError(claimStream, 10);
 }
 
-function outcomeOf(document: StreamAppend, report: ValidationReport, position: Position): SubmissionOutcome {
-  const data = document.events[0]!.data as { documentId: string; uuid: string; documentNumber: string | null; xmlBase64?: string | null };
+interface DocumentPart extends StreamAppend {
+  artifacts: Artifact[];
+  xmlBase64: string | null;
+}
+
+const streamPart = ({ streamId, events, expected }: DocumentPart): StreamAppend => ({ streamId, events, expected });
+
+function outcomeOf(document: DocumentPart, report: ValidationReport, position: Position): SubmissionOutcome {
+  const data = document.events[0]!.data as { documentId: string; uuid: string; documentNumber: string | null };
   return {
     accepted: report.success,
     documentId: data.documentId,
     documentNumber: data.documentNumber,
     uuid: data.uuid,
-    xmlBase64: report.success ? (data.xmlBase64 ?? null) : null,
+    xmlBase64: report.success ? document.xmlBase64 : null,
     report,
     errors: report.errors.map(toErrorItem),
     position,

@@ -1,6 +1,16 @@
 /**
  * Projects document streams into `sales_documents` (the facts behind the status object) and
  * the shared `documents` table that document counts read.
+ *
+ * A batch of events is applied with one statement per table (readmodels/sales-documents.ts): the
+ * events are first folded per document in log order, so a document submitted and delivered (or
+ * delivered and finalized) within one batch is inserted or updated once, in its final state. The
+ * fold applies exactly what one statement per event did, in the same order: rebuild == live.
+ *
+ * Artifacts are named by hash (`xml_sha256`, `tdd_xml_sha256`); the status read joins the event
+ * store's artifact table. Events written before artifacts were stored by hash (schema v1) carry
+ * them inline: the projection stores those bytes in the artifact table (content-addressed, so
+ * again and again is harmless) and keeps the hash, as for a new event.
  */
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../commands/eventstore/port.js';
@@ -12,26 +22,64 @@ import {
   DocumentSubmitted,
   Finalized,
   documentDecider,
+  type ArtifactRef,
 } from '../domain/document/document.js';
 import { decodeEventData } from '../domain/events/envelope.js';
+import {
+  insertSalesDocuments,
+  storeInlineArtifacts,
+  updateSalesDocuments,
+  type SalesDocumentChange,
+  type SalesDocumentInsert,
+} from '../readmodels/sales-documents.js';
 import { defineProjection } from './projection.js';
 
-async function setState(trx: Knex.Transaction, event: RecordedEvent, state: string, changes: Record<string, unknown> = {}) {
-  const documentId = event.streamId.slice('document-'.length);
-  const at = event.metadata.occurredAt;
-  await trx('sales_documents').where({ document_id: documentId }).update({ state, last_updated_at: at, ...changes });
-  await trx('documents').where({ document_id: documentId }).update({ state, updated_at: at });
+/** One event's change of an existing document; fields left undefined stay as they are. */
+type Change = Omit<SalesDocumentChange, 'documentId'>;
+
+/** Folds `next` (a later event's change) into `into`: later values win, unset fields keep earlier ones. */
+function merge(into: Change, next: Change): Change {
+  const merged: Change = { ...into };
+  for (const [key, value] of Object.entries(next) as [keyof Change, unknown][]) if (value !== undefined) (merged as Record<string, unknown>)[key] = value;
+  return merged;
 }
 
+/** A change applied to a row inserted in the same batch. */
+function applyToInsert(row: SalesDocumentInsert, c: Change): void {
+  row.state = c.state;
+  row.lastUpdatedAt = c.updatedAt;
+  if (c.attempts !== undefined) row.attempts = c.attempts;
+  if (c.nextAttemptAt !== undefined) row.nextAttemptAt = c.nextAttemptAt;
+  if (c.result !== undefined) {
+    row.government = c.result.government;
+    row.errors = c.result.errors;
+  }
+  if (c.finalResultDueAt !== undefined) row.finalResultDueAt = c.finalResultDueAt;
+  if (c.xmlSha256 !== undefined) row.xmlSha256 = c.xmlSha256;
+  if (c.tddXmlSha256 !== undefined) row.tddXmlSha256 = c.tddXmlSha256;
+}
+
+/** JSON text of a value as one statement per event wrote it (undefined as null). */
 const json = (value: unknown) => JSON.stringify(value ?? null);
 
-export const documentsProjection = defineProjection({
-  name: 'documents',
-  // v2: delivery schedule (next attempt, final result due) and artifacts produced on delivery.
-  version: 2,
-  tables: ['sales_documents', 'documents'],
-  eventTypes: new Set(Object.keys(documentDecider.events)),
-  async apply(trx, event) {
+async function applyBatch(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<void> {
+  const inserts: SalesDocumentInsert[] = [];
+  const inserted = new Map<string, SalesDocumentInsert>();
+  const changes = new Map<string, Change>();
+  const inline = new Map<string, string>();
+  const hashOf = (ref: ArtifactRef | null | undefined): string | undefined => {
+    if (!ref) return undefined;
+    if (ref.inlineBase64 !== undefined) inline.set(ref.sha256, ref.inlineBase64);
+    return ref.sha256;
+  };
+  const change = (event: RecordedEvent, c: Change) => {
+    const documentId = event.streamId.slice('document-'.length);
+    const row = inserted.get(documentId);
+    if (row) applyToInsert(row, c);
+    else changes.set(documentId, changes.has(documentId) ? merge(changes.get(documentId)!, c) : c);
+  };
+
+  for (const event of events) {
     const at = event.metadata.occurredAt;
     switch (event.type) {
       case DocumentSubmitted.type:
@@ -40,75 +88,88 @@ export const documentsProjection = defineProjection({
         const data = submitted
           ? decodeEventData(DocumentSubmitted, event.schemaVersion, event.data)
           : decodeEventData(DocumentRejected, event.schemaVersion, event.data);
-        const state = submitted ? 'submitted' : 'rejected';
-        await trx('sales_documents').insert({
-          document_id: data.documentId,
-          workspace_id: event.metadata.workspaceId,
+        const row: SalesDocumentInsert = {
+          documentId: data.documentId,
+          workspaceId: event.metadata.workspaceId ?? null,
           environment: data.environment,
           country: data.country,
-          document_number: data.documentNumber,
+          documentNumber: data.documentNumber,
           uuid: data.uuid,
-          state,
+          state: submitted ? 'submitted' : 'rejected',
           format: data.format,
-          external_id: data.externalId,
-          document_type: json(data.documentType),
-          source: json(data.source),
-          company_id: data.source.companyId,
-          destinations: json(data.destinations),
-          core_document: json(data.coreDocument),
-          validation: json(data.validation),
+          externalId: data.externalId,
+          documentType: data.documentType,
+          source: data.source,
+          destinations: data.destinations,
+          coreDocument: data.coreDocument ?? null,
+          validation: data.validation ?? null,
           errors: json('errors' in data ? data.errors : []),
           government: null,
-          xml_base64: 'xmlBase64' in data ? data.xmlBase64 : null,
-          received_at: at,
-          last_updated_at: at,
-        });
-        await trx('documents').insert({
-          document_id: data.documentId,
-          workspace_id: event.metadata.workspaceId,
-          environment: data.environment,
-          company_id: data.source.companyId,
-          country: data.country,
-          direction: 'sales',
-          document_base: data.documentType.base,
-          document_number: data.documentNumber,
-          state,
-          created_at: at,
-          updated_at: at,
-        });
-        return;
+          xmlSha256: ('xml' in data ? hashOf(data.xml) : undefined) ?? null,
+          tddXmlSha256: null,
+          attempts: 0,
+          nextAttemptAt: null,
+          finalResultDueAt: null,
+          receivedAt: at,
+          lastUpdatedAt: at,
+        };
+        inserts.push(row);
+        inserted.set(row.documentId, row);
+        break;
       }
       case DeliveryStarted.type: {
         const data = decodeEventData(DeliveryStarted, event.schemaVersion, event.data);
-        return setState(trx, event, 'processing', { attempts: data.attempt, next_attempt_at: null });
+        change(event, { state: 'processing', updatedAt: at, attempts: data.attempt, nextAttemptAt: null });
+        break;
       }
       case Delivered.type: {
         const data = decodeEventData(Delivered, event.schemaVersion, event.data);
-        return setState(trx, event, 'delivery_success', {
-          government: json(data.government),
-          errors: json([]),
-          final_result_due_at: data.finalResultDueAt ?? null,
-          ...(data.xmlBase64 ? { xml_base64: data.xmlBase64 } : {}),
-          ...(data.tddXmlBase64 ? { tdd_xml_base64: data.tddXmlBase64 } : {}),
+        change(event, {
+          state: 'delivery_success',
+          updatedAt: at,
+          result: { government: json(data.government), errors: json([]) },
+          finalResultDueAt: data.finalResultDueAt ?? null,
+          xmlSha256: hashOf(data.xml),
+          tddXmlSha256: hashOf(data.tdd),
         });
+        break;
       }
       case DeliveryFailed.type: {
         const data = decodeEventData(DeliveryFailed, event.schemaVersion, event.data);
-        return setState(trx, event, 'delivery_failed', {
-          government: json(data.government),
-          errors: json([data.error]),
-          next_attempt_at: data.retryable ? (data.nextAttemptAt ?? null) : null,
+        change(event, {
+          state: 'delivery_failed',
+          updatedAt: at,
+          result: { government: json(data.government), errors: json([data.error]) },
+          nextAttemptAt: data.retryable ? (data.nextAttemptAt ?? null) : null,
         });
+        break;
       }
       case Finalized.type: {
         const data = decodeEventData(Finalized, event.schemaVersion, event.data);
-        return setState(trx, event, data.outcome === 'valid' ? 'final_valid' : 'final_invalid', {
-          government: json(data.government),
-          errors: json(data.errors),
-          next_attempt_at: null,
-          final_result_due_at: null,
+        change(event, {
+          state: data.outcome === 'valid' ? 'final_valid' : 'final_invalid',
+          updatedAt: at,
+          result: { government: json(data.government), errors: json(data.errors) },
+          nextAttemptAt: null,
+          finalResultDueAt: null,
         });
+        break;
       }
     }
-  },
+  }
+
+  if (inline.size > 0) await storeInlineArtifacts(trx, [...inline].map(([sha256, base64]) => ({ sha256, base64 })));
+  if (inserts.length > 0) await insertSalesDocuments(trx, inserts);
+  if (changes.size > 0) await updateSalesDocuments(trx, [...changes].map(([documentId, c]) => ({ documentId, ...c })));
+}
+
+export const documentsProjection = defineProjection({
+  name: 'documents',
+  // v2: delivery schedule (next attempt, final result due) and artifacts produced on delivery.
+  // v3: artifacts by hash (xml_sha256, tdd_xml_sha256) instead of inline base64.
+  version: 3,
+  tables: ['sales_documents', 'documents'],
+  eventTypes: new Set(Object.keys(documentDecider.events)),
+  apply: (trx, event) => applyBatch(trx, [event]),
+  applyMany: applyBatch,
 });

@@ -1,4 +1,11 @@
-/** Queries of the sales documents read model. Every query is scoped by workspace in SQL. */
+/**
+ * Queries of the sales documents read model, and the batched writes of its projection
+ * (projections/documents.ts). Every query is scoped by workspace in SQL.
+ *
+ * The artifacts (the e-invoice XML, the Tax Data Document) are not copied here: a row names them
+ * by hash (`xml_sha256`, `tdd_xml_sha256`) and the status read joins the event store's artifact
+ * table (es_artifacts), where they are stored once.
+ */
 import type { Knex } from 'knex';
 import type { DocumentErrorItem, DocumentState } from '../domain/document/document.js';
 
@@ -17,6 +24,10 @@ export interface SalesDocumentRow {
   validation: unknown;
   errors: DocumentErrorItem[];
   government: unknown;
+  /** Hashes of the artifacts the document's events name. */
+  xmlSha256: string | null;
+  tddXmlSha256: string | null;
+  /** Their bytes as base64, from the artifact store (null when none, or not found there). */
   xmlBase64: string | null;
   tddXmlBase64: string | null;
   receivedAt: Date;
@@ -39,16 +50,153 @@ function toRow(r: any): SalesDocumentRow {
     validation: r.validation,
     errors: r.errors,
     government: r.government,
-    xmlBase64: r.xml_base64,
-    tddXmlBase64: r.tdd_xml_base64,
+    xmlSha256: r.xml_sha256 ?? null,
+    tddXmlSha256: r.tdd_xml_sha256 ?? null,
+    xmlBase64: r.xml_content ? (r.xml_content as Buffer).toString('base64') : null,
+    tddXmlBase64: r.tdd_xml_content ? (r.tdd_xml_content as Buffer).toString('base64') : null,
     receivedAt: r.received_at,
     lastUpdatedAt: r.last_updated_at,
   };
 }
 
+/** One document with its artifacts (one query: the artifact store is joined by hash). */
 export async function findSalesDocument(knex: Knex, workspaceId: string, documentId: string): Promise<SalesDocumentRow | null> {
-  const row = await knex('sales_documents').where({ workspace_id: workspaceId, document_id: documentId }).first();
+  const row = await knex('sales_documents as sd')
+    .leftJoin('es_artifacts as xa', 'xa.hash', 'sd.xml_sha256')
+    .leftJoin('es_artifacts as ta', 'ta.hash', 'sd.tdd_xml_sha256')
+    .where({ 'sd.workspace_id': workspaceId, 'sd.document_id': documentId })
+    .first('sd.*', 'xa.content as xml_content', 'ta.content as tdd_xml_content');
   return row ? toRow(row) : null;
+}
+
+/** A document as its first event inserts it (jsonb columns as values; errors and government as JSON text). */
+export interface SalesDocumentInsert {
+  documentId: string;
+  workspaceId: string | null;
+  environment: string;
+  country: string;
+  documentNumber: string | null;
+  uuid: string;
+  state: string;
+  format: string;
+  externalId: string | null;
+  documentType: unknown;
+  source: { name: string; version: string; companyId: string | null };
+  destinations: unknown;
+  coreDocument: unknown;
+  validation: unknown;
+  errors: string;
+  government: string | null;
+  xmlSha256: string | null;
+  tddXmlSha256: string | null;
+  attempts: number;
+  nextAttemptAt: string | null;
+  finalResultDueAt: string | null;
+  receivedAt: string;
+  lastUpdatedAt: string;
+}
+
+/**
+ * The merged change of one existing document: state and time always; a field left undefined
+ * keeps its value (government and errors change together, as `result`, JSON text).
+ */
+export interface SalesDocumentChange {
+  documentId: string;
+  state: string;
+  updatedAt: string;
+  attempts?: number;
+  nextAttemptAt?: string | null;
+  result?: { government: string; errors: string };
+  finalResultDueAt?: string | null;
+  xmlSha256?: string;
+  tddXmlSha256?: string;
+}
+
+/** Inserts documents into sales_documents and documents: one statement each. */
+export async function insertSalesDocuments(trx: Knex.Transaction, rows: readonly SalesDocumentInsert[]): Promise<void> {
+  const batch = JSON.stringify(rows);
+  // A JSON null in the recordset is SQL null; the old per-event insert wrote a JSON null there.
+  await trx.raw(
+    `insert into sales_documents (document_id, workspace_id, environment, country, document_number, uuid, state, format, external_id,
+       document_type, source, company_id, destinations, core_document, validation, errors, government, xml_sha256, tdd_xml_sha256,
+       attempts, next_attempt_at, final_result_due_at, received_at, last_updated_at)
+     select v."documentId", v."workspaceId", v.environment, v.country, v."documentNumber", v.uuid, v.state, v.format, v."externalId",
+       coalesce(v."documentType", 'null'::jsonb), coalesce(v.source, 'null'::jsonb), v.source->>'companyId', coalesce(v.destinations, 'null'::jsonb),
+       coalesce(v."coreDocument", 'null'::jsonb), coalesce(v.validation, 'null'::jsonb), v.errors::jsonb, v.government::jsonb, v."xmlSha256", v."tddXmlSha256",
+       v.attempts, v."nextAttemptAt", v."finalResultDueAt", v."receivedAt", v."lastUpdatedAt"
+       from json_to_recordset(?::json) as v("documentId" text, "workspaceId" text, environment text, country text,
+         "documentNumber" text, uuid text, state text, format text, "externalId" text, "documentType" jsonb, source jsonb,
+         destinations jsonb, "coreDocument" jsonb, validation jsonb, errors text, government text, "xmlSha256" text, "tddXmlSha256" text,
+         attempts integer, "nextAttemptAt" timestamptz, "finalResultDueAt" timestamptz, "receivedAt" timestamptz, "lastUpdatedAt" timestamptz)`,
+    [batch],
+  );
+  await trx.raw(
+    `insert into documents (document_id, workspace_id, environment, company_id, country, direction, document_base, document_number, state, created_at, updated_at)
+     select v."documentId", v."workspaceId", v.environment, v.source->>'companyId', v.country, 'sales', v."documentType"->>'base', v."documentNumber",
+       v.state, v."receivedAt", v."lastUpdatedAt"
+       from json_to_recordset(?::json) as v("documentId" text, "workspaceId" text, environment text, country text,
+         "documentNumber" text, state text, "documentType" jsonb, source jsonb, "receivedAt" timestamptz, "lastUpdatedAt" timestamptz)`,
+    [batch],
+  );
+}
+
+/** Applies the merged changes of existing documents to sales_documents and documents: one statement each. */
+export async function updateSalesDocuments(trx: Knex.Transaction, changes: readonly SalesDocumentChange[]): Promise<void> {
+  const batch = JSON.stringify(
+    changes.map((c) => ({
+      documentId: c.documentId,
+      state: c.state,
+      updatedAt: c.updatedAt,
+      attempts: c.attempts ?? null,
+      setNext: c.nextAttemptAt !== undefined,
+      nextAttemptAt: c.nextAttemptAt ?? null,
+      setResult: c.result !== undefined,
+      government: c.result?.government ?? null,
+      errors: c.result?.errors ?? null,
+      setDue: c.finalResultDueAt !== undefined,
+      finalResultDueAt: c.finalResultDueAt ?? null,
+      xmlSha256: c.xmlSha256 ?? null,
+      tddXmlSha256: c.tddXmlSha256 ?? null,
+    })),
+  );
+  await trx.raw(
+    `update sales_documents sd set
+       state = v.state,
+       last_updated_at = v."updatedAt",
+       attempts = coalesce(v.attempts, sd.attempts),
+       next_attempt_at = case when v."setNext" then v."nextAttemptAt" else sd.next_attempt_at end,
+       government = case when v."setResult" then v.government::jsonb else sd.government end,
+       errors = case when v."setResult" then v.errors::jsonb else sd.errors end,
+       final_result_due_at = case when v."setDue" then v."finalResultDueAt" else sd.final_result_due_at end,
+       xml_sha256 = coalesce(v."xmlSha256", sd.xml_sha256),
+       tdd_xml_sha256 = coalesce(v."tddXmlSha256", sd.tdd_xml_sha256)
+     from json_to_recordset(?::json) as v("documentId" text, state text, "updatedAt" timestamptz, attempts integer,
+       "setNext" boolean, "nextAttemptAt" timestamptz, "setResult" boolean, government text, errors text,
+       "setDue" boolean, "finalResultDueAt" timestamptz, "xmlSha256" text, "tddXmlSha256" text)
+     where sd.document_id = v."documentId"`,
+    [batch],
+  );
+  await trx.raw(
+    `update documents d set state = v.state, updated_at = v."updatedAt"
+       from json_to_recordset(?::json) as v("documentId" text, state text, "updatedAt" timestamptz)
+      where d.document_id = v."documentId"`,
+    [batch],
+  );
+}
+
+/**
+ * Stores artifacts that events written before schema v2 carried inline (base64), by hash, in the
+ * event store's artifact table (one statement; content-addressed, so storing one again is a
+ * no-op; the table checks every hash against the bytes).
+ */
+export async function storeInlineArtifacts(trx: Knex.Transaction, artifacts: readonly { sha256: string; base64: string }[]): Promise<void> {
+  await trx.raw(
+    `insert into es_artifacts (hash, content)
+     select a.sha256, decode(a.base64, 'base64') from json_to_recordset(?::json) as a(sha256 text, base64 text)
+      order by a.sha256
+     on conflict (hash) do nothing`,
+    [JSON.stringify(artifacts)],
+  );
 }
 
 export async function listMalaysianDocuments(

@@ -15,11 +15,23 @@
  * credit events alone, and checks every recorded balance against the fold: one JSON document;
  * exit 1 when a recorded balance disagrees (listed under "inconsistencies").
  *
- * Exit codes: 0 ok; 1 unknown stream, database unreachable, or the fold failed; 2 bad arguments.
+ *   npm run audit -- artifacts
+ *
+ * verifies the artifact store against the log: recomputes the SHA-256 of every stored artifact
+ * and compares it with its key, and checks that every artifact an event names (the XML of a
+ * submitted document, the XML and Tax Data Document of a delivery) is stored, or, for an event
+ * written before artifacts were stored by hash, that its inline bytes hash as named. One JSON
+ * document; exit 1 when an artifact does not match its key or an event names one not stored
+ * (listed under "problems").
+ *
+ * Exit codes: 0 ok; 1 unknown stream, database unreachable, the fold failed, or an artifact
+ * problem; 2 bad arguments.
  */
 import Table from 'cli-table3';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { positionToString, type RecordedEvent } from '../commands/eventstore/port.js';
+import { createHash } from 'node:crypto';
+import { positionToString, START, type EventStore, type Position, type RecordedEvent } from '../commands/eventstore/port.js';
+import { artifactRefsOf } from '../domain/document/document.js';
 import type { AggregateFold } from '../domain/aggregates.js';
 import { aggregateFor, streamCategory } from '../domain/index.js';
 import { auditCompanyCredits } from '../domain/credits/audit.js';
@@ -224,6 +236,96 @@ async function creditsCommand(options: { workspace: string; company: string; asO
   return 0;
 }
 
+export interface ArtifactProblem {
+  kind: 'hash_mismatch' | 'missing' | 'inline_mismatch' | 'undecodable';
+  sha256: string | null;
+  /** The event naming it (missing, inline_mismatch, undecodable). */
+  streamId?: string;
+  eventId?: string;
+  position?: string;
+  role?: string;
+  message: string;
+}
+
+export interface ArtifactAudit {
+  /** Artifacts stored, and how many of them hash to their key. */
+  stored: number;
+  verified: number;
+  /** Events read, and the artifact references they hold: resolved in the store, or inline (events before artifacts were stored by hash). */
+  events: number;
+  references: number;
+  resolved: number;
+  inline: number;
+  /** Stored artifacts no event names (an append that failed after its artifacts were written, where the engine writes them first). */
+  unreferenced: number;
+  problems: ArtifactProblem[];
+}
+
+const sha256Hex = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** Verifies every stored artifact against its key and every reference of the log against the store (see the header). */
+export async function auditArtifacts(store: EventStore, options: { pageSize?: number } = {}): Promise<ArtifactAudit> {
+  const pageSize = options.pageSize ?? 500;
+  const result: ArtifactAudit = { stored: 0, verified: 0, events: 0, references: 0, resolved: 0, inline: 0, unreferenced: 0, problems: [] };
+  const stored = new Set<string>();
+  let cursor: string | null = null;
+  do {
+    const page: Awaited<ReturnType<EventStore['scanArtifacts']>> = await store.scanArtifacts(cursor, pageSize);
+    for (const a of page.artifacts) {
+      result.stored++;
+      stored.add(a.sha256);
+      const actual = sha256Hex(a.content);
+      if (actual === a.sha256) result.verified++;
+      else result.problems.push({ kind: 'hash_mismatch', sha256: a.sha256, message: `stored bytes hash to ${actual}` });
+    }
+    cursor = page.cursor;
+  } while (cursor !== null);
+
+  const named = new Set<string>();
+  let after: Position = START;
+  for (;;) {
+    const events = await store.readAll(after, pageSize);
+    if (events.length === 0) break;
+    for (const e of events) {
+      result.events++;
+      const where = { streamId: e.streamId, eventId: e.id, position: positionToString(e.position) };
+      let refs: ReturnType<typeof artifactRefsOf>;
+      try {
+        refs = artifactRefsOf(e);
+      } catch (err) {
+        result.problems.push({ kind: 'undecodable', sha256: null, ...where, message: (err as Error).message });
+        continue;
+      }
+      for (const { role, ref } of refs) {
+        result.references++;
+        named.add(ref.sha256);
+        if (ref.inlineBase64 !== undefined) {
+          result.inline++;
+          const actual = sha256Hex(Buffer.from(ref.inlineBase64, 'base64'));
+          if (actual !== ref.sha256) result.problems.push({ kind: 'inline_mismatch', sha256: ref.sha256, ...where, role, message: `inline bytes hash to ${actual}` });
+        } else if (stored.has(ref.sha256)) {
+          result.resolved++;
+        } else {
+          result.problems.push({ kind: 'missing', sha256: ref.sha256, ...where, role, message: 'the event names an artifact that is not stored' });
+        }
+      }
+    }
+    after = events[events.length - 1]!.position;
+  }
+  for (const hash of stored) if (!named.has(hash)) result.unreferenced++;
+  return result;
+}
+
+async function artifactsCommand(): Promise<number> {
+  const audit = await withRuntime((runtime) => auditArtifacts(runtime.store));
+  process.stdout.write(`${toJson(audit)}\n`);
+  if (audit.problems.length > 0) {
+    process.stderr.write(`error: ${audit.problems.length} artifact problem(s)\n`);
+    return 1;
+  }
+  return 0;
+}
+
 export function auditProgram(setExitCode: (code: number) => void): Command {
   const program = new Command('audit')
     .description('Reconstruct the history and the state of event streams.')
@@ -262,6 +364,12 @@ export function auditProgram(setExitCode: (code: number) => void): Command {
     )
     .action(async (opts: { workspace: string; company: string; asOf?: Date }) => {
       setExitCode(await creditsCommand(opts));
+    });
+  program
+    .command('artifacts')
+    .description('Recompute the hash of every stored artifact and check that every artifact an event names is stored.')
+    .action(async () => {
+      setExitCode(await artifactsCommand());
     });
   return program;
 }

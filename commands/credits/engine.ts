@@ -80,6 +80,8 @@ interface Entry {
   snapshotAt: number;
   /** The cache may be behind the stream (a replayed append was detected): read before deciding. */
   stale: boolean;
+  /** When (Date.now()) the cache was last known to match the stream: after a read of its tail, or an append. */
+  currentAt: number;
 }
 
 export interface CreditsEngineOptions {
@@ -153,6 +155,19 @@ export class CreditsEngine {
     return (await this.enqueue(creditsStream(workspaceId), null, { now: new Date(0) })).state;
   }
 
+  /**
+   * The workspace's cached state when it was known to match the stream at most `maxAgeMs` ago,
+   * without a round trip; null otherwise (then read() it). Writes through this engine keep the
+   * cache current at once; another instance's writes show after at most `maxAgeMs`.
+   */
+  recent(workspaceId: string, maxAgeMs: number): CreditsState | null {
+    const entry = this.entries.get(creditsStream(workspaceId));
+    // Commands queued or in flight meanwhile are concurrent with the caller: as with a read, the
+    // answer is the state before them.
+    if (!entry || !entry.loaded || entry.stale) return null;
+    return Date.now() - entry.currentAt <= maxAgeMs ? entry.state : null;
+  }
+
   /** Forgets every cached state (tests). */
   clear(): void {
     for (const [key, entry] of this.entries) if (!entry.draining) this.entries.delete(key);
@@ -173,7 +188,7 @@ export class CreditsEngine {
       this.entries.set(streamId, entry);
       return entry;
     }
-    entry = { streamId, state: initialCreditsState, revision: 'no_stream', loaded: false, queue: [], draining: false, snapshotRevision: -1n, snapshotAt: 0, stale: false };
+    entry = { streamId, state: initialCreditsState, revision: 'no_stream', loaded: false, queue: [], draining: false, snapshotRevision: -1n, snapshotAt: 0, stale: false, currentAt: 0 };
     this.entries.set(streamId, entry);
     if (this.entries.size > this.cacheSize) {
       for (const [key, old] of this.entries) {
@@ -227,7 +242,10 @@ export class CreditsEngine {
       }
       entry.state = state;
       if (events.length > 0) entry.revision = events[events.length - 1]!.revision;
-      if (events.length < 5000) return;
+      if (events.length < 5000) {
+        entry.currentAt = Date.now();
+        return;
+      }
     }
   }
 
@@ -307,6 +325,7 @@ export class CreditsEngine {
         }
         entry.state = state;
         entry.revision = result.nextExpectedRevision;
+        entry.currentAt = Date.now();
         for (const d of decided) (d.error ? d.p.reject(d.error) : d.p.resolve({ state: d.state, events: d.events, position: d.events.length > 0 ? result.position : null, replayed: false }));
         this.maybeSnapshot(entry);
         return;

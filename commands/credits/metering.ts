@@ -97,6 +97,14 @@ export function blockMessage(reason: BlockReason): string {
 }
 
 /**
+ * How old the engine's cached credits state of a workspace may be for the submission check to
+ * trust its "enforcement off" without reading the stream (no round trip on the submission path).
+ * Enforcement switched on through this process applies at once; through another instance, within
+ * this time. With enforcement on, the check always reads the stream first.
+ */
+export const ENFORCEMENT_OFF_CACHE_MS = 1000;
+
+/**
  * The check of the submission path: allowed unless the workspace enforces credits and the
  * company is blocked now. A document of no company (a source outside Connect) is not metered.
  */
@@ -105,7 +113,9 @@ export async function checkCreditsForSubmission(
   input: { workspaceId: string; companyId: string | null; now: Date },
 ): Promise<CreditCheck> {
   if (input.companyId === null) return { allowed: true };
-  const state = await creditsEngine(deps).read(input.workspaceId);
+  const engine = creditsEngine(deps);
+  if (engine.recent(input.workspaceId, ENFORCEMENT_OFF_CACHE_MS)?.enforcement === false) return { allowed: true };
+  const state = await engine.read(input.workspaceId);
   if (!state.enforcement) return { allowed: true };
   const blockReason = blockReasonOf(companyOf(state, input.companyId).current, poolTotals(state).available, input.now.toISOString());
   return blockReason ? { allowed: false, blockReason, message: blockMessage(blockReason) } : { allowed: true };

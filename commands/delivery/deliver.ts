@@ -41,7 +41,8 @@ import {
 import { DomainError } from '../../domain/errors.js';
 import { decodeEventData, type EventDefinition } from '../../domain/events/envelope.js';
 import type { Clock } from '../../platform/clock.js';
-import { WrongExpectedVersionError, type EventStore, type NewEvent, type RecordedEvent, type StreamAppend } from '../eventstore/port.js';
+import { artifactOf, WrongExpectedVersionError, type Artifact, type EventStore, type NewEvent, type RecordedEvent, type StreamAppend } from '../eventstore/port.js';
+import { artifactBase64 } from '../submissions.js';
 import { CONFLICT_RETRY_BUDGET_MS, ConcurrencyConflictError, conflictBackoff, eventMetadata, foldRecorded, loadAggregate, seededEventId, type CommandContext, type Loaded } from '../execute.js';
 import type { ConnectorRegistry, DeliveryRequest } from './connector.js';
 
@@ -128,7 +129,7 @@ async function fromStream(deps: DeliveryDeps, documentId: string, submittedEvent
     ctx: contextOf(deps, submitted.environment, submittedContext(first)),
     lastFailure: failure ? { retryable: failure.retryable, nextAttemptAt: failure.nextAttemptAt ?? null } : null,
     deliveredGovernment: delivered?.government ?? null,
-    xmlBase64: async () => submitted.xmlBase64,
+    xmlBase64: () => submittedXml(deps, submitted),
   };
 }
 
@@ -143,7 +144,7 @@ function fromSubmittedEvent(deps: DeliveryDeps, event: RecordedEvent): DocumentH
     ctx: contextOf(deps, submitted.environment, submittedContext(event)),
     lastFailure: null,
     deliveredGovernment: null,
-    xmlBase64: async () => submitted.xmlBase64,
+    xmlBase64: () => submittedXml(deps, submitted),
   };
 }
 
@@ -162,10 +163,14 @@ async function fromSnapshot(deps: DeliveryDeps, documentId: string): Promise<Doc
     // The stream's first event alone, and only when the document is sent again.
     xmlBase64: async () => {
       const [first] = await deps.store.readStream(documentStream(documentId), { maxCount: 1 });
-      return first ? decodeEventData(DocumentSubmitted, first.schemaVersion, first.data).xmlBase64 : null;
+      return first ? submittedXml(deps, decodeEventData(DocumentSubmitted, first.schemaVersion, first.data)) : null;
     },
   };
 }
+
+/** The submitted XML (base64) the connector is handed: inline in a v1 event, else from the artifact store. */
+const submittedXml = (deps: DeliveryDeps, submitted: Submitted): Promise<string | null> =>
+  submitted.xml ? artifactBase64(deps.store, submitted.xml) : Promise.resolve(null);
 
 function lastOfType<A>(events: RecordedEvent[], def: EventDefinition<A>): A | null {
   for (let i = events.length - 1; i >= 0; i--) {
@@ -263,7 +268,7 @@ async function record(
   loaded: Loaded<DocumentStateView>,
   command: DocumentCommand,
   step: string,
-  options: { firstOfView?: boolean; snapshot?: Pick<DeliverySnapshot, 'lastFailure' | 'deliveredGovernment'> } = {},
+  options: { firstOfView?: boolean; snapshot?: Pick<DeliverySnapshot, 'lastFailure' | 'deliveredGovernment'>; artifacts?: readonly Artifact[] } = {},
 ): Promise<{ state: DocumentStateView; revision: bigint; replayed: boolean }> {
   const stream = documentStream(h.submitted.documentId);
   const idSeed = `${h.submitted.documentId}:${loaded.state.attempts}:${step}`;
@@ -291,7 +296,8 @@ async function record(
       });
     }
     try {
-      const [appended] = parts.length === 1 ? [await deps.store.append(stream, toAppend, current.revision)] : await deps.store.appendMulti(parts);
+      const append = { artifacts: options.artifacts };
+      const [appended] = parts.length === 1 ? [await deps.store.append(stream, toAppend, current.revision, append)] : await deps.store.appendMulti(parts, append);
       return { state, revision: appended!.nextExpectedRevision, replayed: appended!.replayed };
     } catch (err) {
       if (!(err instanceof WrongExpectedVersionError) || err.streamId !== stream) throw err;
@@ -369,14 +375,18 @@ async function attemptDelivery(deps: DeliveryDeps, h: DocumentHistory): Promise<
           s.country === 'AE'
             ? generateTaxDataDocument({ documentType: s.documentType, document: s.coreDocument as CoreDocument, uuid: s.uuid, reportedAt: now.toISOString() }).base64
             : null;
+        // Artifacts produced on delivery are stored by hash with the Delivered event.
+        const xml = chainedXml ? artifactOf(Buffer.from(chainedXml, 'base64')) : null;
+        const tdd = tddXmlBase64 ? artifactOf(Buffer.from(tddXmlBase64, 'base64')) : null;
+        const artifacts = [xml, tdd].filter((a): a is Artifact => a !== null);
         await record(
           deps,
           h,
           loaded,
-          { type: 'RecordDelivered', government: answer.government, xmlBase64: chainedXml, tddXmlBase64, finalResultDueAt: answer.finalResultDueAt, final: answer.final },
+          { type: 'RecordDelivered', government: answer.government, xml, tdd, finalResultDueAt: answer.finalResultDueAt, final: answer.final },
           'result',
           // Without its final result the document waits for the worker: keep a snapshot for it.
-          answer.final ? {} : { snapshot: { lastFailure: null, deliveredGovernment: answer.government } },
+          answer.final ? { artifacts } : { artifacts, snapshot: { lastFailure: null, deliveredGovernment: answer.government } },
         );
         return answer.final ? 'final' : 'delivered';
       }

@@ -22,12 +22,14 @@ import {
   type JSONType,
   type ReadPosition,
 } from '@eventstore/db-client';
+import { v5 as uuidv5 } from 'uuid';
 import type { EventMetadata } from '../../domain/events/envelope.js';
 import {
   comparePositions,
   START,
   WrongExpectedVersionError,
   type AppendResult,
+  type Artifact,
   type ExpectedRevision,
   type NewEvent,
   type Position,
@@ -257,6 +259,8 @@ export function toPortError(err: unknown, streamId: string, expected: ExpectedRe
 export async function appendPartsInOrder(
   parts: readonly StreamAppend[],
   append: (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision) => Promise<AppendResult>,
+  /** Runs once the parts are checked, before the first is written (the artifacts the parts name). */
+  before: () => Promise<void> = async () => {},
 ): Promise<AppendResult[]> {
   if (parts.length === 0) throw new RangeError('appendMulti needs at least one part');
   const seen = new Set<string>();
@@ -265,7 +269,33 @@ export async function appendPartsInOrder(
     if (seen.has(part.streamId)) throw new RangeError(`appendMulti: stream ${part.streamId} appears twice`);
     seen.add(part.streamId);
   }
+  await before();
   const results: AppendResult[] = [];
   for (const part of parts) results.push(await append(part.streamId, part.events, part.expected));
   return results;
+}
+
+/** The event type of an artifact's stream (EventStoreDB keeps artifacts as events, see esdb.ts). */
+export const ARTIFACT_EVENT_TYPE = 'ArtifactStored';
+const ARTIFACT_NAMESPACE = '5f0c2d7e-3b1a-5e8f-9c4d-7a2b6e1f0d39';
+
+export const artifactStream = (sha256: string) => `artifact-${sha256}`;
+
+/** The one event of an artifact's stream; its id derives from the hash, so writing it again is recognised. */
+export function artifactEvent(artifact: Artifact): NewEvent {
+  return {
+    id: uuidv5(artifact.sha256, ARTIFACT_NAMESPACE),
+    type: ARTIFACT_EVENT_TYPE,
+    schemaVersion: 1,
+    data: { sha256: artifact.sha256, contentBase64: artifact.content.toString('base64') },
+    metadata: { correlationId: artifact.sha256, causationId: null, occurredAt: new Date().toISOString() },
+  };
+}
+
+/** The artifact an artifact event carries, or null for any other event. */
+export function artifactFromEvent(event: { type: string; data: unknown }): Artifact | null {
+  if (event.type !== ARTIFACT_EVENT_TYPE) return null;
+  const d = event.data as { sha256?: unknown; contentBase64?: unknown };
+  if (typeof d?.sha256 !== 'string' || typeof d.contentBase64 !== 'string') return null;
+  return { sha256: d.sha256, content: Buffer.from(d.contentBase64, 'base64') };
 }

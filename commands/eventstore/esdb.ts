@@ -29,11 +29,17 @@ import {
   type StreamingRead,
 } from '@eventstore/db-client';
 import {
+  checkedArtifacts,
   comparePositions,
   DuplicateEventError,
+  positionFromString,
+  positionToString,
   START,
   WrongExpectedVersionError,
+  type AppendOptions,
   type AppendResult,
+  type Artifact,
+  type ArtifactPage,
   type EventStore,
   type EventSubscription,
   type ExpectedRevision,
@@ -45,6 +51,10 @@ import {
   type StreamRevision,
 } from './port.js';
 import {
+  ARTIFACT_EVENT_TYPE,
+  artifactEvent,
+  artifactFromEvent,
+  artifactStream,
   actualRevisionOf,
   appendPartsInOrder,
   extractPosition,
@@ -151,8 +161,56 @@ export class EventStoreDbEventStore implements EventStore {
   // -------------------------------------------------------------------------------------------
   // Writing
 
-  async append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  async append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision, options: AppendOptions = {}): Promise<AppendResult> {
     if (events.length === 0) throw new Error(`append to ${streamId}: no events`);
+    await this.storeArtifacts(checkedArtifacts(options.artifacts, { verify: true }));
+    return this.appendEvents(streamId, events, expected);
+  }
+
+  /**
+   * Artifacts go before the events that name them, each in its own stream `artifact-<sha256>`
+   * (one event, expected no_stream, its id derived from the hash): EventStoreDB has no
+   * transaction spanning streams, and a content-addressed write is idempotent, so a crash or a
+   * failed append after it leaves at most an artifact no event names, and a retry rewrites
+   * nothing. An event never names an artifact that is not stored.
+   */
+  private async storeArtifacts(artifacts: readonly Artifact[]): Promise<void> {
+    await Promise.all(
+      artifacts.map(async (a) => {
+        try {
+          await this.client.appendToStream(artifactStream(a.sha256), [toEventData(artifactEvent(a))], { expectedRevision: toEsdbExpectedRevision('no_stream') });
+        } catch (err) {
+          if (!isEsdbWrongExpectedVersion(err)) throw err; // stored already: the same bytes
+        }
+      }),
+    );
+  }
+
+  async readArtifacts(sha256s: readonly string[]): Promise<Map<string, Buffer>> {
+    const found = new Map<string, Buffer>();
+    await Promise.all(
+      [...new Set(sha256s)].map(async (hash) => {
+        const [event] = await this.readStream(artifactStream(hash), { maxCount: 1 });
+        const artifact = event ? artifactFromEvent(event) : null;
+        if (artifact) found.set(hash, artifact.content);
+      }),
+    );
+    return found;
+  }
+
+  /** Artifacts are events of the log: a scan walks $all (the cursor is a log position). */
+  async scanArtifacts(cursor: string | null, limit: number): Promise<ArtifactPage> {
+    const events = await this.readAll(cursor ? positionFromString(cursor) : START, limit);
+    const artifacts: Artifact[] = [];
+    for (const e of events) {
+      if (e.type !== ARTIFACT_EVENT_TYPE) continue;
+      const artifact = artifactFromEvent(e);
+      if (artifact) artifacts.push(artifact);
+    }
+    return { artifacts, cursor: events.length < limit ? null : positionToString(events[events.length - 1]!.position) };
+  }
+
+  private async appendEvents(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     const tailBefore = await this.lastRevision(streamId);
 
     let result;
@@ -187,8 +245,9 @@ export class EventStoreDbEventStore implements EventStore {
     return { nextExpectedRevision: next, position, replayed: false };
   }
 
-  appendMulti(parts: readonly StreamAppend[]): Promise<AppendResult[]> {
-    return appendPartsInOrder(parts, (streamId, events, expected) => this.append(streamId, events, expected));
+  async appendMulti(parts: readonly StreamAppend[], options: AppendOptions = {}): Promise<AppendResult[]> {
+    const artifacts = checkedArtifacts(options.artifacts, { verify: true });
+    return appendPartsInOrder(parts, (streamId, events, expected) => this.appendEvents(streamId, events, expected), () => this.storeArtifacts(artifacts));
   }
 
   /**

@@ -9,6 +9,7 @@
  *   by (commit, prepare) and a reader never sees a later position before an earlier one;
  * - revisions and positions are bigint.
  */
+import { createHash } from 'node:crypto';
 import type { EventMetadata } from '../../domain/events/envelope.js';
 
 export type StreamRevision = bigint;
@@ -67,6 +68,35 @@ export interface AppendResult {
   readonly replayed: boolean;
 }
 
+/**
+ * An immutable artifact (the e-invoice XML, the UAE Tax Data Document) stored once, keyed by the
+ * SHA-256 of its bytes (64 lowercase hex digits). Events name the hash; the bytes live in the
+ * store's artifact table (PostgreSQL) or artifact streams (EventStoreDB), never in event data.
+ */
+export interface Artifact {
+  readonly sha256: string;
+  readonly content: Buffer;
+}
+
+export interface ArtifactPage {
+  readonly artifacts: readonly Artifact[];
+  /** Where the next page starts; null after the last page. */
+  readonly cursor: string | null;
+}
+
+/** What an append writes besides its events. */
+export interface AppendOptions {
+  /**
+   * Artifacts the events name. Stored idempotently (content-addressed: the same bytes are stored
+   * once, whoever appends them again). Where `atomicMultiStream` holds, they are written in the
+   * append's transaction: an append that fails leaves none of them behind. Elsewhere they are
+   * written before the events (see the README), so a failed append may leave an artifact that no
+   * event names, which is harmless. An artifact whose content does not hash to its `sha256` is
+   * refused (RangeError) and nothing is written.
+   */
+  readonly artifacts?: readonly Artifact[];
+}
+
 /** One stream's part of a multi-stream append. */
 export interface StreamAppend {
   readonly streamId: string;
@@ -91,7 +121,7 @@ export interface EventStore {
   /** A short name for logs and readiness reports ("postgres", "eventstoredb"). */
   readonly engine: string;
   /** Appends atomically, checking the expected revision. Throws WrongExpectedVersionError or DuplicateEventError. */
-  append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision, options?: AppendOptions): Promise<AppendResult>;
   /**
    * Appends to several streams at once, each with its own expected revision (at most one part
    * per stream). Every part is written or none is: a wrong expected revision of any part throws
@@ -102,7 +132,14 @@ export interface EventStore {
    * and a retry with the same event ids completes an interrupted one (see the README).
    * Results are in the order of `parts`.
    */
-  appendMulti(parts: readonly StreamAppend[]): Promise<AppendResult[]>;
+  appendMulti(parts: readonly StreamAppend[], options?: AppendOptions): Promise<AppendResult[]>;
+  /** The stored artifacts among `sha256s` (hash -> bytes); a hash not stored is absent from the map. */
+  readArtifacts(sha256s: readonly string[]): Promise<Map<string, Buffer>>;
+  /**
+   * Every stored artifact, a page at a time (audits): pass null first, then the returned cursor
+   * until it is null. A page may hold fewer than `limit` artifacts (even none) before the end.
+   */
+  scanArtifacts(cursor: string | null, limit: number): Promise<ArtifactPage>;
   /** True when appendMulti commits all of its parts in one transaction. */
   readonly atomicMultiStream: boolean;
   /** A stream's events in revision order; empty when the stream does not exist. */
@@ -145,4 +182,34 @@ export class DuplicateEventError extends Error {
 
 export function isWrongExpectedVersion(e: unknown): e is WrongExpectedVersionError {
   return e instanceof WrongExpectedVersionError;
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/** The SHA-256 of `content` as an artifact key. */
+export function artifactOf(content: Buffer): Artifact {
+  return { sha256: createHash('sha256').update(content).digest('hex'), content };
+}
+
+export class ArtifactHashMismatch extends RangeError {
+  override readonly name = 'ArtifactHashMismatch';
+  constructor(readonly sha256: string) {
+    super(`artifact ${sha256}: its content does not hash to its key`);
+  }
+}
+
+/**
+ * Checks every artifact's key (format; and, with `verify`, against its bytes, for an engine that
+ * cannot check it where it stores them); returns them without duplicates, sorted by hash (one
+ * lock order for every writer).
+ */
+export function checkedArtifacts(artifacts: readonly Artifact[] | undefined, options: { verify: boolean }): Artifact[] {
+  if (!artifacts || artifacts.length === 0) return [];
+  const byHash = new Map<string, Artifact>();
+  for (const a of artifacts) {
+    if (!SHA256_HEX.test(a.sha256)) throw new RangeError(`artifact key is not a SHA-256 in lowercase hex: ${a.sha256}`);
+    if (options.verify && createHash('sha256').update(a.content).digest('hex') !== a.sha256) throw new ArtifactHashMismatch(a.sha256);
+    byHash.set(a.sha256, a);
+  }
+  return [...byHash.values()].sort((a, b) => (a.sha256 < b.sha256 ? -1 : a.sha256 > b.sha256 ? 1 : 0));
 }

@@ -457,3 +457,32 @@ export const appendMultiMigration = {
     await knex.raw('drop function if exists es_append_multi(json, boolean)');
   },
 };
+
+export const ARTIFACT_HASH_CONSTRAINT = 'es_artifacts_content_hash';
+
+/**
+ * Artifacts stored once (issue 19): the e-invoice XML and the Tax Data Document, keyed by the
+ * SHA-256 of their bytes, which the table itself checks on insert. Append-only like es_events (the
+ * same refusing triggers). The adapter writes an append's artifacts in the statement, and so the
+ * transaction, of its events; an event names an artifact by its hash.
+ */
+export const artifactsMigration = {
+  name: '0060_event_store_artifacts',
+  async up(knex: Knex) {
+    await knex.raw(`
+      create table es_artifacts (
+        hash text primary key,
+        content bytea not null,
+        recorded_at timestamptz not null default clock_timestamp(),
+        constraint ${ARTIFACT_HASH_CONSTRAINT} check (hash = encode(sha256(content), 'hex'))
+      );
+      create trigger es_artifacts_append_only before update or delete on es_artifacts
+        for each row execute function es_refuse_change();
+      create trigger es_artifacts_no_truncate before truncate on es_artifacts
+        for each statement execute function es_refuse_change();
+    `);
+  },
+  async down(knex: Knex) {
+    await knex.raw('drop table if exists es_artifacts');
+  },
+};

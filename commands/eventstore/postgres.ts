@@ -8,10 +8,15 @@ import pg from 'pg';
 import { decodeMetadata } from '../../domain/events/envelope.js';
 import { catchUpSubscription } from './catch-up-subscription.js';
 import {
+  ArtifactHashMismatch,
+  checkedArtifacts,
   DuplicateEventError,
   START,
   WrongExpectedVersionError,
+  type AppendOptions,
   type AppendResult,
+  type Artifact,
+  type ArtifactPage,
   type EventStore,
   type EventSubscription,
   type ExpectedRevision,
@@ -21,7 +26,7 @@ import {
   type RecordedEvent,
   type StreamAppend,
 } from './port.js';
-import { APPEND_CHANNEL, DUPLICATE_EVENT_SQLSTATE, WRONG_EXPECTED_VERSION_SQLSTATE } from './postgres-schema.js';
+import { APPEND_CHANNEL, ARTIFACT_HASH_CONSTRAINT, DUPLICATE_EVENT_SQLSTATE, WRONG_EXPECTED_VERSION_SQLSTATE } from './postgres-schema.js';
 
 // The hot statements are named: each connection parses and plans them once, not on every call.
 // The transaction id is selected as text under another name: an ORDER BY on an output column
@@ -91,6 +96,29 @@ const READ_AHEAD_MIN_PAGE = 100;
 const MAX_READ_AHEADS = 8;
 const readAheadKey = (after: Position, limit: number) => `${after.commit}/${after.prepare}/${limit}`;
 
+/**
+ * Prefixes an append statement with the insert of its artifacts (parameters $n: hashes, $n+1:
+ * contents as base64): one statement, so one transaction with the events. Content-addressed, so a
+ * stored artifact is left as it is; es_artifacts checks each hash against its bytes.
+ */
+const withArtifacts = (n: number, statement: string) =>
+  `with stored as (insert into es_artifacts (hash, content)
+     select a.h, decode(a.c, 'base64') from unnest($${n}::text[], $${n + 1}::text[]) as a(h, c) order by a.h
+     on conflict (hash) do nothing)
+   ${statement}`;
+
+const artifactParams = (artifacts: readonly Artifact[]) => [artifacts.map((a) => a.sha256), artifacts.map((a) => a.content.toString('base64'))];
+
+/** Maps the table's hash check to the port's error. */
+function artifactFailure(err: unknown): unknown {
+  const e = err as { code?: string; constraint?: string; detail?: string };
+  if (e.code === '23514' && e.constraint === ARTIFACT_HASH_CONSTRAINT) {
+    const hash = /\(([0-9a-f]{64}),/.exec(e.detail ?? '')?.[1] ?? 'unknown';
+    return new ArtifactHashMismatch(hash);
+  }
+  return err;
+}
+
 interface PendingAppend {
   streamId: string;
   ids: string[];
@@ -98,6 +126,10 @@ interface PendingAppend {
   expectedText: string;
   /** The events as es_append's JSON array (sent as json). */
   payload: string;
+  /** Artifacts written with the events (checked, sorted by hash). */
+  artifacts: Artifact[];
+  /** Size of payload and artifacts, for the batch bound. */
+  bytes: number;
   resolve: (result: AppendResult) => void;
   reject: (err: unknown) => void;
 }
@@ -144,12 +176,14 @@ export class PostgresEventStore implements EventStore {
     await this.pool.query('select 1 from es_events limit 0');
   }
 
-  async append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  async append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision, options: AppendOptions = {}): Promise<AppendResult> {
     if (events.length === 0) throw new RangeError('append needs at least one event');
+    const artifacts = checkedArtifacts(options.artifacts, { verify: false });
     const payload = JSON.stringify(
       events.map((e) => ({ id: e.id, type: e.type, version: e.schemaVersion, data: e.data, metadata: e.metadata })),
     );
-    const append: PendingAppend = { streamId, ids: events.map((e) => e.id), expected, expectedText: expectedToText(expected), payload, resolve: null!, reject: null! };
+    const bytes = payload.length + artifacts.reduce((n, a) => n + a.content.length, 0);
+    const append: PendingAppend = { streamId, ids: events.map((e) => e.id), expected, expectedText: expectedToText(expected), payload, artifacts, bytes, resolve: null!, reject: null! };
     const started = performance.now();
     const timed = (result: Promise<AppendResult>) => result.finally(() => recordAppend('postgres', (performance.now() - started) / 1000));
     if (this.maxBatchedAppends <= 1) return timed(this.appendOne(append));
@@ -169,8 +203,9 @@ export class PostgresEventStore implements EventStore {
    * expected revision or a stored event id, each part is asked whether it is a replay: when all
    * are, the append is a replay; otherwise the failure stands.
    */
-  async appendMulti(parts: readonly StreamAppend[]): Promise<AppendResult[]> {
+  async appendMulti(parts: readonly StreamAppend[], options: AppendOptions = {}): Promise<AppendResult[]> {
     if (parts.length === 0) throw new RangeError('appendMulti needs at least one part');
+    const artifacts = checkedArtifacts(options.artifacts, { verify: false });
     const seen = new Set<string>();
     for (const part of parts) {
       if (part.events.length === 0) throw new RangeError(`appendMulti: the part for ${part.streamId} has no events`);
@@ -183,11 +218,12 @@ export class PostgresEventStore implements EventStore {
     const body = `[${parts.map((p, i) => `{"stream":${JSON.stringify(p.streamId)},"expected":"${expectedToText(p.expected)}","events":${payloads[i]}}`).join(',')}]`;
     let failure: Error;
     try {
-      const { rows } = await this.pool.query<{ item: number; last_revision: string; tx: string; last_position: string }>({
-        name: 'es_append_multi',
-        text: 'select item, last_revision, transaction_id::text as tx, last_position from es_append_multi($1::json, $2)',
-        values: [body, this.serializeAppends],
-      });
+      const text = 'select item, last_revision, transaction_id::text as tx, last_position from es_append_multi($1::json, $2)';
+      const { rows } = await this.pool.query<{ item: number; last_revision: string; tx: string; last_position: string }>(
+        artifacts.length === 0
+          ? { name: 'es_append_multi', text, values: [body, this.serializeAppends] }
+          : { name: 'es_append_multi_artifacts', text: withArtifacts(3, text), values: [body, this.serializeAppends, ...artifactParams(artifacts)] },
+      );
       this.appended.emit('append');
       this.notifyOtherProcesses();
       const results: AppendResult[] = new Array(parts.length);
@@ -205,7 +241,7 @@ export class PostgresEventStore implements EventStore {
       } else if (e.code === '23505' && e.constraint === 'es_events_event_id_key') {
         failure = err as Error;
       } else {
-        throw err;
+        throw artifactFailure(err);
       }
     }
     const replays: (AppendResult | undefined)[] = [];
@@ -235,9 +271,9 @@ export class PostgresEventStore implements EventStore {
     while (this.inFlightBatches < this.maxInFlightBatches && this.pending.length > 0) {
       const batch: PendingAppend[] = [];
       let bytes = 0;
-      while (this.pending.length > 0 && batch.length < this.maxBatchedAppends && (batch.length === 0 || bytes + this.pending[0]!.payload.length <= MAX_BATCH_BYTES)) {
+      while (this.pending.length > 0 && batch.length < this.maxBatchedAppends && (batch.length === 0 || bytes + this.pending[0]!.bytes <= MAX_BATCH_BYTES)) {
         const next = this.pending.shift()!;
-        bytes += next.payload.length;
+        bytes += next.bytes;
         batch.push(next);
       }
       this.inFlightBatches++;
@@ -257,11 +293,15 @@ export class PostgresEventStore implements EventStore {
     let rows: { item: number; ok: boolean; last_revision: string; tx: string; last_position: string | null }[];
     try {
       const body = `[${sorted.map((a) => `{"stream":${JSON.stringify(a.streamId)},"expected":"${a.expectedText}","events":${a.payload}}`).join(',')}]`;
-      ({ rows } = await this.pool.query({
-        name: 'es_append_batch',
-        text: 'select item, ok, last_revision, transaction_id::text as tx, last_position from es_append_batch($1::json, $2)',
-        values: [body, this.serializeAppends],
-      }));
+      const text = 'select item, ok, last_revision, transaction_id::text as tx, last_position from es_append_batch($1::json, $2)';
+      // The batch's artifacts go in with it: those of an append that is then not written (a wrong
+      // expected revision) stay stored, named by no event, until its retry names them.
+      const artifacts = checkedArtifacts(sorted.flatMap((a) => a.artifacts), { verify: false });
+      ({ rows } = await this.pool.query(
+        artifacts.length === 0
+          ? { name: 'es_append_batch', text, values: [body, this.serializeAppends] }
+          : { name: 'es_append_batch_artifacts', text: withArtifacts(3, text), values: [body, this.serializeAppends, ...artifactParams(artifacts)] },
+      ));
     } catch {
       // Nothing of the batch was written (or, had the connection dropped after the commit, each
       // append is recognised as a replay): each append runs alone and gets its own answer.
@@ -286,11 +326,15 @@ export class PostgresEventStore implements EventStore {
 
   /** One append in its own transaction (es_append), with the replay check after a failure. */
   private async appendOne(append: PendingAppend): Promise<AppendResult> {
-    const { streamId, expected, payload } = append;
+    const { streamId, expected, payload, artifacts } = append;
     const args = [streamId, append.expectedText, payload, this.serializeAppends];
+    const text = 'select last_revision, transaction_id::text as tx, last_position, replayed from es_append($1, $2, $3::json, $4)';
     let failure: Error;
     try {
-      const [row] = await this.appendRows('es_append', 'select last_revision, transaction_id::text as tx, last_position, replayed from es_append($1, $2, $3::json, $4)', args);
+      const [row] =
+        artifacts.length === 0
+          ? await this.appendRows('es_append', text, args)
+          : await this.appendRows('es_append_artifacts', withArtifacts(5, text), [...args, ...artifactParams(artifacts)]);
       this.appended.emit('append');
       this.notifyOtherProcesses();
       return row!;
@@ -302,7 +346,7 @@ export class PostgresEventStore implements EventStore {
       } else if (e.code === '23505' && e.constraint === 'es_events_event_id_key') {
         failure = err as Error;
       } else {
-        throw err;
+        throw artifactFailure(err);
       }
     }
     // The append failed on the revision or on a stored event id: it may be a replay of an
@@ -324,6 +368,29 @@ export class PostgresEventStore implements EventStore {
       position: { commit: BigInt(row.tx), prepare: BigInt(row.last_position) },
       replayed: row.replayed,
     }));
+  }
+
+  async readArtifacts(sha256s: readonly string[]): Promise<Map<string, Buffer>> {
+    const found = new Map<string, Buffer>();
+    if (sha256s.length === 0) return found;
+    const { rows } = await this.pool.query<{ hash: string; content: Buffer }>({
+      name: 'es_read_artifacts',
+      text: 'select hash, content from es_artifacts where hash = any($1::text[])',
+      values: [[...new Set(sha256s)]],
+    });
+    for (const row of rows) found.set(row.hash, row.content);
+    return found;
+  }
+
+  /** Pages in hash order; the cursor is the page's last hash. */
+  async scanArtifacts(cursor: string | null, limit: number): Promise<ArtifactPage> {
+    const { rows } = await this.pool.query<{ hash: string; content: Buffer }>({
+      name: 'es_scan_artifacts',
+      text: 'select hash, content from es_artifacts where $1::text is null or hash > $1::text order by hash limit $2',
+      values: [cursor, limit],
+    });
+    const artifacts = rows.map((r) => ({ sha256: r.hash, content: r.content }));
+    return { artifacts, cursor: rows.length === limit ? rows[rows.length - 1]!.hash : null };
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

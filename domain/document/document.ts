@@ -9,11 +9,12 @@
  *   processing ──DeliveryFailed──▶ delivery_failed ──DeliveryStarted──▶ processing (retry)
  *                                                  └─Finalized(invalid)──▶ final_invalid
  */
+import { createHash } from 'node:crypto';
 import * as t from 'io-ts';
 import { registerDecider } from '../aggregates.js';
 import type { Decider, DomainEvent } from '../decider.js';
 import { DomainError } from '../errors.js';
-import { defineEvent } from '../events/envelope.js';
+import { decodeEventData, defineEvent } from '../events/envelope.js';
 
 export const DOCUMENT_STATES = ['submitted', 'rejected', 'processing', 'delivery_success', 'delivery_failed', 'final_valid', 'final_invalid'] as const;
 export type DocumentState = (typeof DOCUMENT_STATES)[number];
@@ -45,10 +46,34 @@ const Received = t.type({
   validation: t.unknown,
 });
 
+const Sha256Hex = t.refinement(t.string, (s) => /^[0-9a-f]{64}$/.test(s), 'Sha256Hex');
+
+/**
+ * An artifact (the e-invoice XML, the Tax Data Document) as an event names it: the SHA-256 of its
+ * bytes, which the event store keeps once in its artifact store, written in the same transaction
+ * as the event (schema v2). Events written before (v1) carried the artifact inline as base64: their
+ * upcast keeps those bytes in `inlineBase64`, and the hash is computed from them.
+ */
+export const ArtifactRef = t.intersection([t.type({ sha256: Sha256Hex }), t.partial({ inlineBase64: t.string })]);
+export type ArtifactRef = t.TypeOf<typeof ArtifactRef>;
+
+/** The reference of a v1 event's inline artifact (base64), or null for none. */
+export function inlineArtifactRef(base64: unknown): ArtifactRef | null {
+  if (typeof base64 !== 'string' || base64 === '') return null;
+  return { sha256: createHash('sha256').update(Buffer.from(base64, 'base64')).digest('hex'), inlineBase64: base64 };
+}
+
 export const DocumentSubmitted = defineEvent({
   type: 'DocumentSubmitted',
-  version: 1,
-  codec: t.intersection([Received, t.type({ xmlBase64: t.union([t.string, t.null]) })]),
+  // v2: the XML by hash (`xml`) instead of inline (`xmlBase64`).
+  version: 2,
+  codec: t.intersection([Received, t.type({ xml: t.union([ArtifactRef, t.null]) })]),
+  upcasters: {
+    1: (data) => {
+      const { xmlBase64, ...rest } = data as { xmlBase64?: unknown };
+      return { ...rest, xml: inlineArtifactRef(xmlBase64) };
+    },
+  },
 });
 export const DocumentRejected = defineEvent({
   type: 'DocumentRejected',
@@ -62,13 +87,20 @@ export const DeliveryStarted = defineEvent({
 });
 export const Delivered = defineEvent({
   type: 'DocumentDelivered',
-  version: 1,
+  // v2: the artifacts by hash (`xml`, `tdd`) instead of inline (`xmlBase64`, `tddXmlBase64`).
+  version: 2,
   codec: t.intersection([
     t.type({ attempt: t.number, government: t.unknown }),
     // Artifacts produced on delivery: the XML where it is completed then (the Saudi hash
     // chain), the UAE Tax Data Document; and when a final result is expected.
-    t.partial({ xmlBase64: t.union([t.string, t.null]), tddXmlBase64: t.union([t.string, t.null]), finalResultDueAt: t.union([t.string, t.null]) }),
+    t.partial({ xml: t.union([ArtifactRef, t.null]), tdd: t.union([ArtifactRef, t.null]), finalResultDueAt: t.union([t.string, t.null]) }),
   ]),
+  upcasters: {
+    1: (data) => {
+      const { xmlBase64, tddXmlBase64, ...rest } = data as { xmlBase64?: unknown; tddXmlBase64?: unknown };
+      return { ...rest, xml: inlineArtifactRef(xmlBase64), tdd: inlineArtifactRef(tddXmlBase64) };
+    },
+  },
 });
 export const DeliveryFailed = defineEvent({
   type: 'DocumentDeliveryFailed',
@@ -121,8 +153,9 @@ export type DocumentCommand =
   | {
       type: 'RecordDelivered';
       government: unknown;
-      xmlBase64?: string | null;
-      tddXmlBase64?: string | null;
+      /** Artifacts produced on delivery, by hash (the caller appends their bytes with the events). */
+      xml?: ArtifactRef | null;
+      tdd?: ArtifactRef | null;
       finalResultDueAt?: string | null;
       /** Recorded in the same append when the destination answers with the final result at once. */
       final?: FinalResult | null;
@@ -166,10 +199,11 @@ export const documentDecider: Decider<DocumentCommand, DocumentStateView, Docume
         events.push({ type: 'DocumentDeliveryStarted', data: { attempt: s.attempts + 1, destination: command.destination } });
         break;
       case 'RecordDelivered': {
-        const { government, xmlBase64, tddXmlBase64, finalResultDueAt, final } = command;
+        const { government, xml, tdd, finalResultDueAt, final } = command;
+        const ref = (r: ArtifactRef | null | undefined) => (r ? { sha256: r.sha256 } : null);
         events.push({
           type: 'DocumentDelivered',
-          data: { attempt: s.attempts, government, xmlBase64: xmlBase64 ?? null, tddXmlBase64: tddXmlBase64 ?? null, finalResultDueAt: finalResultDueAt ?? null },
+          data: { attempt: s.attempts, government, xml: ref(xml), tdd: ref(tdd), finalResultDueAt: finalResultDueAt ?? null },
         });
         if (final) events.push(finalEvent(final));
         break;
@@ -215,5 +249,21 @@ export const documentDecider: Decider<DocumentCommand, DocumentStateView, Docume
 };
 
 registerDecider(documentDecider);
+
+/**
+ * The artifacts an event names (with the role each plays), for audits: the XML of a submitted
+ * document, the XML and the Tax Data Document produced on delivery. Any other event names none.
+ * Events of schema v1 are upcast: their references carry the inline bytes.
+ */
+export function artifactRefsOf(event: { type: string; schemaVersion: number; data: unknown }): { role: 'xml' | 'tdd'; ref: ArtifactRef }[] {
+  const refs: { role: 'xml' | 'tdd'; ref: ArtifactRef | null | undefined }[] = [];
+  if (event.type === DocumentSubmitted.type) {
+    refs.push({ role: 'xml', ref: decodeEventData(DocumentSubmitted, event.schemaVersion, event.data).xml });
+  } else if (event.type === Delivered.type) {
+    const d = decodeEventData(Delivered, event.schemaVersion, event.data);
+    refs.push({ role: 'xml', ref: d.xml }, { role: 'tdd', ref: d.tdd });
+  }
+  return refs.filter((r): r is { role: 'xml' | 'tdd'; ref: ArtifactRef } => Boolean(r.ref));
+}
 
 export const documentStream = (documentId: string) => `document-${documentId}`;

@@ -35,7 +35,20 @@ async function salesDocument(ctx: Context, deps: HttpDeps, notFoundMessage: stri
   const auth = ctx.state.auth as AuthContext;
   const row = await findSalesDocument(deps.knex, auth.workspaceId, ctx.params.documentId!);
   if (!row) throw new HttpProblem(404, notFoundMessage, { code: 'NOT_FOUND' });
-  return row;
+  return withStoredArtifacts(deps, row);
+}
+
+/**
+ * The read joins the artifact table of the PostgreSQL event store. An artifact the join did not
+ * find is asked of the event store itself (with EventStoreDB, artifacts live in its artifact
+ * streams; see the README).
+ */
+async function withStoredArtifacts(deps: HttpDeps, row: SalesDocumentRow): Promise<SalesDocumentRow> {
+  const missing = [row.xmlBase64 === null ? row.xmlSha256 : null, row.tddXmlBase64 === null ? row.tddXmlSha256 : null].filter((h): h is string => h !== null);
+  if (missing.length === 0) return row;
+  const found = await deps.store.readArtifacts(missing);
+  const base64 = (hash: string | null) => (hash ? (found.get(hash)?.toString('base64') ?? null) : null);
+  return { ...row, xmlBase64: row.xmlBase64 ?? base64(row.xmlSha256), tddXmlBase64: row.tddXmlBase64 ?? base64(row.tddXmlSha256) };
 }
 
 export function documentsRoutes(): FamilyRoutes {

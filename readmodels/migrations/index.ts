@@ -3,7 +3,7 @@
  * migrations working identically under tsx, compiled output and tests.
  */
 import type { Knex } from 'knex';
-import { appendBatchMigration, appendMultiMigration, appendV2Migration, eventStoreMigration, jsonEventsMigration } from '../../commands/eventstore/postgres-schema.js';
+import { appendBatchMigration, appendMultiMigration, appendV2Migration, artifactsMigration, eventStoreMigration, jsonEventsMigration } from '../../commands/eventstore/postgres-schema.js';
 import { projectionCheckpointsMigration } from './0002_projection_checkpoints.js';
 import { workspacesKeysMigration } from './0003_workspaces_keys.js';
 import { companiesMigration } from './0004_companies.js';
@@ -14,6 +14,7 @@ import { searchDocumentsMigration } from './0040_search_documents.js';
 import { searchSalesFactsMigration } from './0043_search_sales_facts.js';
 import { purchasesMigration } from './0045_purchases.js';
 import { webhooksMigration } from './0050_webhooks.js';
+import { salesDocumentsArtifactsMigration } from './0061_sales_documents_artifacts.js';
 
 interface Migration {
   name: string;
@@ -37,6 +38,8 @@ export const migrations: readonly Migration[] = [
   searchSalesFactsMigration,
   purchasesMigration,
   webhooksMigration,
+  artifactsMigration,
+  salesDocumentsArtifactsMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

@@ -4,7 +4,7 @@ import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
 import { execute } from '../../commands/execute.js';
 import { documentDecider, documentStream } from '../../domain/document/document.js';
 import { completeFinalResult, deliverDocument, type DeliveryDeps } from '../../commands/delivery/deliver.js';
-import type { EventStore, ReadStreamOptions, RecordedEvent } from '../../commands/eventstore/port.js';
+import { artifactOf, type EventStore, type ReadStreamOptions, type RecordedEvent } from '../../commands/eventstore/port.js';
 import { deliverySnapshotStream } from '../../domain/delivery/snapshot.js';
 import type { ConnectorRegistry } from '../../commands/delivery/connector.js';
 import { sandboxConnectors } from '../../commands/delivery/sandbox-connectors.js';
@@ -200,7 +200,7 @@ describe('delivery after a crash (no service running: the delivery steps are dri
           data: {
             documentId, uuid, documentNumber: coreDocument.header.documentNumber, country: 'AE', environment: 'sandbox',
             documentType: { base: 'tax_invoice', modifiers: [] }, source: { name: 'erp', version: '1', companyId: null },
-            format: 'new', externalId: null, destinations: ['TAX_AUTHORITY'], coreDocument, validation: {}, xmlBase64: null,
+            format: 'new', externalId: null, destinations: ['TAX_AUTHORITY'], coreDocument, validation: {}, xml: null,
           },
         },
       },
@@ -287,6 +287,7 @@ describe('delivery without reading the document stream (the reactor event, the d
     const documentId = randomUUID();
     const uuid = randomUUID();
     const coreDocument = uaeInvoice({ documentNumber: freshNumber('SNAP') });
+    const xml = artifactOf(Buffer.from('<Invoice/>'));
     await execute(
       store,
       documentDecider,
@@ -298,11 +299,12 @@ describe('delivery without reading the document stream (the reactor event, the d
           data: {
             documentId, uuid, documentNumber: coreDocument.header.documentNumber, country: 'AE', environment: 'sandbox',
             documentType: { base: 'tax_invoice', modifiers: [] }, source: { name: 'erp', version: '1', companyId: null },
-            format: 'new', externalId: null, destinations: ['TAX_AUTHORITY'], coreDocument, validation: {}, xmlBase64: Buffer.from('<Invoice/>').toString('base64'),
+            format: 'new', externalId: null, destinations: ['TAX_AUTHORITY'], coreDocument, validation: {}, xml: { sha256: xml.sha256 },
           },
         },
       },
       { now: clock.now(), workspaceId: 'ws_snapshot_test', actor: 'test' },
+      { artifacts: [xml] },
     );
     const [event] = await store.readStream(documentStream(documentId), { maxCount: 1 });
     return { documentId, uuid, event: event! };

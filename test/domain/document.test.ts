@@ -26,7 +26,7 @@ const received = (type: 'DocumentSubmitted' | 'DocumentRejected'): DocumentEvent
     validation: {},
   };
   return type === 'DocumentSubmitted'
-    ? { type, data: { ...base, xmlBase64: null } }
+    ? { type, data: { ...base, xml: null } }
     : { type, data: { ...base, errors: [] } };
 };
 const err = { code: 'X', message: 'x', path: [], source: 'delivery' as const };

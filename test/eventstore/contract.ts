@@ -10,6 +10,8 @@ import {
   DuplicateEventError,
   START,
   WrongExpectedVersionError,
+  artifactOf,
+  type ArtifactPage,
   type EventStore,
   type NewEvent,
   type Position,
@@ -365,6 +367,87 @@ export function eventStoreContract(
       await store.append(stream('wake'), [newEvent('Wake', {})], 'no_stream');
       await waiting;
       expect(Date.now() - started).to.be.lessThan(5000);
+    });
+
+    describe('artifacts', () => {
+      const unique = (label: string) => artifactOf(Buffer.from(`<Invoice id="${randomUUID()}">${label} ✓</Invoice>`));
+
+      it('stores the artifacts an append names and reads them back by hash, byte for byte', async () => {
+        const xml = unique('xml');
+        const tdd = unique('tdd');
+        const s = stream('artifacts');
+        await store.append(s, [newEvent('Doc.Submitted', { xml: xml.sha256, tdd: tdd.sha256 })], 'no_stream', { artifacts: [xml, tdd] });
+        const read = await store.readArtifacts([xml.sha256, tdd.sha256, '0'.repeat(64)]);
+        expect(read.size).to.equal(2);
+        expect(read.get(xml.sha256)!.equals(xml.content)).to.equal(true);
+        expect(read.get(tdd.sha256)!.equals(tdd.content)).to.equal(true);
+        expect(read.has('0'.repeat(64))).to.equal(false);
+        expect((await store.readArtifacts([])).size).to.equal(0);
+      });
+
+      it('stores the same bytes once, whoever appends them again (also in one multi-stream append)', async () => {
+        const xml = unique('shared');
+        const [a, b] = [stream('art-a'), stream('art-b')];
+        await store.appendMulti(
+          [
+            { streamId: a, events: [newEvent('Doc.Submitted', { xml: xml.sha256 })], expected: 'no_stream' },
+            { streamId: b, events: [newEvent('Doc.Submitted', { xml: xml.sha256 })], expected: 'no_stream' },
+          ],
+          { artifacts: [xml, xml] },
+        );
+        await store.append(a, [newEvent('Doc.Delivered', { xml: xml.sha256 })], 0n, { artifacts: [xml] });
+        const read = await store.readArtifacts([xml.sha256, xml.sha256]);
+        expect([...read.keys()]).to.deep.equal([xml.sha256]);
+        let seen = 0;
+        let cursor: string | null = null;
+        do {
+          const page: ArtifactPage = await store.scanArtifacts(cursor, 500);
+          seen += page.artifacts.filter((x) => x.sha256 === xml.sha256).length;
+          cursor = page.cursor;
+        } while (cursor !== null);
+        expect(seen).to.equal(1);
+      });
+
+      it('stores the artifacts of concurrent appends (group commit) each with its events', async () => {
+        const items = Array.from({ length: 20 }, (_, i) => ({ s: stream(`art-gc-${i}`), xml: unique(`gc ${i}`) }));
+        await Promise.all(items.map(({ s, xml }) => store.append(s, [newEvent('Doc.Submitted', { xml: xml.sha256 })], 'no_stream', { artifacts: [xml] })));
+        const read = await store.readArtifacts(items.map((i) => i.xml.sha256));
+        expect(read.size).to.equal(items.length);
+      });
+
+      it('refuses an artifact whose bytes do not hash to its key, and writes nothing', async () => {
+        const good = unique('good');
+        const forged = { sha256: good.sha256, content: Buffer.from('something else') };
+        const s = stream('art-forged');
+        const err = await store.append(s, [newEvent('Doc.Submitted', { xml: good.sha256 })], 'no_stream', { artifacts: [forged] }).catch((e) => e);
+        expect(err).to.be.instanceOf(RangeError);
+        expect(await store.readStream(s)).to.deep.equal([]);
+        expect((await store.readArtifacts([good.sha256])).size).to.equal(0);
+        const err2 = await store.append(s, [newEvent('Doc.Submitted', {})], 'no_stream', { artifacts: [{ sha256: 'not-a-hash', content: Buffer.from('x') }] }).catch((e) => e);
+        expect(err2).to.be.instanceOf(RangeError);
+      });
+
+      it('leaves no artifact behind when the append fails, where the engine writes both in one transaction', async function () {
+        if (!store.atomicMultiStream) this.skip();
+        const xml = unique('lost');
+        const s = stream('art-conflict');
+        await store.append(s, [newEvent('A', {})], 'no_stream');
+        const err = await store.append(s, [newEvent('Doc.Submitted', { xml: xml.sha256 })], 'no_stream', { artifacts: [xml] }).catch((e) => e);
+        expect(err).to.be.instanceOf(WrongExpectedVersionError);
+        const claim = stream('art-claim');
+        await store.append(claim, [newEvent('Claimed', {})], 'no_stream');
+        const err2 = await store
+          .appendMulti(
+            [
+              { streamId: claim, events: [newEvent('Claimed', {})], expected: 'no_stream' },
+              { streamId: stream('art-doc'), events: [newEvent('Doc.Submitted', { xml: xml.sha256 })], expected: 'no_stream' },
+            ],
+            { artifacts: [xml] },
+          )
+          .catch((e) => e);
+        expect(err2).to.be.instanceOf(WrongExpectedVersionError);
+        expect((await store.readArtifacts([xml.sha256])).size).to.equal(0);
+      });
     });
   });
 }

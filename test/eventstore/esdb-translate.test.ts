@@ -15,6 +15,10 @@ import {
 } from '@eventstore/db-client';
 import {
   actualRevisionOf,
+  ARTIFACT_EVENT_TYPE,
+  artifactEvent,
+  artifactFromEvent,
+  artifactStream,
   appendPartsInOrder,
   CAUSATION_ID_KEY,
   CORRELATION_ID_KEY,
@@ -35,7 +39,7 @@ import {
   toPortError,
   type EsdbRecordedEventLike,
 } from '../../commands/eventstore/esdb-translate.js';
-import { START, WrongExpectedVersionError, type NewEvent } from '../../commands/eventstore/port.js';
+import { artifactOf, ArtifactHashMismatch, checkedArtifacts, START, WrongExpectedVersionError, type NewEvent } from '../../commands/eventstore/port.js';
 
 const ID = '3f0c1c52-8a4e-4d52-9a55-0b7d7b5b2f10';
 
@@ -404,5 +408,54 @@ describe('EventStoreDB translation: the multi-stream append', () => {
       expect(err).to.be.instanceOf(RangeError);
     }
     expect(s.calls).to.deep.equal([]);
+  });
+});
+
+describe('EventStoreDB translation: artifacts stored before the events that name them', () => {
+  const ev = (id: string) => ({ id, type: 'T', schemaVersion: 1, data: {}, metadata: { correlationId: 'c', causationId: null, occurredAt: '2026-01-01T00:00:00Z' } });
+
+  it('writes the artifacts once the parts are checked, before the first part, and not for refused parts', async () => {
+    const order: string[] = [];
+    const append = async (streamId: string) => {
+      order.push(streamId);
+      return { nextExpectedRevision: 0n, position: { commit: 1n, prepare: 1n }, replayed: false };
+    };
+    await appendPartsInOrder(
+      [
+        { streamId: 'claim', events: [ev('c1')], expected: 'no_stream' },
+        { streamId: 'document', events: [ev('d1')], expected: 'no_stream' },
+      ],
+      append,
+      async () => {
+        order.push('artifacts');
+      },
+    );
+    expect(order).to.deep.equal(['artifacts', 'claim', 'document']);
+    order.length = 0;
+    const err = await appendPartsInOrder([{ streamId: 'a', events: [], expected: 'any' }], append, async () => {
+      order.push('artifacts');
+    }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(RangeError);
+    expect(order).to.deep.equal([]);
+  });
+
+  it('keeps an artifact as the one event of its stream, with an id derived from its hash, and reads it back byte for byte', () => {
+    const artifact = artifactOf(Buffer.from('<Invoice>ünïcode ✓</Invoice>'));
+    const event = artifactEvent(artifact);
+    expect(artifactStream(artifact.sha256)).to.equal(`artifact-${artifact.sha256}`);
+    expect(event.type).to.equal(ARTIFACT_EVENT_TYPE);
+    expect(artifactEvent(artifact).id).to.equal(event.id); // the same bytes, the same event id: a rewrite is recognised
+    expect(artifactEvent(artifactOf(Buffer.from('other'))).id).to.not.equal(event.id);
+    const back = artifactFromEvent(JSON.parse(JSON.stringify({ type: event.type, data: event.data })));
+    expect(back!.sha256).to.equal(artifact.sha256);
+    expect(Buffer.compare(back!.content, artifact.content)).to.equal(0);
+    expect(artifactFromEvent({ type: 'Other', data: event.data })).to.equal(null);
+    expect(artifactFromEvent({ type: ARTIFACT_EVENT_TYPE, data: { sha256: 1 } })).to.equal(null);
+  });
+
+  it('refuses, before writing anything, an artifact whose bytes do not hash to its key', () => {
+    const good = artifactOf(Buffer.from('a'));
+    expect(() => checkedArtifacts([{ sha256: good.sha256, content: Buffer.from('b') }], { verify: true })).to.throw(ArtifactHashMismatch);
+    expect(checkedArtifacts([good, good], { verify: true })).to.deep.equal([good]);
   });
 });

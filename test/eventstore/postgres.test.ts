@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { HEAD_POSITION_SQL, PostgresEventStore, READ_ALL_SQL } from '../../commands/eventstore/postgres.js';
-import { DuplicateEventError, START, WrongExpectedVersionError, type Position, type RecordedEvent } from '../../commands/eventstore/port.js';
+import { artifactOf, DuplicateEventError, START, WrongExpectedVersionError, type Position, type RecordedEvent } from '../../commands/eventstore/port.js';
 import { eventStoreContract, newEvent } from './contract.js';
 import { testDb } from '../support/db.js';
 
@@ -129,5 +129,25 @@ describe('PostgreSQL event store queries', () => {
     const { rows } = await testDb().knex.raw(`select prosrc from pg_proc where proname in ('es_append', 'es_append_batch')`);
     expect(rows).to.have.length(4); // each for jsonb (before the log's columns became json) and json
     for (const row of rows) expect(row.prosrc).not.to.contain('pg_notify');
+  });
+});
+
+describe('PostgreSQL event store: the artifact table', () => {
+  it('refuses UPDATE, DELETE and TRUNCATE like the log, and an artifact whose hash does not match its bytes', async () => {
+    const knex = testDb().knex;
+    const artifact = artifactOf(Buffer.from(`<Invoice>${randomUUID()}</Invoice>`));
+    await knex('es_artifacts').insert({ hash: artifact.sha256, content: artifact.content });
+    for (const statement of [
+      knex('es_artifacts').where({ hash: artifact.sha256 }).update({ content: Buffer.from('changed') }),
+      knex('es_artifacts').where({ hash: artifact.sha256 }).delete(),
+      knex.raw('truncate es_artifacts'),
+    ]) {
+      const err = await statement.then(() => null, (e: { code?: string }) => e);
+      expect(err?.code).to.equal('ES403');
+    }
+    const forged = await knex('es_artifacts').insert({ hash: 'a'.repeat(64), content: Buffer.from('x') }).then(() => null, (e: { code?: string }) => e);
+    expect(forged?.code).to.equal('23514');
+    const [row] = await knex('es_artifacts').where({ hash: artifact.sha256 });
+    expect(Buffer.compare(row.content, artifact.content)).to.equal(0);
   });
 });

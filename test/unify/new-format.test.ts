@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { createHash } from 'node:crypto';
+import { testDb } from '../support/db.js';
 import { call, startTestService, withoutProcesses, type TestService } from '../support/http.js';
 import { setMappingAutoAssign } from '../../commands/connect/settings.js';
 import { clientFor } from '../connect/support.js';
@@ -51,6 +53,27 @@ describe('Unify new format and the sales document status (SPEC.md 2.1, 2.4, 2.6,
     expect(status.status).to.equal(200);
     expect(status.json.data.pdfBase64).to.equal(null);
     expect(status.json.data.state).to.equal('submitted');
+  });
+
+  it('stores the XML once, by hash: the event names it, the read model keeps the hash, the status read joins it', async () => {
+    const r = await u.submit(u.request(uaeInvoice()));
+    expect(r.status, r.text).to.equal(200);
+    const bytes = Buffer.from(r.json.Base64XML, 'base64');
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const [submitted] = await t.service.runtime.store.readStream(`document-${r.json.documentId}`);
+    expect(submitted!.type).to.equal('DocumentSubmitted');
+    expect(submitted!.schemaVersion).to.equal(2);
+    expect(submitted!.data).to.not.have.property('xmlBase64');
+    expect((submitted!.data as { xml: unknown }).xml).to.deep.equal({ sha256 });
+    const knex = testDb().knex;
+    const rows = await knex('es_artifacts').where({ hash: sha256 });
+    expect(rows).to.have.length(1);
+    expect(Buffer.compare(rows[0].content, bytes)).to.equal(0);
+    const row = await knex('sales_documents').where({ document_id: r.json.documentId }).first();
+    expect(row.xml_sha256).to.equal(sha256);
+    expect(row).to.not.have.property('xml_base64');
+    const read = await u.status(r.json.documentId);
+    expect(read.json.data.artifacts.invoiceXmlBase64).to.equal(r.json.Base64XML);
   });
 
   it('answers 422 naming the core field, the payload field and the rule, and stores the document as rejected', async () => {

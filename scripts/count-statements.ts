@@ -1,0 +1,176 @@
+/**
+ * `npm run bench:statements`: how many PostgreSQL statements and transactions one submitted
+ * document costs end to end — the submission (HTTP, credits check, number claim and first
+ * event), the projections, the reactors (delivery, metering, webhooks, search) — until it is
+ * final. The service runs in this process on its own embedded PostgreSQL (var/pg-statements,
+ * --pg-port), so every statement its pools send can be counted at the driver: a transaction is an
+ * explicit BEGIN … COMMIT or a statement sent outside one. PostgreSQL's own count of committed
+ * transactions (pg_stat_database.xact_commit, flushed with a delay) is printed beside it.
+ * Prints figures; asserts nothing about them.
+ *
+ *   node --import tsx scripts/count-statements.ts [--documents 200] [--clients 16] [--pg-port 54397]
+ */
+import path from 'node:path';
+import { Command } from 'commander';
+import pg from 'pg';
+import Table from 'cli-table3';
+
+interface Counted {
+  statements: number;
+  transactions: number;
+  byKind: Map<string, number>;
+}
+
+const counted: Counted = { statements: 0, transactions: 0, byKind: new Map() };
+let counting = false;
+const inTransaction = new WeakMap<object, boolean>();
+/** Our own connections (the progress polls): not counted. */
+const ignored = new WeakSet<object>();
+
+/** A statement's kind: its prepared name, else its first words with literals and parameters folded. */
+function kindOf(text: string, name: string | undefined): string {
+  if (name) return `[${name}]`;
+  const flat = text.replace(/\s+/g, ' ').trim();
+  const fn = /\b(es_[a-z_]+)\(/.exec(flat);
+  if (fn) return `${fn[1]}()`;
+  return flat
+    .replace(/'[^']*'/g, "'…'")
+    .replace(/\$\d+|\?/g, '?')
+    .replace(/\b\d+\b/g, 'N')
+    .slice(0, 70);
+}
+
+// Counts every statement of every connection the service opens (knex and the event store both use pg.Client).
+const originalQuery = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+(pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown }).query = function (this: object, ...args: unknown[]) {
+  if (counting && !ignored.has(this)) {
+    const config = args[0] as string | { text?: string; name?: string };
+    const text = typeof config === 'string' ? config : (config?.text ?? '');
+    const name = typeof config === 'string' ? undefined : config?.name;
+    counted.statements++;
+    if (/^\s*begin\b/i.test(text)) {
+      inTransaction.set(this, true);
+      counted.transactions++;
+    } else if (/^\s*(commit|rollback)\b/i.test(text)) {
+      inTransaction.set(this, false);
+    } else if (!inTransaction.get(this)) {
+      counted.transactions++;
+    }
+    if (!/^\s*(begin|commit|rollback)\b/i.test(text)) {
+      const kind = kindOf(text, name);
+      counted.byKind.set(kind, (counted.byKind.get(kind) ?? 0) + 1);
+    }
+  }
+  return originalQuery.apply(this, args);
+};
+
+const program = new Command('count-statements')
+  .option('--documents <n>', 'documents submitted and counted', (v) => Number.parseInt(v, 10), 200)
+  .option('--clients <n>', 'concurrent clients', (v) => Number.parseInt(v, 10), 16)
+  .option('--pg-port <n>', 'port of the embedded PostgreSQL', (v) => Number.parseInt(v, 10), 54397)
+  .parse();
+const opts = program.opts<{ documents: number; clients: number; pgPort: number }>();
+
+const { loadConfig } = await import('../platform/config.js');
+const { startService } = await import('../http/service.js');
+const { createLogger } = await import('../platform/logger.js');
+const { createApiKey, createWorkspace } = await import('../commands/workspaces.js');
+const { createAspAuthorization } = await import('../commands/connect/settings.js');
+const { sampleDocument } = await import('../domain/validation/index.js');
+const { TERMINAL_STATES } = await import('../domain/document/document.js');
+
+const database = `statements_${Date.now()}`;
+const config = loadConfig({
+  ...process.env,
+  DATABASE_URL: '',
+  EVENTSTORE_URL: '',
+  EMBEDDED_PG_DIR: path.resolve('var/pg-statements'),
+  EMBEDDED_PG_PORT: String(opts.pgPort),
+  EMBEDDED_PG_DATABASE: database,
+  LOG_LEVEL: 'silent',
+});
+const service = await startService({ config: { ...config, http: { ...config.http, port: 0 } }, port: 0, logger: createLogger('silent') });
+const store = service.runtime.store;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const poll = new pg.Client({ connectionString: service.runtime.db.url });
+ignored.add(poll);
+await poll.connect();
+
+try {
+  const ctx = () => ({ now: new Date(), actor: 'count-statements' });
+  const { workspaceId, position } = await createWorkspace(store, 'statements', ctx());
+  await service.runner.waitFor(position, { timeoutMs: 10000 });
+  const key = await createApiKey(store, { workspaceId, environment: 'sandbox', permission: 'read_write', role: 'owner', expiresAt: null }, ctx());
+  await service.runner.waitFor(key.position, { timeoutMs: 10000 });
+  const tin = String(Date.now()).slice(-10);
+  const email = `statements+${tin}@example.ae`;
+  const auth = await createAspAuthorization(store, { workspaceId, environment: 'sandbox', tin, email }, ctx());
+  if (auth.position) await service.runner.waitFor(auth.position, { timeoutMs: 10000 });
+  const headers = { 'x-api-key': key.apiKey, 'content-type': 'application/json' };
+  const onboarded = await fetch(`${service.url}/v3/connect/companies`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      sourceName: 'Statements ERP', sourceVersion: 'v1', countryCode: 'AE', tin, contactPersonEmail: email,
+      contactPersonName: 'Counter', contactPersonMobile: '+971501234567', branchName: 'Head office', platformEnvironment: 'sandbox',
+    }),
+  });
+  if (onboarded.status !== 201) throw new Error(`onboarding failed: ${onboarded.status} ${await onboarded.text()}`);
+  const source = (await onboarded.json()) as { data: { sourceName: string; sourceVersion: string } };
+
+  let sequence = 0;
+  const submit = async () => {
+    const body = {
+      country: 'AE', environment: 'sandbox', purpose: 'invoicing', source: `${source.data.sourceName}:${source.data.sourceVersion}`,
+      documentType: { base: 'tax_invoice', modifiers: [] }, payload: sampleDocument('AE', { lines: 20, documentNumber: `STMT-${Date.now()}-${++sequence}` }),
+    };
+    const r = await fetch(`${service.url}/api/v3/unify`, { method: 'POST', headers: { authorization: `Bearer ${key.apiKey}`, 'content-type': 'application/json', 'new-api': 'true' }, body: JSON.stringify(body) });
+    if (r.status !== 200) throw new Error(`submission answered ${r.status}: ${(await r.text()).slice(0, 300)}`);
+    await r.arrayBuffer();
+  };
+  const terminal = [...TERMINAL_STATES];
+  const finalCount = async () =>
+    Number((await poll.query('select count(*)::int as n from sales_documents where workspace_id = $1 and state = any($2)', [workspaceId, terminal])).rows[0].n);
+  const run = async (n: number) => {
+    const before = await finalCount();
+    let next = 0;
+    await Promise.all(Array.from({ length: opts.clients }, async () => {
+      while (next < n) {
+        next++;
+        await submit();
+      }
+    }));
+    const deadline = Date.now() + 120_000;
+    while ((await finalCount()) < before + n) {
+      if (Date.now() > deadline) throw new Error('documents did not reach a final state within 120 s');
+      await sleep(50);
+    }
+  };
+  const xactCommit = async () => Number((await poll.query('select xact_commit from pg_stat_database where datname = current_database()')).rows[0].xact_commit);
+
+  await run(Math.min(20, opts.documents)); // warm-up: prepared statements, caches
+  await sleep(1500);
+  const pgBefore = await xactCommit();
+  counting = true;
+  const started = performance.now();
+  await run(opts.documents);
+  const seconds = (performance.now() - started) / 1000;
+  counting = false;
+  await sleep(1500); // PostgreSQL flushes its statistics with a delay
+  const pgCommits = (await xactCommit()) - pgBefore;
+
+  const n = opts.documents;
+  const per = (x: number) => (x / n).toFixed(1);
+  console.log(`statements and transactions per submitted document, ${n} valid 20-line UAE invoices at ${opts.clients} clients, each until final (${seconds.toFixed(1)} s)`);
+  const summary = new Table({ head: ['', 'total', 'per document'], style: { head: [], border: [] } });
+  summary.push(['statements (driver)', counted.statements, per(counted.statements)]);
+  summary.push(['transactions (driver: BEGIN…COMMIT or a lone statement)', counted.transactions, per(counted.transactions)]);
+  summary.push(['committed transactions (pg_stat_database, incl. idle polls)', pgCommits, per(pgCommits)]);
+  console.log(summary.toString());
+  const kinds = new Table({ head: ['statement kind', 'total', 'per document'], style: { head: [], border: [] } });
+  for (const [kind, count] of [...counted.byKind].sort((a, b) => b[1] - a[1]).slice(0, 25)) kinds.push([kind, count, per(count)]);
+  console.log(kinds.toString());
+} finally {
+  await poll.end().catch(() => {});
+  await service.close();
+}
