@@ -85,7 +85,7 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
   let idleWaiters: (() => void)[] = [];
 
   const checkIdle = () => {
-    if (inflightTotal === 0 && !pumping && [...subs.values()].every((s) => s.queue.length === 0)) {
+    if (running.size === 0 && !pumping && [...subs.values()].every((s) => s.queue.length === 0)) {
       const waiters = idleWaiters;
       idleWaiters = [];
       for (const w of waiters) w();
@@ -98,24 +98,38 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
     sub.inflight++;
     inflightTotal++;
     const began = performance.now();
-    const run = attemptDelivery(deps, due.target, {
-      deliveryId: due.deliveryId,
-      eventId: due.eventId,
-      eventType: due.eventType,
-      occurredAt: due.occurredAt,
-      payload: due.payload,
-      attempt,
-    })
+    // The slot is the receiver's: it is freed once the answer is in (or the attempt failed), while
+    // the attempt's record is appended (batched with the others of the subscription) in the background.
+    let slotFreed = false;
+    const freeSlot = () => {
+      if (slotFreed) return;
+      slotFreed = true;
+      sub.avgMs = sub.avgMs * 0.8 + (performance.now() - began) * 0.2;
+      sub.inflight--;
+      inflightTotal--;
+      dispatch();
+      if (!stopped && sub.queue.length <= depthOf(sub) / 2) void pump(deps.clock.now(), 'fast');
+    };
+    const run = attemptDelivery(
+      deps,
+      due.target,
+      {
+        deliveryId: due.deliveryId,
+        eventId: due.eventId,
+        eventType: due.eventType,
+        occurredAt: due.occurredAt,
+        payload: due.payload,
+        attempt,
+      },
+      { onAnswered: freeSlot },
+    )
       .then(() => made.set(due.deliveryId, { attempt, at: performance.now() }))
       .catch((err) => log('webhook attempt could not be recorded; it is made again once its claim lapses', { deliveryId: due.deliveryId, attempt, error: String(err) }))
       .finally(() => {
-        sub.avgMs = sub.avgMs * 0.8 + (performance.now() - began) * 0.2;
+        // Held until recorded, so no round takes it again meanwhile.
         held.delete(due.deliveryId);
-        sub.inflight--;
-        inflightTotal--;
         running.delete(run);
-        dispatch();
-        if (!stopped && sub.queue.length <= depthOf(sub) / 2) void pump(deps.clock.now(), 'fast');
+        freeSlot();
         checkIdle();
       });
     running.add(run);
@@ -252,7 +266,7 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
       });
     },
     idle() {
-      if (inflightTotal === 0 && !pumping && [...subs.values()].every((s) => s.queue.length === 0)) return Promise.resolve();
+      if (running.size === 0 && !pumping && [...subs.values()].every((s) => s.queue.length === 0)) return Promise.resolve();
       return new Promise((resolve) => idleWaiters.push(resolve));
     },
     async stop() {

@@ -155,9 +155,18 @@ function attemptRecord(target: DeliveryTarget, d: DeliveryToAttempt, result: Sen
   };
 }
 
-/** Makes one attempt of a scheduled delivery and records it. */
-export async function attemptDelivery(deps: WebhookDeliveryDeps, target: DeliveryTarget, d: DeliveryToAttempt): Promise<AttemptOutcome> {
+/**
+ * Makes one attempt of a scheduled delivery and records it. `onAnswered` is called once the
+ * send is over (answer, time-out or network failure), before the record is appended.
+ */
+export async function attemptDelivery(
+  deps: WebhookDeliveryDeps,
+  target: DeliveryTarget,
+  d: DeliveryToAttempt,
+  options: { onAnswered?: () => void } = {},
+): Promise<AttemptOutcome> {
   const { result, at } = await send(deps, target, d);
+  options.onAnswered?.();
   const judged = judgeAttempt(result, d.attempt, at);
   // Counted once the attempt is made, whether or not its record then reaches the log.
   recordWebhookAttempt(d.eventType, judged.outcome === 'delivered' ? 'success' : judged.outcome);
