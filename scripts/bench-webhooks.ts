@@ -15,6 +15,7 @@
  *
  *   npm run bench:webhooks -- [--events 20000] [--rate 150]
  */
+import { secretBox } from '../commands/webhooks/secrets.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -119,7 +120,7 @@ async function main(): Promise<void> {
         workers: [
           {
             worker: webhookDeliveryWorker(
-              { store: deps.store, clock: deps.clock, knex: deps.knex, sender: { allowPrivateTargets: true, timeoutMs: config.webhooks.timeoutMs } },
+              { store: deps.store, clock: deps.clock, knex: deps.knex, sender: { allowPrivateTargets: true, timeoutMs: config.webhooks.timeoutMs }, secrets: secretBox(null) },
               { perSubscription: config.webhooks.perSubscriptionConcurrency, total: config.webhooks.concurrency },
             ),
             intervalMs: config.webhooks.workerIntervalMs,
@@ -147,7 +148,7 @@ async function main(): Promise<void> {
     let last = position;
     for (const path of routes.keys()) {
       const s = await createSubscription(
-        { store, allowPrivateTargets: true },
+        { store, allowPrivateTargets: true, secrets: secretBox(null) },
         { workspaceId, environment: 'sandbox', webhookUrl: `${receiver.url}${path}`, events: ['isv.credits.allowance.changed'], secretKey: 'bench-secret', signatureAlgorithm: 'sha256', description: null },
         { ...ctx(), workspaceId, environment: 'sandbox' },
       );

@@ -4,6 +4,7 @@
  * failures, time-outs, the fifth failure, restarts, two instances, the delivery log, the test
  * ping, and the same event id across retries and after a rebuild.
  */
+import { secretBox } from '../../commands/webhooks/secrets.js';
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { ManualClock } from '../../platform/clock.js';
@@ -178,7 +179,7 @@ describe('webhooks: delivery', function () {
     await drive(t, clock, t0);
     expect(s.received).to.have.length(1);
     // A new worker (a restarted process) knows nothing but the log; a second one competes with it.
-    const deps = { store: t.service.runtime.store, clock, knex: t.service.deps.knex, sender: { allowPrivateTargets: true, timeoutMs: 400 } };
+    const deps = { store: t.service.runtime.store, clock, knex: t.service.deps.knex, sender: { allowPrivateTargets: true, timeoutMs: 400 }, secrets: secretBox(null) };
     const a = webhookDeliveryWorker(deps);
     const b = webhookDeliveryWorker(deps);
     clock.set(iso(t0 + MIN));
