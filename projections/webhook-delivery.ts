@@ -47,6 +47,8 @@ export interface WebhookWorker extends Worker {
   idle(): Promise<void>;
   /** Stops refilling; in-flight sends finish. */
   stop(): Promise<void>;
+  /** Takes new deliveries committed in this process at once (the service calls it; tests that tick by hand do not). */
+  start(): void;
 }
 
 export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }, options: WebhookWorkerOptions = {}): WebhookWorker {

@@ -197,6 +197,25 @@ describe('webhooks: delivery', function () {
     await b.stop();
   });
 
+  it('a started worker sends a new delivery as soon as the projection commits it, without a tick, beside a receiver that never answers', async () => {
+    const { subs, trigger } = await setup([{}, { answers: ['hang'] }]);
+    const [fast, hanging] = subs as [(typeof subs)[0], (typeof subs)[0]];
+    const deps = { store: t.service.runtime.store, clock, knex: t.service.deps.knex, sender: { allowPrivateTargets: true, timeoutMs: 400 }, secrets: secretBox(null) };
+    const worker = webhookDeliveryWorker(deps);
+    try {
+      await worker.tick(clock.now()); // the full round: the worker learns the subscriptions
+      await worker.idle();
+      worker.start();
+      await trigger(); // commits the deliveries; no tick from here on
+      const deadline = Date.now() + 10_000;
+      while ((fast.received.length < 1 || hanging.received.length < 1) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(fast.received).to.have.length(1);
+      expect(hanging.received).to.have.length(1);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it('keeps event ids, outcomes and attempts through a rebuild, and sends nothing again', async () => {
     const { w, subs, trigger } = await setup([{ answers: [500, 200] }]);
     const s = subs[0]!;
