@@ -76,6 +76,7 @@ function startWorkers(workers: Processes['workers'], clock: Clock, logger: Logge
         });
       running.add(run);
     };
+    worker.start?.();
     timers.push(setTimeout(tick, intervalMs));
   }
   return {

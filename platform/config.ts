@@ -46,6 +46,8 @@ export interface Config {
     concurrency: number;
     perSubscriptionConcurrency: number;
     workerIntervalMs: number;
+    /** WEBHOOK_SECRET_ENCRYPTION_KEY (32 bytes): seals signing secrets at rest; null: the public development key. */
+    secretEncryptionKey: Buffer | null;
   };
 }
 
@@ -83,6 +85,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`ELASTICSEARCH_URL must start with http:// or https://, got "${elasticsearchUrl}"`);
   }
   if (searchEngine === 'elasticsearch' && !elasticsearchUrl) throw new ConfigError('SEARCH_ENGINE=elasticsearch needs ELASTICSEARCH_URL');
+  let webhookSecretKey: Buffer | null = null;
+  if (env.WEBHOOK_SECRET_ENCRYPTION_KEY) {
+    const raw = env.WEBHOOK_SECRET_ENCRYPTION_KEY;
+    webhookSecretKey = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+    if (webhookSecretKey.length !== 32) throw new ConfigError('WEBHOOK_SECRET_ENCRYPTION_KEY must be 32 bytes, base64 (44 characters) or hex (64 digits)');
+  }
   const elasticsearchIndexPrefix = env.ELASTICSEARCH_INDEX_PREFIX || 'einvoicing';
   if (!/^[a-z0-9][a-z0-9_-]*$/.test(elasticsearchIndexPrefix)) {
     throw new ConfigError(`ELASTICSEARCH_INDEX_PREFIX must be lowercase letters, digits, - and _, got "${elasticsearchIndexPrefix}"`);
@@ -133,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: Math.max(1, intFrom('WEBHOOK_CONCURRENCY', 256, env)),
       perSubscriptionConcurrency: Math.max(1, intFrom('WEBHOOK_SUBSCRIPTION_CONCURRENCY', 16, env)),
       workerIntervalMs: Math.max(10, intFrom('WEBHOOK_WORKER_INTERVAL_MS', 250, env)),
+      secretEncryptionKey: webhookSecretKey,
     },
   };
 }

@@ -3,6 +3,7 @@
  * dependencies; the service runs reactors with the projection runner and ticks each worker
  * on its interval with the injected clock.
  */
+import { secretBox } from '../commands/webhooks/secrets.js';
 import type { Knex } from 'knex';
 import type { EventStore } from '../commands/eventstore/port.js';
 import type { Clock } from '../platform/clock.js';
@@ -44,7 +45,7 @@ export function serviceProcesses(deps: ProcessDeps): Processes {
   const credits = creditProcesses(deps);
   const w = deps.config.webhooks;
   const webhooks = webhookDeliveryWorker(
-    { store: deps.store, clock: deps.clock, knex: deps.knex, sender: { allowPrivateTargets: w.allowPrivateTargets, timeoutMs: w.timeoutMs } },
+    { store: deps.store, clock: deps.clock, knex: deps.knex, sender: { allowPrivateTargets: w.allowPrivateTargets, timeoutMs: w.timeoutMs }, secrets: secretBox(w.secretEncryptionKey) },
     { perSubscription: w.perSubscriptionConcurrency, total: w.concurrency, log: deps.log },
   );
   return {

@@ -50,4 +50,10 @@ export interface Worker {
   tick(now: Date): Promise<number>;
   /** Waits for work the worker runs in the background (the service calls it when closing). */
   stop?(): Promise<void>;
+  /**
+   * Called once by the service when it starts the worker's timer: work the worker does between
+   * ticks on signals of its own (e.g. new webhook deliveries committed in this process). Tests
+   * that tick a worker by hand do not call it.
+   */
+  start?(): void;
 }

@@ -9,15 +9,14 @@ import type { RecordedEvent } from '../commands/eventstore/port.js';
 import { decodeEventData } from '../domain/events/envelope.js';
 import { PurchaseInvoiceStored } from '../domain/purchases/purchase.js';
 import { indexedPurchaseDocument } from '../domain/query/indexed-document.js';
-import type { IndexedDocument } from '../readmodels/search/port.js';
-import type { SearchSource } from './search-source.js';
+import type { SearchSource, SourceChanges } from './search-source.js';
 
 export const purchasesSearchSource: SearchSource = {
   name: 'purchases',
   eventTypes: new Set([PurchaseInvoiceStored.type]),
   tables: [],
-  async apply(_trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<IndexedDocument[]> {
-    return events
+  async apply(_trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<SourceChanges> {
+    const documents = events
       .filter((e) => e.type === PurchaseInvoiceStored.type)
       .map((e) => {
         const data = decodeEventData(PurchaseInvoiceStored, e.schemaVersion, e.data);
@@ -30,5 +29,6 @@ export const purchasesSearchSource: SearchSource = {
           document: indexedPurchaseDocument(data),
         };
       });
+    return { documents, written: Promise.resolve() };
   },
 };

@@ -10,7 +10,7 @@ import { DocumentRejected, DocumentSubmitted, Finalized, TRANSITIONS, documentDe
 import { decodeEventData } from '../domain/events/envelope.js';
 import { indexedSalesDocument, type SalesDocumentFacts } from '../domain/query/indexed-document.js';
 import type { IndexedDocument } from '../readmodels/search/port.js';
-import type { SearchSource } from './search-source.js';
+import type { SearchSource, SourceChanges } from './search-source.js';
 
 const STREAM_PREFIX = 'document-';
 const TABLE = 'search_sales_facts';
@@ -49,7 +49,7 @@ export const salesSearchSource: SearchSource = {
   name: 'sales',
   eventTypes: new Set(Object.keys(documentDecider.events)),
   tables: [TABLE],
-  async apply(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<IndexedDocument[]> {
+  async apply(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<SourceChanges> {
     const documents = events.filter((e) => e.streamId.startsWith(STREAM_PREFIX));
     const ids = [...new Set(documents.map((e) => e.streamId.slice(STREAM_PREFIX.length)))];
     const known = new Map<string, Known>();
@@ -72,8 +72,9 @@ export const salesSearchSource: SearchSource = {
       known.set(id, { facts, revision: event.revision, changed: true });
     }
     const changed = [...known.values()].filter((k) => k.changed);
-    if (changed.length === 0) return [];
-    await trx(TABLE)
+    if (changed.length === 0) return { documents: [], written: Promise.resolve() };
+    // Not awaited here: the projection awaits it beside the index write.
+    const written = trx(TABLE)
       .insert(
         changed.map((k) => ({
           document_id: k.facts.documentId,
@@ -84,10 +85,12 @@ export const salesSearchSource: SearchSource = {
         })),
       )
       .onConflict('document_id')
-      .merge(['revision', 'facts', 'workspace_id', 'environment']);
-    return changed.map((k) => {
+      .merge(['revision', 'facts', 'workspace_id', 'environment'])
+      .then(() => undefined);
+    const indexed = changed.map((k): IndexedDocument => {
       const { type, document } = indexedSalesDocument(k.facts);
       return { workspaceId: k.facts.workspaceId, environment: k.facts.environment, type, documentId: k.facts.documentId, version: k.revision, document };
     });
+    return { documents: indexed, written };
   },
 };

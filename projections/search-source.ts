@@ -12,7 +12,14 @@ export interface SearchSource {
   readonly tables: readonly string[];
   /**
    * Applies a batch of its events (in log order) to its facts with one statement per table,
-   * and returns the indexed documents they changed (any order, one or more per document).
+   * and returns the indexed documents they changed (any order, one or more per document) as
+   * soon as they are known, with `written`: the facts' write, still running in `trx`, which
+   * the projection awaits beside the index write (before the checkpoint commits).
    */
-  apply(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<IndexedDocument[]>;
+  apply(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<SourceChanges>;
+}
+
+export interface SourceChanges {
+  readonly documents: IndexedDocument[];
+  readonly written: Promise<unknown>;
 }

@@ -4,8 +4,8 @@
  * documents: sales documents and receipts (projections/search-sales.ts) and received purchase
  * invoices (projections/search-purchases.ts).
  *
- * A batch of events becomes one write to the index (one statement or one bulk request),
- * after each source has updated its own facts tables with one statement. Within a batch only
+ * A batch of events becomes one write to the index (one statement or one bulk request, or a
+ * few side by side for a large batch), beside each source's one statement per facts table. Within a batch only
  * the newest state of each document is written. Index writes are versioned by the document's
  * stream revision, so a replay or a late write never overwrites a newer state; the runner
  * commits the checkpoint in the same transaction, after the index acknowledged the batch.
@@ -42,12 +42,21 @@ export function searchProjection(
   const sources = options.sources ?? defaultSearchSources();
   const applyMany = async (trx: Knex.Transaction, events: readonly RecordedEvent[]) => {
     const changed: IndexedDocument[] = [];
+    const writes: Promise<unknown>[] = [];
     for (const source of sources) {
       const mine = events.filter((e) => source.eventTypes.has(e.type));
-      if (mine.length > 0) changed.push(...(await source.apply(trx, mine)));
+      if (mine.length === 0) continue;
+      const { documents, written } = await source.apply(trx, mine);
+      changed.push(...documents);
+      writes.push(written);
     }
     const documents = newestPerDocument(changed);
-    if (documents.length > 0) await index.write(trx, documents);
+    // The facts tables and the index are written side by side (an index outside PostgreSQL
+    // works meanwhile); the batch, and so its checkpoint, completes only once both are done.
+    if (documents.length > 0) writes.push(index.write(trx, documents));
+    const settled = await Promise.allSettled(writes);
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   };
   return defineProjection({
     name: SEARCH_PROJECTION,

@@ -8,14 +8,29 @@
  * and `total` in all, so a slow or dead receiver holds only its own slots. A subscription whose
  * receiver answers fast keeps a queue of claimed deliveries, so a finished send is followed by
  * the next at once, without a round trip to the database; a slow one only claims what its slots
- * take. Time is the injected clock's: `tick(now)` is called
- * on an interval by the service and directly by tests, with `idle()` to wait for the sends.
+ * take. Two kinds of round find work: the full round (`tick(now)`, on the service's interval and
+ * directly by tests, with `idle()` to wait for the sends) looks at every due attempt — retries,
+ * lapsed claims; the fast round reads only the deliveries written since the last one, in log
+ * order from a cursor per subscription, and runs when the webhooks projection commits new
+ * deliveries in this process (after `start()`) and when a subscription's queue runs low, so a
+ * new delivery is picked up at once and the cost of a round does not grow with the deliveries
+ * whose attempt the projection has not recorded yet. Time is the injected clock's.
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { attemptDelivery, type WebhookDeliveryDeps } from '../commands/webhooks/deliver.js';
-import { claimAttempts, dueDeliveries, pruneClaims, subscriptionsWithDueDeliveries, type DueDelivery } from '../readmodels/webhooks.js';
+import {
+  activeSubscriptionIds,
+  claimAttempts,
+  dueDeliveries,
+  freshDeliveries,
+  latestDeliveryCursors,
+  pruneClaims,
+  type DeliveryCursor,
+  type DueDelivery,
+} from '../readmodels/webhooks.js';
 import type { Worker } from './reactor.js';
+import { onWebhookDeliveriesCommitted } from './webhooks.js';
 
 export interface WebhookWorkerOptions {
   /** Sends in flight for one subscription (default 16). */
@@ -32,6 +47,8 @@ export interface WebhookWorker extends Worker {
   idle(): Promise<void>;
   /** Stops refilling; in-flight sends finish. */
   stop(): Promise<void>;
+  /** Takes new deliveries committed in this process at once (the service calls it; tests that tick by hand do not). */
+  start(): void;
 }
 
 export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }, options: WebhookWorkerOptions = {}): WebhookWorker {
@@ -66,12 +83,11 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
   let madePrunedAt = performance.now();
   let stopped = false;
   let pumping: Promise<number> | null = null;
-  let again = false;
   let lastPrune = 0;
   let idleWaiters: (() => void)[] = [];
 
   const checkIdle = () => {
-    if (inflightTotal === 0 && !pumping && [...subs.values()].every((s) => s.queue.length === 0)) {
+    if (running.size === 0 && !pumping && [...subs.values()].every((s) => s.queue.length === 0)) {
       const waiters = idleWaiters;
       idleWaiters = [];
       for (const w of waiters) w();
@@ -84,24 +100,38 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
     sub.inflight++;
     inflightTotal++;
     const began = performance.now();
-    const run = attemptDelivery(deps, due.target, {
-      deliveryId: due.deliveryId,
-      eventId: due.eventId,
-      eventType: due.eventType,
-      occurredAt: due.occurredAt,
-      payload: due.payload,
-      attempt,
-    })
+    // The slot is the receiver's: it is freed once the answer is in (or the attempt failed), while
+    // the attempt's record is appended (batched with the others of the subscription) in the background.
+    let slotFreed = false;
+    const freeSlot = () => {
+      if (slotFreed) return;
+      slotFreed = true;
+      sub.avgMs = sub.avgMs * 0.8 + (performance.now() - began) * 0.2;
+      sub.inflight--;
+      inflightTotal--;
+      dispatch();
+      if (!stopped && sub.queue.length <= depthOf(sub) / 2) void pump(deps.clock.now(), 'fast');
+    };
+    const run = attemptDelivery(
+      deps,
+      due.target,
+      {
+        deliveryId: due.deliveryId,
+        eventId: due.eventId,
+        eventType: due.eventType,
+        occurredAt: due.occurredAt,
+        payload: due.payload,
+        attempt,
+      },
+      { onAnswered: freeSlot },
+    )
       .then(() => made.set(due.deliveryId, { attempt, at: performance.now() }))
       .catch((err) => log('webhook attempt could not be recorded; it is made again once its claim lapses', { deliveryId: due.deliveryId, attempt, error: String(err) }))
       .finally(() => {
-        sub.avgMs = sub.avgMs * 0.8 + (performance.now() - began) * 0.2;
+        // Held until recorded, so no round takes it again meanwhile.
         held.delete(due.deliveryId);
-        sub.inflight--;
-        inflightTotal--;
         running.delete(run);
-        dispatch();
-        if (!stopped && sub.queue.length <= depthOf(sub) / 2) void pump(deps.clock.now());
+        freeSlot();
         checkIdle();
       });
     running.add(run);
@@ -115,16 +145,14 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
     }
   }
 
-  const fill = async (now: Date): Promise<number> => {
-    const due = await subscriptionsWithDueDeliveries(deps.knex, now);
-    const wants = due
-      .map((subscriptionId) => {
-        const s = subOf(subscriptionId);
-        return { subscriptionId, limit: depthOf(s) - s.queue.length - s.inflight };
-      })
-      .filter((w) => w.limit > 0);
-    if (wants.length === 0) return 0;
-    const rows = await dueDeliveries(deps.knex, wants, now);
+  /**
+   * Where the fast round of each subscription reads from (deliveries after it are new to this
+   * worker); set for every active subscription by the full round.
+   */
+  const cursors = new Map<string, DeliveryCursor | null>();
+
+  /** Claims the picked attempts and queues those claimed. */
+  const claimAndQueue = async (rows: readonly DueDelivery[], now: Date): Promise<number> => {
     const picked: DueDelivery[] = [];
     for (const row of rows) {
       if (held.has(row.deliveryId)) continue;
@@ -154,19 +182,61 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
     return queued;
   };
 
-  function pump(now: Date): Promise<number> {
+  const room = (subscriptionId: string) => {
+    const s = subOf(subscriptionId);
+    return depthOf(s) - s.queue.length - s.inflight;
+  };
+
+  /**
+   * The full round (each tick): every due attempt of every active subscription — retries, lapsed
+   * claims, deliveries of subscriptions new to this worker. Its cost grows with the deliveries
+   * waiting for their attempt's record, so it runs on the tick only.
+   */
+  const fillAll = async (now: Date): Promise<number> => {
+    const active = await activeSubscriptionIds(deps.knex);
+    const known = new Set(active);
+    for (const id of cursors.keys()) if (!known.has(id)) cursors.delete(id);
+    const unknown = active.filter((id) => !cursors.has(id));
+    if (unknown.length > 0) for (const [id, c] of await latestDeliveryCursors(deps.knex, unknown)) cursors.set(id, c);
+    const wants = active.map((subscriptionId) => ({ subscriptionId, limit: room(subscriptionId) })).filter((w) => w.limit > 0);
+    if (wants.length === 0) return 0;
+    return claimAndQueue(await dueDeliveries(deps.knex, wants, now), now);
+  };
+
+  /**
+   * The fast round (on new deliveries committed here, and when a subscription's queue runs low):
+   * only the first attempts of deliveries written after each subscription's cursor, so its cost
+   * does not grow with a backlog of attempts the projection has not recorded yet.
+   */
+  const fillFresh = async (now: Date): Promise<number> => {
+    const wants: { subscriptionId: string; limit: number; after: DeliveryCursor }[] = [];
+    for (const [subscriptionId, after] of cursors) {
+      const limit = room(subscriptionId);
+      if (limit > 0) wants.push({ subscriptionId, limit, after: after ?? { commit: '0', prepare: '0', deliveryId: '' } });
+    }
+    if (wants.length === 0) return 0;
+    const { due, cursors: moved } = await freshDeliveries(deps.knex, wants, now);
+    for (const [id, c] of moved) if (cursors.has(id)) cursors.set(id, c);
+    return claimAndQueue(due, now);
+  };
+
+  /** Runs a round; a round asked for while one runs follows it (a full one wins over a fast one). */
+  let requested: 'fast' | 'full' | null = null;
+  function pump(now: Date, kind: 'fast' | 'full'): Promise<number> {
     if (pumping) {
-      again = true;
+      if (requested !== 'full') requested = kind;
       return pumping;
     }
     pumping = (async () => {
       let started = 0;
       try {
-        do {
-          again = false;
-          started += await fill(now);
+        let round: 'fast' | 'full' | null = kind;
+        while (round && !stopped) {
+          requested = null;
+          started += round === 'full' ? await fillAll(now) : await fillFresh(now);
           now = deps.clock.now() > now ? deps.clock.now() : now;
-        } while (again && !stopped);
+          round = requested;
+        }
         if (performance.now() - madePrunedAt > claimMs) {
           madePrunedAt = performance.now();
           for (const [id, m] of made) if (madePrunedAt - m.at > 10 * claimMs) made.delete(id);
@@ -186,15 +256,24 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
     return pumping;
   }
 
+  let unsubscribe: (() => void) | null = null;
+
   return {
     name: 'webhook_delivery',
-    tick: (now) => (stopped ? Promise.resolve(0) : pump(now)),
+    tick: (now) => (stopped ? Promise.resolve(0) : pump(now, 'full')),
+    start() {
+      // New deliveries committed in this process are taken at once, not at the next tick.
+      unsubscribe ??= onWebhookDeliveriesCommitted(() => {
+        if (!stopped) void pump(deps.clock.now(), 'fast');
+      });
+    },
     idle() {
-      if (inflightTotal === 0 && !pumping && [...subs.values()].every((s) => s.queue.length === 0)) return Promise.resolve();
+      if (running.size === 0 && !pumping && [...subs.values()].every((s) => s.queue.length === 0)) return Promise.resolve();
       return new Promise((resolve) => idleWaiters.push(resolve));
     },
     async stop() {
       stopped = true;
+      unsubscribe?.();
       // Queued claims are released by lapsing: another instance (or this one restarted) takes them.
       for (const s of subs.values()) s.queue.length = 0;
       await Promise.all(running);

@@ -7,6 +7,7 @@
  * same deliveries with the same ids. A delivery is due at once; its attempts (events written
  * by the delivery worker) move it on. A batch costs one statement per table.
  */
+import { EventEmitter } from 'node:events';
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../commands/eventstore/port.js';
 import { decodeEventData } from '../domain/events/envelope.js';
@@ -52,6 +53,17 @@ interface DeliveryRow {
 
 const SUBSCRIPTION_TYPES = new Set([WebhookSubscriptionCreated.type, WebhookSubscriptionUpdated.type, WebhookSubscriptionDeleted.type]);
 const SOURCE_BY_TYPE = new Map(OCCURRENCE_SOURCES.flatMap((s) => [...s.eventTypes].map((t) => [t, s] as const)));
+
+/**
+ * Signals, in this process, that a batch committed new deliveries (due at once): the delivery
+ * worker listens (`onDue`) so they are picked up without waiting for its next interval.
+ * Deliveries committed by another instance are found at the interval as before.
+ */
+const deliveriesCommitted = new EventEmitter().setMaxListeners(0);
+export function onWebhookDeliveriesCommitted(listener: () => void): () => void {
+  deliveriesCommitted.on('committed', listener);
+  return () => void deliveriesCommitted.off('committed', listener);
+}
 
 const statusOf = (a: AttemptRecord) => (a.outcome === 'delivered' ? 'delivered' : a.outcome === 'failed' ? 'failed' : 'pending');
 
@@ -217,6 +229,13 @@ async function applyWebhookEvents(trx: Knex.Transaction, events: readonly Record
     await trx('webhook_subscriptions').insert([...changedSubs.values()]).onConflict('subscription_id').merge();
   }
   await chunked([...fresh.values()], 1000, (chunk) => trx('webhook_deliveries').insert(chunk).onConflict('delivery_id').ignore());
+  if (fresh.size > 0 && occurrences.size > 0) {
+    // After the commit (the runner's transaction), never before: the worker must see the rows.
+    trx.executionPromise?.then(
+      () => deliveriesCommitted.emit('committed'),
+      () => {},
+    );
+  }
   await chunked(attempts, 1000, (chunk) => trx('webhook_attempts').insert(chunk).onConflict(['delivery_id', 'attempt']).ignore());
   if (updates.size > 0) {
     const values = [...updates.values()].map((a) => ({

@@ -96,35 +96,40 @@ export interface DueDelivery {
   target: SubscriptionTarget;
 }
 
-/** Active subscriptions with deliveries due at `now`. */
-export async function subscriptionsWithDueDeliveries(knex: Knex, now: Date): Promise<string[]> {
-  const { rows } = await knex.raw(
-    `select s.subscription_id from webhook_subscriptions s
-      where s.active and not s.deleted
-        and exists (select 1 from webhook_deliveries d where d.subscription_id = s.subscription_id and d.status = 'pending' and d.next_attempt_at <= ?
-                      and not exists (select 1 from webhook_delivery_claims c where c.delivery_id = d.delivery_id and c.attempt = d.attempts + 1 and c.claimed_until >= ?))`,
-    [now.toISOString(), now.toISOString()],
-  );
+/** Active subscriptions (the worker's round over all of them). */
+export async function activeSubscriptionIds(knex: Knex): Promise<string[]> {
+  const rows = await knex('webhook_subscriptions').where({ active: true, deleted: false }).select('subscription_id');
   return rows.map((r: { subscription_id: string }) => r.subscription_id);
 }
 
-/** Up to `limit` due deliveries of each given subscription (oldest due first), with their targets. */
-export async function dueDeliveries(knex: Knex, wants: readonly { subscriptionId: string; limit: number }[], now: Date): Promise<DueDelivery[]> {
-  if (wants.length === 0) return [];
+/**
+ * Where a subscription's deliveries stand in the log: deliveries are written in log order, so a
+ * delivery committed later is after this (the log position of its occurrence, then its id).
+ */
+export interface DeliveryCursor {
+  commit: string;
+  prepare: string;
+  deliveryId: string;
+}
+
+/** The newest delivery of each subscription (null: none yet), one index probe each. */
+export async function latestDeliveryCursors(knex: Knex, subscriptionIds: readonly string[]): Promise<Map<string, DeliveryCursor | null>> {
+  const out = new Map<string, DeliveryCursor | null>(subscriptionIds.map((id) => [id, null]));
+  if (subscriptionIds.length === 0) return out;
   const { rows } = await knex.raw(
-    `select d.*, s.webhook_url, s.secret_key, s.signature_algorithm
-       from json_to_recordset(?::json) as w(id text, n integer)
-       join webhook_subscriptions s on s.subscription_id = w.id and s.active and not s.deleted
-       cross join lateral (
-         select * from webhook_deliveries d
-          where d.subscription_id = w.id and d.status = 'pending' and d.next_attempt_at <= ?
-            -- an attempt someone holds (or made, and the read model does not show yet) is not due again
-            and not exists (select 1 from webhook_delivery_claims c where c.delivery_id = d.delivery_id and c.attempt = d.attempts + 1 and c.claimed_until >= ?)
-          order by d.next_attempt_at, d.delivery_id
-          limit w.n) d`,
-    [JSON.stringify(wants.map((w) => ({ id: w.subscriptionId, n: w.limit }))), now.toISOString(), now.toISOString()],
+    `select w.id, d.log_commit, d.log_prepare, d.delivery_id
+       from unnest(?::text[]) as w(id)
+       cross join lateral (select log_commit, log_prepare, delivery_id from webhook_deliveries
+                            where subscription_id = w.id
+                            order by log_commit desc, log_prepare desc, delivery_id desc limit 1) d`,
+    [[...subscriptionIds]],
   );
-  return rows.map((r: any) => ({
+  for (const r of rows) out.set(r.id, { commit: String(r.log_commit), prepare: String(r.log_prepare), deliveryId: r.delivery_id });
+  return out;
+}
+
+function dueRow(r: any): DueDelivery {
+  return {
     deliveryId: r.delivery_id,
     subscriptionId: r.subscription_id,
     workspaceId: r.workspace_id,
@@ -143,7 +148,59 @@ export async function dueDeliveries(knex: Knex, wants: readonly { subscriptionId
       secretKey: r.secret_key,
       signatureAlgorithm: r.signature_algorithm,
     },
-  }));
+  };
+}
+
+/**
+ * First attempts of deliveries written after each subscription's cursor (up to `limit` each, in
+ * log order), with their targets, and the cursor after the rows read. It reads only what the
+ * projection added since the last call, however many earlier deliveries still wait for their
+ * attempt's record, so the worker can call it on every commit of new deliveries.
+ */
+export async function freshDeliveries(
+  knex: Knex,
+  wants: readonly { subscriptionId: string; limit: number; after: DeliveryCursor }[],
+  now: Date,
+): Promise<{ due: DueDelivery[]; cursors: Map<string, DeliveryCursor> }> {
+  if (wants.length === 0) return { due: [], cursors: new Map() };
+  const { rows } = await knex.raw(
+    `select d.*, s.webhook_url, s.secret_key, s.signature_algorithm
+       from json_to_recordset(?::json) as w(id text, n integer, c bigint, p bigint, d text)
+       join webhook_subscriptions s on s.subscription_id = w.id and s.active and not s.deleted
+       cross join lateral (
+         select * from webhook_deliveries d
+          where d.subscription_id = w.id and (d.log_commit, d.log_prepare, d.delivery_id) > (w.c, w.p, w.d)
+          order by d.log_commit, d.log_prepare, d.delivery_id
+          limit w.n) d`,
+    [JSON.stringify(wants.map((w) => ({ id: w.subscriptionId, n: w.limit, c: w.after.commit, p: w.after.prepare, d: w.after.deliveryId })))],
+  );
+  const cursors = new Map<string, DeliveryCursor>();
+  const due: DueDelivery[] = [];
+  for (const r of rows) {
+    cursors.set(r.subscription_id, { commit: String(r.log_commit), prepare: String(r.log_prepare), deliveryId: r.delivery_id });
+    // Only first attempts that are due and unclaimed; anything else is the full round's.
+    if (r.status === 'pending' && r.attempts === 0 && new Date(r.next_attempt_at).getTime() <= now.getTime()) due.push(dueRow(r));
+  }
+  return { due, cursors };
+}
+
+/** Up to `limit` due deliveries of each given subscription (oldest due first), with their targets. */
+export async function dueDeliveries(knex: Knex, wants: readonly { subscriptionId: string; limit: number }[], now: Date): Promise<DueDelivery[]> {
+  if (wants.length === 0) return [];
+  const { rows } = await knex.raw(
+    `select d.*, s.webhook_url, s.secret_key, s.signature_algorithm
+       from json_to_recordset(?::json) as w(id text, n integer)
+       join webhook_subscriptions s on s.subscription_id = w.id and s.active and not s.deleted
+       cross join lateral (
+         select * from webhook_deliveries d
+          where d.subscription_id = w.id and d.status = 'pending' and d.next_attempt_at <= ?
+            -- an attempt someone holds (or made, and the read model does not show yet) is not due again
+            and not exists (select 1 from webhook_delivery_claims c where c.delivery_id = d.delivery_id and c.attempt = d.attempts + 1 and c.claimed_until >= ?)
+          order by d.next_attempt_at, d.delivery_id
+          limit w.n) d`,
+    [JSON.stringify(wants.map((w) => ({ id: w.subscriptionId, n: w.limit }))), now.toISOString(), now.toISOString()],
+  );
+  return rows.map(dueRow);
 }
 
 /**

@@ -19,6 +19,7 @@ import type { Clock } from '../../platform/clock.js';
 import { recordWebhookAttempt } from '../../platform/metrics.js';
 import { DuplicateEventError, type EventStore, type NewEvent, type Position } from '../eventstore/port.js';
 import { eventMetadata } from '../execute.js';
+import type { SecretBox } from './secrets.js';
 import { sendWebhook, type SenderOptions } from './sender.js';
 
 const ATTEMPT_NAMESPACE = '5b0e9f3c-2d71-5a48-8e6b-c49a1f07d2e3';
@@ -27,6 +28,8 @@ export interface WebhookDeliveryDeps {
   store: EventStore;
   clock: Clock;
   sender: SenderOptions;
+  /** Opens the sealed signing secrets. */
+  secrets: SecretBox;
 }
 
 export interface DeliveryTarget {
@@ -34,6 +37,7 @@ export interface DeliveryTarget {
   workspaceId: string;
   environment: 'sandbox' | 'production';
   webhookUrl: string;
+  /** As stored: sealed (commands/webhooks/secrets.ts), or plain when written before sealing. */
   secretKey: string | null;
   signatureAlgorithm: 'sha256' | 'sha512';
 }
@@ -56,7 +60,8 @@ export interface AttemptOutcome {
 async function send(deps: WebhookDeliveryDeps, target: DeliveryTarget, d: DeliveryToAttempt): Promise<{ result: SendResult; at: Date }> {
   const at = deps.clock.now();
   const body = deliveryBody({ eventId: d.eventId, type: d.eventType, timestamp: d.occurredAt, payload: d.payload });
-  const headers = deliveryHeaders({ eventId: d.eventId, type: d.eventType }, body, at.toISOString(), target.secretKey, target.signatureAlgorithm);
+  const secret = target.secretKey === null ? null : deps.secrets.open(target.subscriptionId, target.secretKey);
+  const headers = deliveryHeaders({ eventId: d.eventId, type: d.eventType }, body, at.toISOString(), secret, target.signatureAlgorithm);
   const result = await sendWebhook(target.webhookUrl, body, headers, target.environment, deps.sender);
   return { result, at };
 }
@@ -155,9 +160,18 @@ function attemptRecord(target: DeliveryTarget, d: DeliveryToAttempt, result: Sen
   };
 }
 
-/** Makes one attempt of a scheduled delivery and records it. */
-export async function attemptDelivery(deps: WebhookDeliveryDeps, target: DeliveryTarget, d: DeliveryToAttempt): Promise<AttemptOutcome> {
+/**
+ * Makes one attempt of a scheduled delivery and records it. `onAnswered` is called once the
+ * send is over (answer, time-out or network failure), before the record is appended.
+ */
+export async function attemptDelivery(
+  deps: WebhookDeliveryDeps,
+  target: DeliveryTarget,
+  d: DeliveryToAttempt,
+  options: { onAnswered?: () => void } = {},
+): Promise<AttemptOutcome> {
   const { result, at } = await send(deps, target, d);
+  options.onAnswered?.();
   const judged = judgeAttempt(result, d.attempt, at);
   // Counted once the attempt is made, whether or not its record then reaches the log.
   recordWebhookAttempt(d.eventType, judged.outcome === 'delivered' ? 'success' : judged.outcome);

@@ -6,6 +6,7 @@ import { subscriptionDecider, type Subscription, type SubscriptionChanges } from
 import { WebhookErrorCodes, webhookSubscriptionStream, type WebhookEnvironment } from '../../domain/webhooks/values.js';
 import type { EventStore, Position } from '../eventstore/port.js';
 import { execute, loadAggregate, type CommandContext } from '../execute.js';
+import type { SecretBox } from './secrets.js';
 import { targetProblem } from './sender.js';
 
 export const newSubscriptionId = () => `whk_${randomBytes(12).toString('hex')}`;
@@ -13,6 +14,8 @@ export const newSubscriptionId = () => `whk_${randomBytes(12).toString('hex')}`;
 export interface SubscriptionDeps {
   store: EventStore;
   allowPrivateTargets: boolean;
+  /** Seals the signing secret before it enters the log. */
+  secrets: SecretBox;
 }
 
 export interface SubscriptionResult {
@@ -36,7 +39,13 @@ export async function createSubscription(
     deps.store,
     subscriptionDecider,
     webhookSubscriptionStream(subscriptionId),
-    { type: 'CreateSubscription', subscriptionId, ...input, now: ctx.now.toISOString() },
+    {
+      type: 'CreateSubscription',
+      subscriptionId,
+      ...input,
+      secretKey: input.secretKey === null ? null : deps.secrets.seal(subscriptionId, input.secretKey),
+      now: ctx.now.toISOString(),
+    },
     ctx,
   );
   return { subscription: result.state.subscription!, position: result.appended?.position ?? null };
@@ -53,7 +62,16 @@ export async function updateSubscription(
   const loaded = await loadAggregate(deps.store, subscriptionDecider, stream);
   const current = loaded.state.subscription;
   if (changes.webhookUrl !== undefined && current && current.workspaceId === workspaceId) await checkTarget(deps, changes.webhookUrl, current.environment);
-  const result = await execute(deps.store, subscriptionDecider, stream, { type: 'UpdateSubscription', workspaceId, changes, now: ctx.now.toISOString() }, { ...ctx, environment: current?.environment ?? null }, { loaded });
+  const sealed: SubscriptionChanges =
+    typeof changes.secretKey === 'string' ? { ...changes, secretKey: deps.secrets.seal(subscriptionId, changes.secretKey) } : changes;
+  const result = await execute(
+    deps.store,
+    subscriptionDecider,
+    stream,
+    { type: 'UpdateSubscription', workspaceId, changes: sealed, now: ctx.now.toISOString() },
+    { ...ctx, environment: current?.environment ?? null },
+    { loaded },
+  );
   return { subscription: result.state.subscription!, position: result.appended?.position ?? null };
 }
 

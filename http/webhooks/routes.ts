@@ -7,6 +7,7 @@
  * selects the data environment of a new subscription as for credit writes. The secret is
  * write-only: no answer carries it (only `hasSecret`).
  */
+import { secretBox } from '../../commands/webhooks/secrets.js';
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import { sendTestPing, type WebhookDeliveryDeps } from '../../commands/webhooks/deliver.js';
@@ -81,8 +82,9 @@ export function webhooksFamily(): FamilyRoutes {
     routes(deps: HttpDeps) {
       const router = new Router({ prefix: WEBHOOKS_PREFIX });
       const allowPrivateTargets = deps.config.webhooks.allowPrivateTargets;
-      const subs: SubscriptionDeps = { store: deps.store, allowPrivateTargets };
-      const delivery: WebhookDeliveryDeps = { store: deps.store, clock: deps.clock, sender: { allowPrivateTargets, timeoutMs: deps.config.webhooks.timeoutMs } };
+      const secrets = secretBox(deps.config.webhooks.secretEncryptionKey);
+      const subs: SubscriptionDeps = { store: deps.store, allowPrivateTargets, secrets };
+      const delivery: WebhookDeliveryDeps = { store: deps.store, clock: deps.clock, sender: { allowPrivateTargets, timeoutMs: deps.config.webhooks.timeoutMs }, secrets };
       const idem = idempotent({ store: deps.store, clock: deps.clock });
       const write = [writeAccess, writeEnvironment, idem, connectErrors] as const;
       const read = connectErrors;

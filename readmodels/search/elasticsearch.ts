@@ -15,11 +15,16 @@
  *   distribution supports (no ngram tokenizer, no `wildcard` field type needed).
  * - Writes are one bulk request per batch with external versioning (`version`): a write
  *   whose version is not above the stored one is refused by Elasticsearch as a version
- *   conflict, which is expected and ignored; any other failed item fails the batch.
- * - Read-your-writes: every bulk request is sent with `refresh: true`, so it is answered only
- *   once its documents are searchable (`wait_for` would wait for the next scheduled refresh,
- *   up to a second per batch, which caps a serial projection at batch-size documents per
- *   second). Rebuild writes skip the refresh; `complete()` refreshes once before the swap.
+ *   conflict, which is expected and ignored; any other failed item fails the batch. A batch
+ *   whose body exceeds `bulk.maxBytes` (5 MB) is cut into several requests that run side by
+ *   side (`bulk.concurrency`, 2); the write resolves only once every one is acknowledged, so
+ *   the projection's checkpoint still commits after the whole batch is in the index.
+ * - Read-your-writes: a batch's write is answered only once its documents are searchable: a
+ *   single bulk request is sent with `refresh: true`; several are sent without and followed by
+ *   one refresh of the indices they wrote (`wait_for` would wait for the next scheduled
+ *   refresh, up to a second per batch, which caps a serial projection at batch-size documents
+ *   per second). Rebuild writes skip the refresh (their indices have `refresh_interval: -1`);
+ *   `complete()` restores the interval and refreshes once before the swap.
  * - Every query is built by `buildSearchRequest`, which puts the workspace and environment in
  *   the filter clauses.
  */
@@ -162,9 +167,20 @@ export class ElasticsearchWriteError extends Error {
   override readonly name = 'ElasticsearchWriteError';
 }
 
+export interface BulkOptions {
+  /** Largest bulk request body; a bigger batch is split into several requests (default 5 MB). */
+  maxBytes: number;
+  /** Bulk requests of one batch in flight at once (default 2). */
+  concurrency: number;
+}
+
+export const DEFAULT_BULK: BulkOptions = { maxBytes: 5 * 1024 * 1024, concurrency: 2 };
+
 export interface ElasticsearchSearchIndexOptions {
   /** Index and alias name prefix (ELASTICSEARCH_INDEX_PREFIX). */
   prefix: string;
+  /** How a batch is cut into bulk requests (default DEFAULT_BULK). */
+  bulk?: Partial<BulkOptions>;
 }
 
 /** Writes into and searches a set of indices (or aliases), one per type. */
@@ -176,29 +192,59 @@ class IndexSet implements SearchIndex {
     private readonly names: Readonly<Record<QueryType, string>>,
     private readonly ready: () => Promise<void>,
     private readonly refresh: boolean,
+    private readonly bulk: BulkOptions,
   ) {}
 
   async write(_trx: Knex.Transaction, documents: readonly IndexedDocument[]): Promise<void> {
     const latest = latestPerDocument(documents);
     if (latest.length === 0) return;
     await this.ready();
-    const operations: unknown[] = [];
+    // Serialized here so the requests can be sized by bytes (the client sends strings as they are).
+    const requests: { lines: string[]; documents: number }[] = [];
+    let current: { lines: string[]; documents: number } = { lines: [], documents: 0 };
+    let bytes = 0;
+    const touched = new Set<string>();
     for (const d of latest) {
       if (d.version < 0n || d.version > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`version ${d.version} of ${d.documentId} is out of range`);
-      operations.push({ index: { _index: this.names[d.type], _id: elasticId(d), version: Number(d.version), version_type: 'external' } });
-      operations.push(toElasticDocument(d));
+      const index = this.names[d.type];
+      touched.add(index);
+      const action = JSON.stringify({ index: { _index: index, _id: elasticId(d), version: Number(d.version), version_type: 'external' } });
+      const source = JSON.stringify(toElasticDocument(d));
+      const size = Buffer.byteLength(action) + Buffer.byteLength(source) + 2;
+      if (current.documents > 0 && bytes + size > this.bulk.maxBytes) {
+        requests.push(current);
+        current = { lines: [], documents: 0 };
+        bytes = 0;
+      }
+      current.lines.push(action, source);
+      current.documents++;
+      bytes += size;
     }
-    const res = await this.client.bulk({ operations, refresh: this.refresh });
-    if (!res.errors) return;
-    const failures = res.items
-      .map((item) => item.index!)
-      .filter((r) => r.error && !(r.status === 409 && r.error.type === 'version_conflict_engine_exception'));
+    requests.push(current);
+    // One request: it refreshes its own shards (`refresh: true`). Several: they run side by side
+    // (at most `concurrency` at once), then one refresh of the indices they wrote.
+    const single = requests.length === 1;
+    const failures: estypes.BulkResponseItem[] = [];
+    let next = 0;
+    const lane = async () => {
+      while (next < requests.length) {
+        const request = requests[next++]!;
+        const res = await this.client.bulk({ operations: request.lines, refresh: single && this.refresh });
+        if (!res.errors) continue;
+        for (const item of res.items) {
+          const r = item.index!;
+          if (r.error && !(r.status === 409 && r.error.type === 'version_conflict_engine_exception')) failures.push(r);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.bulk.concurrency, requests.length) }, lane));
     if (failures.length > 0) {
       const first = failures[0]!;
       throw new ElasticsearchWriteError(
         `${failures.length} of ${latest.length} index writes failed; first: ${first._id}: ${first.error!.type}: ${first.error!.reason ?? ''}`,
       );
     }
+    if (!single && this.refresh) await this.client.indices.refresh({ index: [...touched] });
   }
 
   async search(query: SearchQuery): Promise<SearchResult> {
@@ -216,6 +262,7 @@ export class ElasticsearchSearchIndex implements SearchIndex {
   readonly engine = 'elasticsearch' as const;
   readonly aliases: Readonly<Record<QueryType, string>>;
   private readonly live: IndexSet;
+  private readonly bulk: BulkOptions;
   private ensured: Promise<void> | null = null;
 
   constructor(
@@ -223,7 +270,8 @@ export class ElasticsearchSearchIndex implements SearchIndex {
     private readonly options: ElasticsearchSearchIndexOptions,
   ) {
     this.aliases = Object.fromEntries(QUERY_TYPES.map((t) => [t, aliasName(options.prefix, t)])) as Record<QueryType, string>;
-    this.live = new IndexSet(client, this.aliases, () => this.ensureIndices(), true);
+    this.bulk = { ...DEFAULT_BULK, ...options.bulk };
+    this.live = new IndexSet(client, this.aliases, () => this.ensureIndices(), true, this.bulk);
   }
 
   static connect(url: string, options: ElasticsearchSearchIndexOptions): ElasticsearchSearchIndex {
@@ -292,7 +340,7 @@ export class ElasticsearchSearchIndex implements SearchIndex {
       });
     }
     await this.client.cluster.health({ index: Object.values(fresh), wait_for_status: 'yellow', timeout: '30s' });
-    const index = new IndexSet(this.client, fresh, async () => {}, false);
+    const index = new IndexSet(this.client, fresh, async () => {}, false, this.bulk);
     // Its own searches see its writes: refresh before each (a rebuild searches rarely).
     const search = index.search.bind(index);
     index.search = async (q) => {

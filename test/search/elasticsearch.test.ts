@@ -153,6 +153,40 @@ describe('Elasticsearch search index', function () {
     }
   });
 
+  it('cuts a large batch into bulk requests by bytes, side by side; the write resolves once all are searchable, and any failure fails it', async () => {
+    const small = (await openTestElasticsearch({ bulk: { maxBytes: 4096, concurrency: 2 } }))!;
+    const bulks: number[] = [];
+    const onRequest = (_err: unknown, result: any) => {
+      const params = result?.meta?.request?.params;
+      if (params && /_bulk/.test(params.path)) bulks.push(String(params.bulkBody ?? params.body).split('\n').filter(Boolean).length / 2);
+    };
+    small.client.diagnostic.on('request', onRequest);
+    try {
+      const scope = newScope();
+      const docs = Array.from({ length: 40 }, (_, i) => makeDocument(scope, i % 2 ? 'sales' : 'receipts', { documentId: `d${String(i).padStart(2, '0')}` }));
+      await writeDocuments(small, docs);
+      expect(bulks.length).to.be.greaterThan(2);
+      expect(bulks.reduce((a, b) => a + b, 0)).to.equal(40);
+      // Searchable as soon as the write resolved (the refresh after the requests).
+      const found = [...(await small.search(query(scope, 'sales'))).documents, ...(await small.search(query(scope, 'receipts'))).documents];
+      expect(found.map((d) => d.documentId).sort()).to.deep.equal(docs.map((d) => d.documentId).sort());
+      // A failure in any one of the requests fails the whole write.
+      const [receipts] = (await small.liveIndices()).receipts;
+      await small.client.indices.putSettings({ index: receipts!, settings: { 'index.blocks.write': true } });
+      try {
+        let failed: unknown = null;
+        await writeDocuments(small, docs.map((d) => ({ ...d, version: d.version + 1n }))).catch((err) => (failed = err));
+        expect(failed).to.be.instanceOf(ElasticsearchWriteError);
+      } finally {
+        await small.client.indices.putSettings({ index: receipts!, settings: { 'index.blocks.write': null as unknown as boolean } });
+      }
+    } finally {
+      small.client.diagnostic.off('request', onRequest);
+      await small.dropAll();
+      await small.close();
+    }
+  });
+
   it('rebuilds into fresh indices while the live ones answer, then swaps the aliases in one step', async () => {
     const scope = newScope();
     await writeDocuments(es, [makeDocument(scope, 'sales', { documentId: 'old-1' }), makeDocument(scope, 'receipts', { documentId: 'old-r' })]);

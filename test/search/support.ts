@@ -4,7 +4,7 @@
  * with CI=true they fail instead, since CI must run them.
  */
 import { randomUUID } from 'node:crypto';
-import { ElasticsearchSearchIndex } from '../../readmodels/search/elasticsearch.js';
+import { ElasticsearchSearchIndex, type ElasticsearchSearchIndexOptions } from '../../readmodels/search/elasticsearch.js';
 
 export const requireElasticsearch = process.env.CI === 'true';
 
@@ -26,10 +26,10 @@ export async function elasticsearchReachable(url: string): Promise<boolean> {
 }
 
 /** A fresh Elasticsearch index set under a prefix of its own, or null when there is no node. */
-export async function openTestElasticsearch(): Promise<ElasticsearchSearchIndex | null> {
+export async function openTestElasticsearch(options: { bulk?: ElasticsearchSearchIndexOptions['bulk'] } = {}): Promise<ElasticsearchSearchIndex | null> {
   const url = await testElasticsearchUrl();
   if (!url) return null;
-  const index = ElasticsearchSearchIndex.connect(url, { prefix: `test-${process.pid}-${randomUUID().slice(0, 8)}` });
+  const index = ElasticsearchSearchIndex.connect(url, { prefix: `test-${process.pid}-${randomUUID().slice(0, 8)}`, ...options });
   await index.ensureIndices();
   return index;
 }

@@ -4,6 +4,7 @@
  * failures, time-outs, the fifth failure, restarts, two instances, the delivery log, the test
  * ping, and the same event id across retries and after a rebuild.
  */
+import { secretBox } from '../../commands/webhooks/secrets.js';
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { ManualClock } from '../../platform/clock.js';
@@ -178,7 +179,7 @@ describe('webhooks: delivery', function () {
     await drive(t, clock, t0);
     expect(s.received).to.have.length(1);
     // A new worker (a restarted process) knows nothing but the log; a second one competes with it.
-    const deps = { store: t.service.runtime.store, clock, knex: t.service.deps.knex, sender: { allowPrivateTargets: true, timeoutMs: 400 } };
+    const deps = { store: t.service.runtime.store, clock, knex: t.service.deps.knex, sender: { allowPrivateTargets: true, timeoutMs: 400 }, secrets: secretBox(null) };
     const a = webhookDeliveryWorker(deps);
     const b = webhookDeliveryWorker(deps);
     clock.set(iso(t0 + MIN));
@@ -194,6 +195,25 @@ describe('webhooks: delivery', function () {
     expect(s.received.map((r) => r.headers['x-webhook-timestamp'])).to.deep.equal([iso(t0), iso(t0 + MIN), iso(t0 + 6 * MIN)]);
     await a.stop();
     await b.stop();
+  });
+
+  it('a started worker sends a new delivery as soon as the projection commits it, without a tick, beside a receiver that never answers', async () => {
+    const { subs, trigger } = await setup([{}, { answers: ['hang'] }]);
+    const [fast, hanging] = subs as [(typeof subs)[0], (typeof subs)[0]];
+    const deps = { store: t.service.runtime.store, clock, knex: t.service.deps.knex, sender: { allowPrivateTargets: true, timeoutMs: 400 }, secrets: secretBox(null) };
+    const worker = webhookDeliveryWorker(deps);
+    try {
+      await worker.tick(clock.now()); // the full round: the worker learns the subscriptions
+      await worker.idle();
+      worker.start();
+      await trigger(); // commits the deliveries; no tick from here on
+      const deadline = Date.now() + 10_000;
+      while ((fast.received.length < 1 || hanging.received.length < 1) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(fast.received).to.have.length(1);
+      expect(hanging.received).to.have.length(1);
+    } finally {
+      await worker.stop();
+    }
   });
 
   it('keeps event ids, outcomes and attempts through a rebuild, and sends nothing again', async () => {

@@ -6,6 +6,8 @@ import { webhookSubscriptionStream } from '../../domain/webhooks/values.js';
 import { startTestService, type TestService } from '../support/http.js';
 import { WEBHOOKS, webhooksClient } from './support.js';
 import { call } from '../support/http.js';
+import { SecretOpenError, secretBox } from '../../commands/webhooks/secrets.js';
+import { randomBytes } from 'node:crypto';
 
 describe('webhooks: subscriptions', function () {
   this.timeout(60000);
@@ -57,6 +59,17 @@ describe('webhooks: subscriptions', function () {
     // Auditable: the history is in the subscription's stream.
     const events = await t.service.runtime.store.readStream(webhookSubscriptionStream(s.id));
     expect(events.map((e) => e.type)).to.deep.equal(['WebhookSubscriptionCreated', 'WebhookSubscriptionUpdated', 'WebhookSubscriptionUpdated']);
+    // The secrets are sealed at rest: neither the log (what the audit prints) nor the read model holds them in clear.
+    const logged = JSON.stringify(events.map((e) => e.data));
+    expect(logged).to.not.contain('top-secret-value');
+    expect(logged).to.not.contain('rotated-secret');
+    const sealed = (events[0]!.data as { secretKey: string }).secretKey;
+    expect(sealed).to.match(/^enc:v1:/);
+    const box = secretBox(t.service.deps.config.webhooks.secretEncryptionKey);
+    expect(box.open(s.id, sealed)).to.equal('top-secret-value');
+    expect(box.open(s.id, (events[1]!.data as { secretKey: string }).secretKey)).to.equal('rotated-secret');
+    const stored = await t.service.deps.knex('webhook_subscriptions').where({ subscription_id: s.id }).first();
+    expect(JSON.stringify(stored)).to.not.contain('rotated-secret');
 
     const del = await w.remove(s.id);
     expect(del.status).to.equal(200);
@@ -154,5 +167,19 @@ describe('webhooks: subscriptions', function () {
     expect(urlProblem('http://127.0.0.1:9/x', { environment: 'sandbox', allowPrivateTargets: true })).to.equal(null);
     expect(urlProblem('http://127.0.0.1:9/x', { environment: 'sandbox', allowPrivateTargets: false })).to.be.a('string');
     expect(urlProblem('https://127.0.0.1:9/x', { environment: 'production', allowPrivateTargets: true })).to.be.a('string');
+  });
+  it('seals secrets with AES-256-GCM bound to the subscription; a plain secret written before sealing is used as it is', () => {
+    const key = randomBytes(32);
+    const box = secretBox(key);
+    const sealed = box.seal('whk_a', 'my secret ✓');
+    expect(sealed).to.match(/^enc:v1:[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(sealed).to.not.equal(box.seal('whk_a', 'my secret ✓')); // a fresh IV each time
+    expect(box.open('whk_a', sealed)).to.equal('my secret ✓');
+    expect(() => box.open('whk_b', sealed)).to.throw(SecretOpenError);
+    expect(() => secretBox(randomBytes(32)).open('whk_a', sealed)).to.throw(SecretOpenError);
+    expect(() => secretBox(null).open('whk_a', sealed)).to.throw(SecretOpenError);
+    expect(box.open('whk_a', 'legacy-plain-secret')).to.equal('legacy-plain-secret');
+    expect(secretBox(null).development).to.equal(true);
+    expect(box.development).to.equal(false);
   });
 });
