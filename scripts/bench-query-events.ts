@@ -88,7 +88,7 @@ export function documentEvents(i: number, workspaces: number, at: Date = new Dat
       events.push(event(DocumentRejected.type, DocumentRejected.version, { ...received, errors: [{ code: 'AE-BR-01', message: 'Seller TRN is required', path: ['parties', 'seller', 'taxIds'], source: 'validation' as const }] }, d, at));
       break;
     default:
-      events.push(event(DocumentSubmitted.type, DocumentSubmitted.version, { ...received, xmlBase64: null }, d, at));
+      events.push(event(DocumentSubmitted.type, DocumentSubmitted.version, { ...received, xml: null }, d, at));
       events.push(event(DeliveryStarted.type, DeliveryStarted.version, { attempt: 1, destination: received.destinations[0] }, d, at));
       if (statuses.document.current === 'PROCESSING') break;
       events.push(event(Delivered.type, Delivered.version, { attempt: 1, government }, d, at));
