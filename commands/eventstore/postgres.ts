@@ -11,12 +11,14 @@ import {
   DuplicateEventError,
   START,
   WrongExpectedVersionError,
+  markEndedByBytes,
   type AppendResult,
   type EventStore,
   type EventSubscription,
   type ExpectedRevision,
   type NewEvent,
   type Position,
+  type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
   type StreamAppend,
@@ -36,6 +38,25 @@ export const READ_ALL_SQL = `select ${EVENT_COLUMNS} from es_events
   order by es_events.transaction_id, es_events.global_position
   limit $3`;
 
+/**
+ * readAll with a byte budget: the same walk, with each row's running page size (data and metadata
+ * as JSON text; octet_length reads a stored value's length without decompressing it) and the size
+ * of the event after it, so the page stops before the event that would exceed the budget.
+ */
+export const READ_ALL_BYTES_SQL = `select * from (
+  select ${EVENT_COLUMNS},
+    row_number() over w as page_row,
+    sum(octet_length(es_events.data::text) + octet_length(es_events.metadata::text)) over w as page_bytes,
+    lead(octet_length(es_events.data::text) + octet_length(es_events.metadata::text)) over w as next_bytes
+  from es_events
+  where (es_events.transaction_id, es_events.global_position) > ($1::xid8, $2::bigint)
+    and es_events.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+  window w as (order by es_events.transaction_id, es_events.global_position rows between unbounded preceding and current row)
+  order by es_events.transaction_id, es_events.global_position
+  limit $3) page
+  where page.page_row = 1 or page.page_bytes <= $4
+  order by page.page_row`;
+
 export const HEAD_POSITION_SQL = `select es_events.transaction_id::text as tx, es_events.global_position from es_events
   where es_events.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
   order by es_events.transaction_id desc, es_events.global_position desc limit 1`;
@@ -52,6 +73,9 @@ interface EventRow {
   metadata: unknown;
   /** recorded_at in epoch milliseconds: a number is parsed much faster than timestamp text. */
   recorded_ms: number;
+  /** READ_ALL_BYTES_SQL only: the page's size up to this row, and the next event's size. */
+  page_bytes?: string;
+  next_bytes?: string | null;
 }
 
 function toRecorded(row: EventRow): RecordedEvent {
@@ -89,7 +113,12 @@ const MAX_BATCH_BYTES = 1024 * 1024;
 /** Read-ahead (see readAll): only for pages this large, and at most this many pages waiting to be used. */
 const READ_AHEAD_MIN_PAGE = 100;
 const MAX_READ_AHEADS = 8;
-const readAheadKey = (after: Position, limit: number) => `${after.commit}/${after.prepare}/${limit}`;
+const readAheadKey = (after: Position, limit: number, maxBytes: number | undefined) => `${after.commit}/${after.prepare}/${limit}/${maxBytes ?? ''}`;
+
+interface Page {
+  rows: EventRow[];
+  endedByBytes: boolean;
+}
 
 interface PendingAppend {
   streamId: string;
@@ -121,7 +150,7 @@ export class PostgresEventStore implements EventStore {
   private closed = false;
   private notifyTimer: NodeJS.Timeout | null = null;
   private readonly pending: PendingAppend[] = [];
-  private readonly readAhead = new Map<string, Promise<EventRow[]>>();
+  private readonly readAhead = new Map<string, Promise<Page>>();
   private inFlightBatches = 0;
 
   private constructor(
@@ -353,25 +382,39 @@ export class PostgresEventStore implements EventStore {
    * commit can join; newer events come with the read after it. Each is used once, by the read
    * that asks for exactly its position and limit.
    */
-  async readAll(after: Position, limit: number): Promise<RecordedEvent[]> {
-    const key = readAheadKey(after, limit);
+  async readAll(after: Position, limit: number, options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    const maxBytes = options.maxBytes;
+    if (maxBytes !== undefined && !(maxBytes > 0)) throw new RangeError(`maxBytes must be positive, got ${maxBytes}`);
+    const key = readAheadKey(after, limit, maxBytes);
     const ahead = this.readAhead.get(key);
     this.readAhead.delete(key);
-    const rows = await (ahead ?? this.queryPage(after, limit));
-    if (rows.length === limit && limit >= READ_AHEAD_MIN_PAGE && !this.closed) {
+    const page = await (ahead ?? this.queryPage(after, limit, maxBytes));
+    const rows = page.rows;
+    if ((rows.length === limit || page.endedByBytes) && limit >= READ_AHEAD_MIN_PAGE && !this.closed) {
       const last = rows[rows.length - 1]!;
       const next: Position = { commit: BigInt(last.tx), prepare: BigInt(last.global_position) };
-      const page = this.queryPage(next, limit);
-      page.catch(() => {}); // a failed read-ahead is retried by the read that wanted it
+      const nextPage = this.queryPage(next, limit, maxBytes);
+      nextPage.catch(() => {}); // a failed read-ahead is retried by the read that wanted it
       if (this.readAhead.size >= MAX_READ_AHEADS) this.readAhead.delete(this.readAhead.keys().next().value!);
-      this.readAhead.set(readAheadKey(next, limit), page.catch(() => this.queryPage(next, limit)));
+      this.readAhead.set(readAheadKey(next, limit, maxBytes), nextPage.catch(() => this.queryPage(next, limit, maxBytes)));
     }
-    return rows.map(toRecorded);
+    const events = rows.map(toRecorded);
+    return page.endedByBytes ? markEndedByBytes(events) : events;
   }
 
-  private async queryPage(after: Position, limit: number): Promise<EventRow[]> {
-    const { rows } = await this.pool.query<EventRow>({ name: 'es_read_all', text: READ_ALL_SQL, values: [after.commit.toString(), after.prepare.toString(), limit] });
-    return rows;
+  private async queryPage(after: Position, limit: number, maxBytes: number | undefined): Promise<Page> {
+    if (maxBytes === undefined) {
+      const { rows } = await this.pool.query<EventRow>({ name: 'es_read_all', text: READ_ALL_SQL, values: [after.commit.toString(), after.prepare.toString(), limit] });
+      return { rows, endedByBytes: false };
+    }
+    const { rows } = await this.pool.query<EventRow>({
+      name: 'es_read_all_bytes',
+      text: READ_ALL_BYTES_SQL,
+      values: [after.commit.toString(), after.prepare.toString(), limit, maxBytes],
+    });
+    const last = rows[rows.length - 1];
+    const endedByBytes = last !== undefined && rows.length < limit && last.next_bytes != null && Number(last.page_bytes) + Number(last.next_bytes) > maxBytes;
+    return { rows, endedByBytes };
   }
 
   subscribe(after: Position, options: { batchSize?: number } = {}): EventSubscription {
