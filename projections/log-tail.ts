@@ -28,15 +28,17 @@ export class LogTail {
    * `maxEvents` bounds the memory: runners in step are within a read or two of each other, and
    * events can be large (a submitted document carries its XML), so the run keeps two reads' worth
    * by default. With `maxBytes` every store read is also bounded by bytes and the run keeps at most
-   * two reads, so it holds at most twice `maxBytes` of events however large they are; readers that
-   * pass `maxBytes` are served within one read's events. A runner that falls further behind reads
-   * the store until it catches up.
+   * `maxReads` reads, so it holds at most `maxReads` × `maxBytes` of events however large they are
+   * (a catch-up on large events then still shares the reads of runners a few batches apart);
+   * readers that pass `maxBytes` are served within one read's events. A runner that falls further
+   * behind reads the store until it catches up.
    */
   constructor(
     private readonly store: Pick<EventStore, 'readAll'>,
     private readonly readSize = 1000,
     private readonly maxEvents = 2 * readSize,
     private readonly maxBytes?: number,
+    private readonly maxReads = 2,
   ) {}
 
   private get end(): Position | null {
@@ -81,7 +83,7 @@ export class LogTail {
           this.events.push(...more);
           this.pages.push({ end: this.events.length, cut: endedByBytes(more) || more.length >= this.readSize });
           let drop = this.events.length - this.maxEvents;
-          if (this.maxBytes !== undefined && this.pages.length > 2) drop = Math.max(drop, this.pages[this.pages.length - 3]!.end);
+          if (this.maxBytes !== undefined && this.pages.length > this.maxReads) drop = Math.max(drop, this.pages[this.pages.length - this.maxReads - 1]!.end);
           this.dropFront(drop);
         }
       } finally {

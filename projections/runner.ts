@@ -165,7 +165,8 @@ export class ProjectionRunner {
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.log = options.log ?? (() => {});
     const readSize = Math.max(this.batchSize, 1000);
-    this.tail = new LogTail(store, readSize, 2 * readSize, this.batchBytes);
+    // Up to 8 byte-bounded reads (16 MB by default): runners a few batches apart still share them.
+    this.tail = new LogTail(store, readSize, 2 * readSize, this.batchBytes, 8);
     for (const p of projections) this.status.set(p.name, { name: p.name, position: null, lastError: null, failingSince: null });
   }
 

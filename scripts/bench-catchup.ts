@@ -55,11 +55,14 @@ const program = new Command('bench-catchup')
   .option('--seconds <n>', 'longest wait for the catch-up', positiveInt(), 900)
   .option('--idle-seconds <n>', 'how long the caught-up server idles before its RSS is read', positiveInt(), 10)
   .option('--port <n>', 'HTTP port of the server', positiveInt(), 3926)
+  .option('--keep', 'keep the database (its name is printed) for later runs with --database')
+  .option('--database <name>', 'catch up on the log of a database kept by an earlier run (no writing; kept)')
   .parse();
-const opts = program.opts<{ count: number; concurrency: number; seconds: number; idleSeconds: number; port: number }>();
+const opts = program.opts<{ count: number; concurrency: number; seconds: number; idleSeconds: number; port: number; keep?: boolean; database?: string }>();
 
 const startedAt = Date.now();
-const database = `bench_catchup_${startedAt}_${process.pid}`;
+const database = opts.database ?? `bench_catchup_${startedAt}_${process.pid}`;
+const dropAtEnd = !opts.keep && !opts.database;
 const pgPort = Number(process.env.BENCH_CATCHUP_PG_PORT || 54411);
 const server = new BenchServer({
   pgDir: 'var/pg-bench-catchup',
@@ -79,7 +82,7 @@ function cleanup(): Promise<void> {
       // Drop the run's database, then let go of PostgreSQL (the server stops it when no one else uses it).
       await db.end().catch(() => {});
       db = null;
-      await withClient(withDatabase(server.databaseUrl, 'postgres'), (c) => c.query(`drop database if exists ${quoteIdent(database)} with (force)`)).catch((err: Error) =>
+      if (dropAtEnd) await withClient(withDatabase(server.databaseUrl, 'postgres'), (c) => c.query(`drop database if exists ${quoteIdent(database)} with (force)`)).catch((err: Error) =>
         console.log(`could not drop ${database}: ${err.message}`),
       );
     }
@@ -121,11 +124,101 @@ async function main(): Promise<void> {
       `PROJECTION_BATCH_BYTES ${process.env.PROJECTION_BATCH_BYTES || `${DEFAULT_BATCH_BYTES} (default)`}`,
   );
 
-  // 1. Write the log: documents submitted over HTTP and delivered to final.
+  // 1. Write the log: documents submitted over HTTP and delivered to final (or reuse a kept one).
   await server.start();
-  const tenant = await benchTenant(server, `bench-catchup-${startedAt}`);
   db = new pg.Client({ connectionString: server.databaseUrl, application_name: 'einvoicing-bench-catchup' });
   await db.connect();
+  if (!opts.database) await writeLog();
+  else console.log(`  reusing the log of ${database}`);
+  const log = await one<{ events: number; bytes: string }>('select count(*)::int as events, sum(octet_length(data::text) + octet_length(metadata::text))::text as bytes from es_events');
+  const finalBefore = (await one<{ final: number }>(`select count(*) filter (where state = 'final_valid')::int as final from sales_documents`)).final;
+  const writePeakMb = server.peakRssMb();
+
+  // 2. Stop the server; every projection and reactor back to the start, the read models emptied.
+  // Our connection keeps the embedded PostgreSQL up while the server is down.
+  await server.stop();
+  const knex = knexFactory({ client: 'pg', connection: server.databaseUrl, pool: { min: 0, max: 1 } });
+  try {
+    const search = createSearchIndex(loadConfig({ ...server.env, DATABASE_URL: server.databaseUrl }), knex);
+    const tables = [...new Set(allProjections(search).flatMap((p) => [...p.tables]))];
+    await search.close();
+    await knex.transaction(async (trx) => {
+      await trx.raw(`truncate ${tables.map(quoteIdent).join(', ')}`);
+      await trx('projection_checkpoints').whereLike('projection', '%#rebuild').delete();
+      const reset = await trx('projection_checkpoints').update({ commit_position: '0', prepare_position: '0', events_applied: 0 });
+      console.log(`  reset: ${reset} projections and reactors to the start of the log; ${tables.length} read-model tables emptied`);
+    });
+  } finally {
+    await knex.destroy();
+  }
+  const target = await one<{ commit: string; prepare: string }>(
+    `select transaction_id::text as commit, global_position::text as prepare from es_events order by transaction_id desc, global_position desc limit 1`,
+  );
+
+  // 3. Start fresh and wait until every checkpoint reaches the head.
+  const cpu0 = server.cpu();
+  const t0 = performance.now();
+  await server.start(opts.seconds * 1000);
+  const readyMs = performance.now() - t0;
+  const cpuStart = server.cpu();
+  let peakSampleMb = 0;
+  let behind: { projection: string; commit_position: string }[] = [];
+  const catchUpDeadline = Date.now() + opts.seconds * 1000;
+  for (;;) {
+    peakSampleMb = Math.max(peakSampleMb, rssMb(server.pid));
+    behind = (
+      await db.query<{ projection: string; commit_position: string }>(
+        `select projection, commit_position::text from projection_checkpoints
+          where projection not like '%#rebuild' and (commit_position, prepare_position) < ($1::bigint, $2::bigint)`,
+        [target.commit, target.prepare],
+      )
+    ).rows;
+    if (behind.length === 0) break;
+    if (Date.now() > catchUpDeadline) {
+      throw new Error(`not caught up within ${opts.seconds} s (server peak RSS so far ${server.peakRssMb().toFixed(0)} MB): ${behind.map((b) => b.projection).join(', ')} behind`);
+    }
+    await sleep(100);
+  }
+  const catchUpMs = performance.now() - t0;
+  const cpu1 = server.cpu();
+  const peakMb = server.peakRssMb();
+  const checkpoints = await db.query<{ projection: string; events_applied: string }>('select projection, events_applied::text from projection_checkpoints order by projection');
+  await sleep(opts.idleSeconds * 1000);
+  const idleMb = rssMb(server.pid);
+
+  const perSecond = (log.events / catchUpMs) * 1000;
+  console.log();
+  console.log(
+    renderTable(
+      ['figure', 'value'],
+      [
+        ['events in the log', fmtInt(log.events)],
+        ['their data and metadata', fmtBytes(Number(log.bytes))],
+        ['projections and reactors', fmtInt(checkpoints.rows.length)],
+        ['start to ready (/readyz 200)', `${(readyMs / 1000).toFixed(1)} s`],
+        ['start to caught up (every checkpoint at the head)', `${(catchUpMs / 1000).toFixed(1)} s`],
+        ['events/s (log events / catch-up time)', fmtInt(perSecond)],
+        ['CPU seconds of the catch-up: server (since its start) / PostgreSQL', `${cpu1.server.toFixed(1)} / ${(cpu1.postgres - cpu0.postgres).toFixed(1)}`],
+        ['cores from ready to caught up (client / server / PostgreSQL / other)', fmtCores(coresBetween(cpuStart, cpu1))],
+        [`server peak RSS (VmHWM; target < ${TARGET_PEAK_RSS_MB} MB)`, `${peakMb.toFixed(0)} MB${peakMb < TARGET_PEAK_RSS_MB ? ' — met' : ' — NOT met'}`],
+        [`server RSS at idle, ${opts.idleSeconds} s after catching up`, `${idleMb.toFixed(0)} MB`],
+        ['server peak RSS while the log was written (for context)', `${writePeakMb.toFixed(0)} MB`],
+      ],
+    ),
+  );
+  console.log(`  events applied per projection: ${checkpoints.rows.filter((r) => r.events_applied !== '0').map((r) => `${r.projection} ${fmtInt(Number(r.events_applied))}`).join(', ')}`);
+  const finals = await one<{ final: number }>(`select count(*) filter (where state = 'final_valid')::int as final from sales_documents`);
+  console.log(`  final_valid documents in sales_documents after the catch-up: ${fmtInt(finals.final)}`);
+  // A kept database may have been stopped in the middle of an earlier catch-up: then fewer were there before.
+  if (opts.database ? finals.final < finalBefore : finals.final !== finalBefore) {
+    problems.push(`after the catch-up sales_documents holds ${finals.final} final_valid documents, not ${finalBefore}`);
+  }
+  if (!dropAtEnd) console.log(`  database kept: ${database} (run again with --database ${database})`);
+}
+
+/** Submits --count documents over HTTP and waits until they are final and the log is quiet. */
+async function writeLog(): Promise<void> {
+  const tenant = await benchTenant(server, `bench-catchup-${startedAt}`);
   const PLACEHOLDER = 'BENCH-DOCUMENT-NUMBER-PLACEHOLDER';
   const [head, tail] = JSON.stringify({
     country: 'AE',
@@ -170,81 +263,6 @@ async function main(): Promise<void> {
   }
   const writeSeconds = (performance.now() - writeStart) / 1000;
   console.log(`\r  written: ${fmtInt(submitted)} documents final_valid, ${fmtInt(log.events)} events (${fmtBytes(Number(log.bytes))} of data and metadata) in ${writeSeconds.toFixed(0)} s`);
-  const writePeakMb = server.peakRssMb();
-
-  // 2. Stop the server; every projection and reactor back to the start, the read models emptied.
-  // Our connection keeps the embedded PostgreSQL up while the server is down.
-  await server.stop();
-  const knex = knexFactory({ client: 'pg', connection: server.databaseUrl, pool: { min: 0, max: 1 } });
-  try {
-    const search = createSearchIndex(loadConfig({ ...server.env, DATABASE_URL: server.databaseUrl }), knex);
-    const tables = [...new Set(allProjections(search).flatMap((p) => [...p.tables]))];
-    await search.close();
-    await knex.transaction(async (trx) => {
-      await trx.raw(`truncate ${tables.map(quoteIdent).join(', ')}`);
-      await trx('projection_checkpoints').whereLike('projection', '%#rebuild').delete();
-      const reset = await trx('projection_checkpoints').update({ commit_position: '0', prepare_position: '0', events_applied: 0 });
-      console.log(`  reset: ${reset} projections and reactors to the start of the log; ${tables.length} read-model tables emptied`);
-    });
-  } finally {
-    await knex.destroy();
-  }
-  const target = await one<{ commit: string; prepare: string }>(
-    `select transaction_id::text as commit, global_position::text as prepare from es_events order by transaction_id desc, global_position desc limit 1`,
-  );
-
-  // 3. Start fresh and wait until every checkpoint reaches the head.
-  const cpu0 = server.cpu();
-  const t0 = performance.now();
-  await server.start(opts.seconds * 1000);
-  const readyMs = performance.now() - t0;
-  const cpuStart = server.cpu();
-  let peakSampleMb = 0;
-  let behind: { projection: string; commit_position: string }[] = [];
-  const catchUpDeadline = Date.now() + opts.seconds * 1000;
-  for (;;) {
-    peakSampleMb = Math.max(peakSampleMb, rssMb(server.pid));
-    behind = (
-      await db.query<{ projection: string; commit_position: string }>(
-        `select projection, commit_position::text from projection_checkpoints
-          where projection not like '%#rebuild' and (commit_position, prepare_position) < ($1::bigint, $2::bigint)`,
-        [target.commit, target.prepare],
-      )
-    ).rows;
-    if (behind.length === 0) break;
-    if (Date.now() > catchUpDeadline) throw new Error(`not caught up within ${opts.seconds} s: ${behind.map((b) => b.projection).join(', ')}`);
-    await sleep(100);
-  }
-  const catchUpMs = performance.now() - t0;
-  const cpu1 = server.cpu();
-  const peakMb = server.peakRssMb();
-  const checkpoints = await db.query<{ projection: string; events_applied: string }>('select projection, events_applied::text from projection_checkpoints order by projection');
-  await sleep(opts.idleSeconds * 1000);
-  const idleMb = rssMb(server.pid);
-
-  const perSecond = (log.events / catchUpMs) * 1000;
-  console.log();
-  console.log(
-    renderTable(
-      ['figure', 'value'],
-      [
-        ['events in the log', fmtInt(log.events)],
-        ['their data and metadata', fmtBytes(Number(log.bytes))],
-        ['projections and reactors', fmtInt(checkpoints.rows.length)],
-        ['start to ready (/readyz 200)', `${(readyMs / 1000).toFixed(1)} s`],
-        ['start to caught up (every checkpoint at the head)', `${(catchUpMs / 1000).toFixed(1)} s`],
-        ['events/s (log events / catch-up time)', fmtInt(perSecond)],
-        ['CPU seconds of the catch-up: server (since its start) / PostgreSQL', `${cpu1.server.toFixed(1)} / ${(cpu1.postgres - cpu0.postgres).toFixed(1)}`],
-        ['cores from ready to caught up (client / server / PostgreSQL / other)', fmtCores(coresBetween(cpuStart, cpu1))],
-        [`server peak RSS (VmHWM; target < ${TARGET_PEAK_RSS_MB} MB)`, `${peakMb.toFixed(0)} MB${peakMb < TARGET_PEAK_RSS_MB ? ' — met' : ' — NOT met'}`],
-        [`server RSS at idle, ${opts.idleSeconds} s after catching up`, `${idleMb.toFixed(0)} MB`],
-        ['server peak RSS while the log was written (for context)', `${writePeakMb.toFixed(0)} MB`],
-      ],
-    ),
-  );
-  console.log(`  events applied per projection: ${checkpoints.rows.filter((r) => r.events_applied !== '0').map((r) => `${r.projection} ${fmtInt(Number(r.events_applied))}`).join(', ')}`);
-  const finals = await one<{ final: number }>(`select count(*) filter (where state = 'final_valid')::int as final from sales_documents where workspace_id = $1`, [tenant.workspaceId]);
-  if (finals.final !== submitted) problems.push(`after the catch-up sales_documents holds ${finals.final} final_valid documents, not ${submitted}`);
 }
 
 void runServerBenchmark(main, problems, cleanup);
