@@ -161,23 +161,26 @@ async function main(): Promise<void> {
   await server.start(opts.seconds * 1000);
   const readyMs = performance.now() - t0;
   const cpuStart = server.cpu();
-  let peakSampleMb = 0;
-  let behind: { projection: string; commit_position: string }[] = [];
+  // When each projection and reactor first reached the head (seconds after the start).
+  const reachedAt = new Map<string, number>();
   const catchUpDeadline = Date.now() + opts.seconds * 1000;
   for (;;) {
-    peakSampleMb = Math.max(peakSampleMb, rssMb(server.pid));
-    behind = (
-      await db.query<{ projection: string; commit_position: string }>(
-        `select projection, commit_position::text from projection_checkpoints
-          where projection not like '%#rebuild' and (commit_position, prepare_position) < ($1::bigint, $2::bigint)`,
+    const rows = (
+      await db.query<{ projection: string; reached: boolean }>(
+        `select projection, (commit_position, prepare_position) >= ($1::bigint, $2::bigint) as reached
+           from projection_checkpoints where projection not like '%#rebuild'`,
         [target.commit, target.prepare],
       )
     ).rows;
+    for (const r of rows) if (r.reached && !reachedAt.has(r.projection)) reachedAt.set(r.projection, (performance.now() - t0) / 1000);
+    const behind = rows.filter((r) => !r.reached).map((r) => r.projection);
     if (behind.length === 0) break;
     if (Date.now() > catchUpDeadline) {
-      throw new Error(`not caught up within ${opts.seconds} s (server peak RSS so far ${server.peakRssMb().toFixed(0)} MB): ${behind.map((b) => b.projection).join(', ')} behind`);
+      console.log(`\n  not caught up within ${opts.seconds} s; server peak RSS so far ${server.peakRssMb().toFixed(0)} MB, RSS now ${rssMb(server.pid).toFixed(0)} MB`);
+      console.log(`  reached the head: ${[...reachedAt].map(([p, s]) => `${p} ${s.toFixed(0)} s`).join(', ') || 'none'}; behind: ${behind.join(', ')}`);
+      throw new Error(`not caught up within ${opts.seconds} s: ${behind.join(', ')} behind`);
     }
-    await sleep(100);
+    await sleep(200);
   }
   const catchUpMs = performance.now() - t0;
   const cpu1 = server.cpu();
@@ -206,6 +209,7 @@ async function main(): Promise<void> {
       ],
     ),
   );
+  console.log(`  reached the head (s after the start): ${[...reachedAt].sort((x, y) => x[1] - y[1]).map(([p, sec]) => `${p} ${sec.toFixed(0)}`).join(', ')}`);
   console.log(`  events applied per projection: ${checkpoints.rows.filter((r) => r.events_applied !== '0').map((r) => `${r.projection} ${fmtInt(Number(r.events_applied))}`).join(', ')}`);
   const finals = await one<{ final: number }>(`select count(*) filter (where state = 'final_valid')::int as final from sales_documents`);
   console.log(`  final_valid documents in sales_documents after the catch-up: ${fmtInt(finals.final)}`);

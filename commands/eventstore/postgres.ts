@@ -38,25 +38,6 @@ export const READ_ALL_SQL = `select ${EVENT_COLUMNS} from es_events
   order by es_events.transaction_id, es_events.global_position
   limit $3`;
 
-/**
- * readAll with a byte budget: the same walk, with each row's running page size (data and metadata
- * as JSON text; octet_length reads a stored value's length without decompressing it) and the size
- * of the event after it, so the page stops before the event that would exceed the budget.
- */
-export const READ_ALL_BYTES_SQL = `select * from (
-  select ${EVENT_COLUMNS},
-    row_number() over w as page_row,
-    sum(octet_length(es_events.data::text) + octet_length(es_events.metadata::text)) over w as page_bytes,
-    lead(octet_length(es_events.data::text) + octet_length(es_events.metadata::text)) over w as next_bytes
-  from es_events
-  where (es_events.transaction_id, es_events.global_position) > ($1::xid8, $2::bigint)
-    and es_events.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-  window w as (order by es_events.transaction_id, es_events.global_position rows between unbounded preceding and current row)
-  order by es_events.transaction_id, es_events.global_position
-  limit $3) page
-  where page.page_row = 1 or page.page_bytes <= $4
-  order by page.page_row`;
-
 export const HEAD_POSITION_SQL = `select es_events.transaction_id::text as tx, es_events.global_position from es_events
   where es_events.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
   order by es_events.transaction_id desc, es_events.global_position desc limit 1`;
@@ -73,10 +54,18 @@ interface EventRow {
   metadata: unknown;
   /** recorded_at in epoch milliseconds: a number is parsed much faster than timestamp text. */
   recorded_ms: number;
-  /** READ_ALL_BYTES_SQL only: the page's size up to this row, and the next event's size. */
-  page_bytes?: string;
-  next_bytes?: string | null;
 }
+
+/**
+ * Reads with a byte budget receive data and metadata as the JSON text the log holds, so that a
+ * page is measured before it is parsed (and what is past the budget is never parsed).
+ */
+const RAW_JSON_TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === JSON_OID || oid === JSONB_OID ? (text: string) => text : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+const JSON_OID = 114;
+const JSONB_OID = 3802;
 
 function toRecorded(row: EventRow): RecordedEvent {
   return {
@@ -152,6 +141,8 @@ export class PostgresEventStore implements EventStore {
   private readonly pending: PendingAppend[] = [];
   private readonly readAhead = new Map<string, Promise<Page>>();
   private inFlightBatches = 0;
+  /** Running average size of an event's data and metadata (JSON text), to size the steps of byte-bounded reads. */
+  private averageEventBytes = 2048;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -407,14 +398,38 @@ export class PostgresEventStore implements EventStore {
       const { rows } = await this.pool.query<EventRow>({ name: 'es_read_all', text: READ_ALL_SQL, values: [after.commit.toString(), after.prepare.toString(), limit] });
       return { rows, endedByBytes: false };
     }
-    const { rows } = await this.pool.query<EventRow>({
-      name: 'es_read_all_bytes',
-      text: READ_ALL_BYTES_SQL,
-      values: [after.commit.toString(), after.prepare.toString(), limit, maxBytes],
-    });
-    const last = rows[rows.length - 1];
-    const endedByBytes = last !== undefined && rows.length < limit && last.next_bytes != null && Number(last.page_bytes) + Number(last.next_bytes) > maxBytes;
-    return { rows, endedByBytes };
+    return this.queryPageWithin(after, limit, maxBytes);
+  }
+
+  /**
+   * A page of at most `maxBytes`: the log is read in steps sized by the running average event
+   * size, each row measured on its JSON text and parsed only when it fits, so a page costs about
+   * one read of its own events (plus at most one step's overshoot), whatever the events' sizes.
+   */
+  private async queryPageWithin(after: Position, limit: number, maxBytes: number): Promise<Page> {
+    const rows: EventRow[] = [];
+    let bytes = 0;
+    let from = after;
+    for (;;) {
+      const step = Math.max(1, Math.min(limit - rows.length, Math.ceil((maxBytes - bytes) / this.averageEventBytes) + 1));
+      const { rows: raw } = await this.pool.query<EventRow>({
+        name: 'es_read_all_raw',
+        text: READ_ALL_SQL,
+        values: [from.commit.toString(), from.prepare.toString(), step],
+        types: RAW_JSON_TYPES,
+      });
+      for (const row of raw) {
+        const size = Buffer.byteLength(row.data as string) + Buffer.byteLength(row.metadata as string);
+        this.averageEventBytes = Math.max(64, this.averageEventBytes * 0.9 + size * 0.1);
+        if (rows.length > 0 && bytes + size > maxBytes) return { rows, endedByBytes: true };
+        bytes += size;
+        rows.push({ ...row, data: JSON.parse(row.data as string), metadata: JSON.parse(row.metadata as string) });
+        if (rows.length >= limit) return { rows, endedByBytes: false };
+      }
+      if (raw.length < step) return { rows, endedByBytes: false }; // the log's end
+      const last = raw[raw.length - 1]!;
+      from = { commit: BigInt(last.tx), prepare: BigInt(last.global_position) };
+    }
   }
 
   subscribe(after: Position, options: { batchSize?: number } = {}): EventSubscription {
