@@ -14,7 +14,7 @@ import { sampleDocument } from '../../domain/validation/index.js';
 import { clientFor, sourcePath } from '../connect/support.js';
 import { allowanceBody, createCurrent, creditsClient, issue } from '../credits/support.js';
 import { receiver, storePurchase } from '../purchases/support.js';
-import { testDb } from '../support/db.js';
+import { openOwnTestDatabase } from '../support/db.js';
 import { call, startTestService, type TestService } from '../support/http.js';
 import { subscribe, webhooksClient } from '../webhooks/support.js';
 import { freshNumber } from '../unify/support.js';
@@ -24,18 +24,25 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 describe('every projection rebuilds into read models with the same checksum as the live ones', function () {
   this.timeout(300_000);
   let t: TestService;
+  // A database of its own: the whole log is this test's, so whole tables can be compared.
+  let own: Awaited<ReturnType<typeof openOwnTestDatabase>>;
 
   before(async () => {
+    own = await openOwnTestDatabase('checksum');
     t = await startTestService({
+      db: own.db,
       startWorkers: false,
       config: (c) => ({ ...c, delivery: { ...c.delivery, sandboxFinalResultAfterMs: 0 } }),
     });
   });
-  after(async () => t.close());
+  after(async () => {
+    await t?.close();
+    await own?.drop();
+  });
 
   /** Per table: row count and the md5 of its rows as text, in order. */
   async function checksums(tables: readonly string[]): Promise<Record<string, { rows: number; md5: string }>> {
-    const knex = testDb().knex;
+    const knex = own.db.knex;
     const out: Record<string, { rows: number; md5: string }> = {};
     for (const table of [...tables].sort()) {
       const { rows } = await knex.raw(
@@ -137,7 +144,7 @@ describe('every projection rebuilds into read models with the same checksum as t
       expect(before[table]?.rows ?? 0, table).to.be.greaterThan(0);
     }
 
-    const knex = testDb().knex;
+    const knex = own.db.knex;
     for (const projection of projections) {
       // Small batches by count and by bytes: other boundaries than the live runner's.
       await rebuildProjection(knex, t.service.runtime.store, projection, { batchSize: 7, batchBytes: 16 * 1024 });
