@@ -128,6 +128,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const search = createSearchIndex(config, knex);
   const runner = new ProjectionRunner(knex, runtime.store, [...allProjections(search), ...processes.reactors.map(reactorProjection)], {
     batchSize: config.projections.batchSize,
+    batchBytes: config.projections.batchBytes,
     log: (msg, fields) => logger.warn(fields ?? {}, msg),
   });
   await runner.init();

@@ -7,8 +7,10 @@
  *   gives the same keys (cursors survive rebuilds). Balances before/after come from the event;
  * - balances: the pool (credit_pools, credit_lots) and every company's current and scheduled
  *   allowance with its usage (credit_companies), from the balances and allowance snapshots the
- *   events carry; a batch of reservations is coalesced into a few statements;
+ *   events carry;
  * - jobs: bulk allowance jobs with their rows, and ledger exports.
+ *
+ * A batch of any size is one read and one write per table (see readmodels/batch-rows.ts).
  */
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../commands/eventstore/port.js';
@@ -23,6 +25,15 @@ import {
 } from '../domain/credits/jobs.js';
 import { transactionIdFor } from '../domain/credits/values.js';
 import { decodeEventData } from '../domain/events/envelope.js';
+import { BatchRows, insertRows, type Row } from '../readmodels/batch-rows.js';
+import {
+  CREDIT_BULK_JOB_ROWS_SHAPE,
+  CREDIT_BULK_JOBS_SHAPE,
+  CREDIT_COMPANIES_SHAPE,
+  CREDIT_EXPORTS_SHAPE,
+  CREDIT_LOTS_SHAPE,
+  CREDIT_POOLS_SHAPE,
+} from '../readmodels/credits.js';
 import { defineProjection } from './projection.js';
 
 const CREDIT_EVENT_TYPES = new Set(Object.keys(creditEventDefinitions));
@@ -129,14 +140,25 @@ function ledgerRow(event: RecordedEvent, e: CreditEvent): Record<string, unknown
 }
 
 async function insertLedgerRows(trx: Knex.Transaction, rows: readonly Record<string, unknown>[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 500) {
-    await trx('credit_transactions').insert(rows.slice(i, i + 500)).onConflict(['workspace_id', 'log_commit', 'log_prepare']).ignore();
-  }
+  await insertRows(trx, 'credit_transactions', rows, { key: ['workspace_id', 'log_commit', 'log_prepare'], merge: false });
 }
 
-async function poolFrom(trx: Knex.Transaction, workspaceId: string, balance: { poolActive: number; poolReserved: number; poolConsumed: number; poolExpired: number; poolAvailable: number }, at: string, extra: Record<string, unknown> = {}) {
-  const row = {
-    workspace_id: workspaceId,
+type BalanceAfter = { companyFinalizedUsage: number | null; companyReserved: number | null; poolActive: number; poolReserved: number; poolConsumed: number; poolExpired: number; poolAvailable: number };
+
+/** The credits read models a batch writes: its rows read at once, changed in log order, written back once. */
+interface CreditTables {
+  pools: BatchRows;
+  lots: BatchRows;
+  companies: BatchRows;
+  jobs: BatchRows;
+  jobRows: BatchRows;
+  exports: BatchRows;
+}
+
+const num = (v: unknown) => Number(v ?? 0);
+
+function poolFrom(t: CreditTables, workspaceId: string, balance: BalanceAfter, at: string): void {
+  const columns = {
     issued: balance.poolActive + balance.poolConsumed + balance.poolExpired,
     active: balance.poolActive,
     reserved: balance.poolReserved,
@@ -144,9 +166,18 @@ async function poolFrom(trx: Knex.Transaction, workspaceId: string, balance: { p
     expired: balance.poolExpired,
     available: balance.poolAvailable,
     updated_at: at,
-    ...extra,
   };
-  await trx('credit_pools').insert(row).onConflict('workspace_id').merge();
+  const row = t.pools.get([workspaceId]);
+  t.pools.put(row ? { ...row, ...columns } : { workspace_id: workspaceId, enforcement: false, ...columns });
+}
+
+function upsertCompany(t: CreditTables, workspaceId: string, companyId: string, columns: Record<string, unknown>): void {
+  const row = t.companies.get([workspaceId, companyId]);
+  t.companies.put(row ? { ...row, ...columns } : { workspace_id: workspaceId, company_id: companyId, current_usage: 0, current_reserved: 0, ...columns });
+}
+
+function touchLots(t: CreditTables, lots: readonly { lotId: string; amount: number }[], change: (row: Row, n: number) => Row): void {
+  for (const share of lots) t.lots.update([share.lotId], (row) => change(row, share.amount));
 }
 
 function currentColumns(a: Allowance | null) {
@@ -167,87 +198,6 @@ function scheduledColumns(a: Allowance | null) {
   return { scheduled: a ? JSON.stringify(a) : null, scheduled_start_at: a?.startAt ?? null, scheduled_end_at: a?.endAt ?? null };
 }
 
-async function upsertCompany(trx: Knex.Transaction, workspaceId: string, companyId: string, columns: Record<string, unknown>) {
-  await trx('credit_companies')
-    .insert({ workspace_id: workspaceId, company_id: companyId, ...columns })
-    .onConflict(['workspace_id', 'company_id'])
-    .merge(Object.keys(columns));
-}
-
-async function touchLots(trx: Knex.Transaction, lots: readonly { lotId: string; amount: number }[], set: (n: number) => Record<string, unknown>) {
-  for (const share of lots) await trx('credit_lots').where({ lot_id: share.lotId }).update(set(share.amount));
-}
-
-type BalanceAfter = { companyFinalizedUsage: number | null; companyReserved: number | null; poolActive: number; poolReserved: number; poolConsumed: number; poolExpired: number; poolAvailable: number };
-const RESERVATION_EVENTS: ReadonlySet<string> = new Set(['ReservationCreated', 'ReservationReleased', 'ReservationNeedsReconciliation', 'ConsumptionFinalized']);
-
-/**
- * The effects of a run of reservation events, coalesced: the pool row and each company row only
- * need the balances after the last event, and each lot the sum of its deltas. A batch of
- * thousands of reservations then costs a few statements instead of three per event.
- */
-class PendingBalances {
-  private pools = new Map<string, { balance: BalanceAfter; at: string }>();
-  private companies = new Map<string, { workspaceId: string; companyId: string; usage: number; reserved: number; at: string; touchedPeriods: Map<string, string> }>();
-  private lots = new Map<string, { reserved: number; consumed: number; released: number }>();
-
-  add(workspaceId: string, e: CreditEvent): void {
-    const d = e.data as { at: string; companyId: string; allowancePeriodId: string; lots: { lotId: string; amount: number }[]; balanceAfter: BalanceAfter };
-    this.pools.set(workspaceId, { balance: d.balanceAfter, at: d.at });
-    const key = `${workspaceId}/${d.companyId}`;
-    const company = this.companies.get(key) ?? { workspaceId, companyId: d.companyId, usage: 0, reserved: 0, at: d.at, touchedPeriods: new Map<string, string>() };
-    company.usage = d.balanceAfter.companyFinalizedUsage ?? 0;
-    company.reserved = d.balanceAfter.companyReserved ?? 0;
-    company.at = d.at;
-    company.touchedPeriods.set(d.allowancePeriodId, d.at);
-    this.companies.set(key, company);
-    for (const share of d.lots) {
-      const lot = this.lots.get(share.lotId) ?? { reserved: 0, consumed: 0, released: 0 };
-      if (e.type === 'ReservationCreated') lot.reserved += share.amount;
-      if (e.type === 'ConsumptionFinalized') {
-        lot.reserved -= share.amount;
-        lot.consumed += share.amount;
-      }
-      if (e.type === 'ReservationReleased') {
-        lot.reserved -= share.amount;
-        lot.released += share.amount;
-      }
-      this.lots.set(share.lotId, lot);
-    }
-  }
-
-  async flush(trx: Knex.Transaction): Promise<void> {
-    for (const [workspaceId, { balance, at }] of this.pools) await poolFrom(trx, workspaceId, balance, at);
-    const companies = [...this.companies.values()];
-    for (let i = 0; i < companies.length; i += 500) {
-      const chunk = companies.slice(i, i + 500);
-      // The allowance's updatedAt moves when a reservation of its own period changes it.
-      await trx.raw(
-        `update credit_companies c
-            set current_usage = v.usage, current_reserved = v.reserved,
-                current_updated_at = coalesce((v.periods ->> c.current_period_id)::timestamptz, c.current_updated_at),
-                last_changed_at = v.at
-           from (values ${chunk.map(() => '(?, ?, ?::bigint, ?::bigint, ?::jsonb, ?::timestamptz)').join(', ')}) as v(workspace_id, company_id, usage, reserved, periods, at)
-          where c.workspace_id = v.workspace_id and c.company_id = v.company_id`,
-        chunk.flatMap((c) => [c.workspaceId, c.companyId, c.usage, c.reserved, JSON.stringify(Object.fromEntries(c.touchedPeriods)), c.at]),
-      );
-    }
-    for (const [lotId, delta] of this.lots) {
-      await trx('credit_lots')
-        .where({ lot_id: lotId })
-        .update({
-          reserved: trx.raw('reserved + ?', [delta.reserved]),
-          consumed: trx.raw('consumed + ?', [delta.consumed]),
-          // Released credits of an expired lot expire.
-          expired: trx.raw(`case when status = 'expired' then expired + ? else expired end`, [delta.released]),
-        });
-    }
-    this.pools.clear();
-    this.companies.clear();
-    this.lots.clear();
-  }
-}
-
 const BALANCE_EVENT_TYPES: ReadonlySet<string> = new Set([...CREDIT_EVENT_TYPES].filter((t) => ledgerEventTypeOf(t) !== null || t === 'CreditEnforcementChanged'));
 const JOB_EVENT_TYPES: ReadonlySet<string> = new Set([
   CreditBulkJobSubmitted.type,
@@ -258,25 +208,85 @@ const JOB_EVENT_TYPES: ReadonlySet<string> = new Set([
   CreditExportFailed.type,
 ]);
 
-async function applyCredits(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<void> {
-  const ledger: Record<string, unknown>[] = [];
-  const pending = new PendingBalances();
-  for (const event of events) {
-    if (JOB_EVENT_TYPES.has(event.type)) {
-      await applyJob(trx, event);
-      continue;
-    }
-    if (!BALANCE_EVENT_TYPES.has(event.type)) continue;
-    const e = decodeCredit(event);
-    if (ledgerEventTypeOf(event.type)) ledger.push(ledgerRow(event, e));
-    if (RESERVATION_EVENTS.has(event.type)) {
-      pending.add(workspaceOf(event), e);
-      continue;
-    }
-    await pending.flush(trx);
-    await applyBalance(trx, event, e);
+type KeyLists = { pools: string[][]; lots: string[][]; companies: string[][]; jobs: string[][]; jobRows: unknown[][]; exports: string[][] };
+
+/** The keys of the rows an event may change (read from the decoded event), so that a batch reads them all at once. */
+function collectKeys(event: RecordedEvent, credit: CreditEvent | null, keys: KeyLists): void {
+  if (credit) {
+    const d = credit.data as unknown as Record<string, unknown>;
+    const workspaceId = workspaceOf(event);
+    keys.pools.push([workspaceId]);
+    if (typeof d.lotId === 'string') keys.lots.push([d.lotId]);
+    if (Array.isArray(d.lots)) for (const share of d.lots as { lotId: string }[]) keys.lots.push([share.lotId]);
+    if (typeof d.companyId === 'string') keys.companies.push([workspaceId, d.companyId]);
+    return;
   }
-  await pending.flush(trx);
+  switch (event.type) {
+    case CreditBulkJobSubmitted.type: {
+      const d = decodeEventData(CreditBulkJobSubmitted, event.schemaVersion, event.data);
+      keys.jobs.push([d.jobId]);
+      d.operations.forEach((_, i) => keys.jobRows.push([d.jobId, i]));
+      return;
+    }
+    case CreditBulkJobRowsProcessed.type: {
+      const d = decodeEventData(CreditBulkJobRowsProcessed, event.schemaVersion, event.data);
+      const jobId = event.streamId.slice('creditbulkjob-'.length);
+      keys.jobs.push([jobId]);
+      for (const r of d.results) keys.jobRows.push([jobId, r.rowIndex]);
+      return;
+    }
+    case CreditBulkJobCompleted.type:
+      keys.jobs.push([decodeEventData(CreditBulkJobCompleted, event.schemaVersion, event.data).jobId]);
+      return;
+    case CreditExportRequested.type:
+      keys.exports.push([decodeEventData(CreditExportRequested, event.schemaVersion, event.data).exportId]);
+      return;
+    case CreditExportCompleted.type:
+    case CreditExportFailed.type:
+      keys.exports.push([event.streamId.slice('creditexport-'.length)]);
+      return;
+  }
+}
+
+/**
+ * A batch of credit events: the pools, lots, companies, jobs and exports it names are read with
+ * one statement per table, every event changes them in memory in log order (as its statements
+ * would have, one event after another), and each table is written back with one upsert; the
+ * ledger rows go in with one insert.
+ */
+async function applyCredits(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<void> {
+  const t: CreditTables = {
+    pools: new BatchRows(CREDIT_POOLS_SHAPE),
+    lots: new BatchRows(CREDIT_LOTS_SHAPE),
+    companies: new BatchRows(CREDIT_COMPANIES_SHAPE),
+    jobs: new BatchRows(CREDIT_BULK_JOBS_SHAPE),
+    jobRows: new BatchRows(CREDIT_BULK_JOB_ROWS_SHAPE),
+    exports: new BatchRows(CREDIT_EXPORTS_SHAPE),
+  };
+  const keys: KeyLists = { pools: [], lots: [], companies: [], jobs: [], jobRows: [], exports: [] };
+  const credits = events.map((event) => (BALANCE_EVENT_TYPES.has(event.type) ? decodeCredit(event) : null));
+  events.forEach((event, i) => collectKeys(event, credits[i]!, keys));
+  await t.pools.load(trx, keys.pools);
+  await t.lots.load(trx, keys.lots);
+  await t.companies.load(trx, keys.companies);
+  await t.jobs.load(trx, keys.jobs);
+  await t.jobRows.load(trx, keys.jobRows);
+  await t.exports.load(trx, keys.exports);
+
+  const ledger: Record<string, unknown>[] = [];
+  events.forEach((event, i) => {
+    if (JOB_EVENT_TYPES.has(event.type)) return applyJob(t, event);
+    const e = credits[i];
+    if (!e) return;
+    if (ledgerEventTypeOf(event.type)) ledger.push(ledgerRow(event, e));
+    applyBalance(t, event, e);
+  });
+  await t.pools.flush(trx);
+  await t.lots.flush(trx);
+  await t.companies.flush(trx);
+  await t.jobs.flush(trx);
+  await t.jobRows.flush(trx);
+  await t.exports.flush(trx);
   await insertLedgerRows(trx, ledger);
 }
 
@@ -289,114 +299,119 @@ export const creditsProjection = defineProjection({
   applyMany: applyCredits,
 });
 
-async function applyBalance(trx: Knex.Transaction, event: RecordedEvent, e: CreditEvent): Promise<void> {
-  {
-    const workspaceId = workspaceOf(event);
-    if (e.type === 'CreditEnforcementChanged') {
-      await trx('credit_pools')
-        .insert({ workspace_id: workspaceId, enforcement: e.data.enabled, updated_at: event.metadata.occurredAt })
-        .onConflict('workspace_id')
-        .merge(['enforcement']);
-      return;
-    }
-    const data = e.data as { at: string; balanceAfter: { companyFinalizedUsage: number | null; companyReserved: number | null; poolActive: number; poolReserved: number; poolConsumed: number; poolExpired: number; poolAvailable: number } };
-    await poolFrom(trx, workspaceId, data.balanceAfter, data.at);
-    switch (e.type) {
-      case 'CreditIssued':
-        await trx('credit_lots').insert({
+function applyBalance(t: CreditTables, event: RecordedEvent, e: CreditEvent): void {
+  const workspaceId = workspaceOf(event);
+  if (e.type === 'CreditEnforcementChanged') {
+    const row = t.pools.get([workspaceId]);
+    t.pools.put(
+      row
+        ? { ...row, enforcement: e.data.enabled }
+        : { workspace_id: workspaceId, issued: 0, active: 0, reserved: 0, consumed: 0, expired: 0, available: 0, enforcement: e.data.enabled, updated_at: event.metadata.occurredAt },
+    );
+    return;
+  }
+  const data = e.data as { at: string; balanceAfter: BalanceAfter };
+  poolFrom(t, workspaceId, data.balanceAfter, data.at);
+  switch (e.type) {
+    case 'CreditIssued':
+      if (!t.lots.get([e.data.lotId])) {
+        t.lots.put({
           lot_id: e.data.lotId,
           workspace_id: workspaceId,
           environment: e.data.environment,
           amount: e.data.amount,
+          reserved: 0,
+          consumed: 0,
+          expired: 0,
           status: 'active',
           reason: e.data.reason,
           issued_at: e.data.issuedAt,
           expires_at: e.data.expiresAt,
-        }).onConflict('lot_id').ignore();
-        return;
-      case 'CreditExpired':
-        await trx('credit_lots').where({ lot_id: e.data.lotId }).update({ status: 'expired', expired: trx.raw('expired + ?', [e.data.amount]) });
-        return;
-      case 'AllowanceCreated':
-      case 'AllowanceReplaced':
-      case 'AllowanceScheduled':
-      case 'AllowanceCancelled':
-      case 'AllowanceActivated':
-      case 'AllowanceSuperseded':
-      case 'AllowanceExpired':
-      case 'AllowancePaused':
-      case 'AllowanceResumed': {
-        const d = e.data;
-        let columns: Record<string, unknown>;
-        if (d.target === 'current') {
-          columns = currentColumns(d.allowance);
-          if (e.type === 'AllowanceActivated') Object.assign(columns, scheduledColumns(null));
-        } else if (e.type === 'AllowanceCancelled' || e.type === 'AllowanceExpired') {
-          columns = scheduledColumns(null);
-        } else {
-          columns = scheduledColumns(d.allowance);
-        }
-        await upsertCompany(trx, workspaceId, d.companyId, { ...columns, last_changed_at: d.at });
-        return;
+        });
       }
-      case 'ReservationCreated':
-      case 'ReservationReleased':
-      case 'ReservationNeedsReconciliation':
-      case 'ConsumptionFinalized':
-      case 'ConsumptionReversed': {
-        const d = e.data;
-        const b = data.balanceAfter;
-        // The balances after the event describe the company's current allowance, whatever period the reservation is on.
-        await trx('credit_companies')
-          .where({ workspace_id: workspaceId, company_id: d.companyId })
-          .update({
-            current_usage: b.companyFinalizedUsage ?? 0,
-            current_reserved: b.companyReserved ?? 0,
-            current_updated_at: trx.raw('case when current_period_id = ? then ?::timestamptz else current_updated_at end', [d.allowancePeriodId, d.at]),
-            last_changed_at: d.at,
-          });
-        if (e.type === 'ReservationCreated') await touchLots(trx, d.lots, (n) => ({ reserved: trx.raw('reserved + ?', [n]) }));
-        if (e.type === 'ConsumptionFinalized') {
-          await touchLots(trx, d.lots, (n) => ({ reserved: trx.raw('reserved - ?', [n]), consumed: trx.raw('consumed + ?', [n]) }));
-        }
-        if (e.type === 'ReservationReleased') {
-          await touchLots(trx, d.lots, (n) => ({
-            reserved: trx.raw('reserved - ?', [n]),
-            expired: trx.raw(`case when status = 'expired' then expired + ? else expired end`, [n]),
-          }));
-        }
-        if (e.type === 'ConsumptionReversed' && e.data.restorePool) await touchLots(trx, d.lots, (n) => ({ consumed: trx.raw('consumed - ?', [n]) }));
-        return;
-      }
-      case 'CorrectionCreated':
-        await trx('credit_companies')
-          .where({ workspace_id: workspaceId, company_id: e.data.companyId })
-          .update({ current_usage: data.balanceAfter.companyFinalizedUsage ?? 0, last_changed_at: e.data.at });
-        return;
-      default:
-        return;
+      return;
+    case 'CreditExpired': {
+      const amount = e.data.amount;
+      t.lots.update([e.data.lotId], (row) => ({ status: 'expired', expired: num(row.expired) + amount }));
+      return;
     }
+    case 'AllowanceCreated':
+    case 'AllowanceReplaced':
+    case 'AllowanceScheduled':
+    case 'AllowanceCancelled':
+    case 'AllowanceActivated':
+    case 'AllowanceSuperseded':
+    case 'AllowanceExpired':
+    case 'AllowancePaused':
+    case 'AllowanceResumed': {
+      const d = e.data;
+      let columns: Record<string, unknown>;
+      if (d.target === 'current') {
+        columns = currentColumns(d.allowance);
+        if (e.type === 'AllowanceActivated') Object.assign(columns, scheduledColumns(null));
+      } else if (e.type === 'AllowanceCancelled' || e.type === 'AllowanceExpired') {
+        columns = scheduledColumns(null);
+      } else {
+        columns = scheduledColumns(d.allowance);
+      }
+      upsertCompany(t, workspaceId, d.companyId, { ...columns, last_changed_at: d.at });
+      return;
+    }
+    case 'ReservationCreated':
+    case 'ReservationReleased':
+    case 'ReservationNeedsReconciliation':
+    case 'ConsumptionFinalized':
+    case 'ConsumptionReversed': {
+      const d = e.data;
+      const b = data.balanceAfter;
+      // The balances after the event describe the company's current allowance, whatever period the reservation is on.
+      t.companies.update([workspaceId, d.companyId], (row) => ({
+        current_usage: b.companyFinalizedUsage ?? 0,
+        current_reserved: b.companyReserved ?? 0,
+        current_updated_at: row.current_period_id === d.allowancePeriodId ? d.at : row.current_updated_at,
+        last_changed_at: d.at,
+      }));
+      if (e.type === 'ReservationCreated') touchLots(t, d.lots, (row, n) => ({ reserved: num(row.reserved) + n }));
+      if (e.type === 'ConsumptionFinalized') touchLots(t, d.lots, (row, n) => ({ reserved: num(row.reserved) - n, consumed: num(row.consumed) + n }));
+      if (e.type === 'ReservationReleased') {
+        // Released credits of an expired lot expire.
+        touchLots(t, d.lots, (row, n) => ({ reserved: num(row.reserved) - n, expired: row.status === 'expired' ? num(row.expired) + n : row.expired }));
+      }
+      if (e.type === 'ConsumptionReversed' && e.data.restorePool) touchLots(t, d.lots, (row, n) => ({ consumed: num(row.consumed) - n }));
+      return;
+    }
+    case 'CorrectionCreated': {
+      const usage = data.balanceAfter.companyFinalizedUsage ?? 0;
+      const at = e.data.at;
+      t.companies.update([workspaceId, e.data.companyId], () => ({ current_usage: usage, last_changed_at: at }));
+      return;
+    }
+    default:
+      return;
   }
 }
 
-async function applyJob(trx: Knex.Transaction, event: RecordedEvent): Promise<void> {
-  {
-    switch (event.type) {
-      case CreditBulkJobSubmitted.type: {
-        const d = decodeEventData(CreditBulkJobSubmitted, event.schemaVersion, event.data);
-        await trx('credit_bulk_jobs')
-          .insert({
-            job_id: d.jobId,
-            workspace_id: d.workspaceId,
-            environment: d.environment,
-            status: 'accepted',
-            total: d.operations.length,
-            submitted_at: d.submittedAt,
-            updated_at: d.submittedAt,
-          })
-          .onConflict('job_id')
-          .ignore();
-        const rows = d.operations.map((op, i) => ({
+function applyJob(t: CreditTables, event: RecordedEvent): void {
+  switch (event.type) {
+    case CreditBulkJobSubmitted.type: {
+      const d = decodeEventData(CreditBulkJobSubmitted, event.schemaVersion, event.data);
+      if (!t.jobs.get([d.jobId])) {
+        t.jobs.put({
+          job_id: d.jobId,
+          workspace_id: d.workspaceId,
+          environment: d.environment,
+          status: 'accepted',
+          total: d.operations.length,
+          processed: 0,
+          succeeded: 0,
+          failed: 0,
+          submitted_at: d.submittedAt,
+          updated_at: d.submittedAt,
+        });
+      }
+      d.operations.forEach((op, i) => {
+        if (t.jobRows.get([d.jobId, i])) return;
+        t.jobRows.put({
           job_id: d.jobId,
           row_index: i,
           operation_id: op.operationId,
@@ -405,66 +420,55 @@ async function applyJob(trx: Knex.Transaction, event: RecordedEvent): Promise<vo
           expected_version: op.expectedVersion,
           status: 'pending',
           updated_at: d.submittedAt,
-        }));
-        for (let i = 0; i < rows.length; i += 200) await trx('credit_bulk_job_rows').insert(rows.slice(i, i + 200)).onConflict(['job_id', 'row_index']).ignore();
-        return;
+        });
+      });
+      return;
+    }
+    case CreditBulkJobRowsProcessed.type: {
+      const d = decodeEventData(CreditBulkJobRowsProcessed, event.schemaVersion, event.data);
+      const jobId = event.streamId.slice('creditbulkjob-'.length);
+      for (const r of d.results) {
+        t.jobRows.update([jobId, r.rowIndex], () => ({ status: r.status, version: r.version, error_code: r.error?.code ?? null, error_message: r.error?.message ?? null, updated_at: d.at }));
       }
-      case CreditBulkJobRowsProcessed.type: {
-        const d = decodeEventData(CreditBulkJobRowsProcessed, event.schemaVersion, event.data);
-        const jobId = event.streamId.slice('creditbulkjob-'.length);
-        for (const r of d.results) {
-          await trx('credit_bulk_job_rows')
-            .where({ job_id: jobId, row_index: r.rowIndex })
-            .update({ status: r.status, version: r.version, error_code: r.error?.code ?? null, error_message: r.error?.message ?? null, updated_at: d.at });
-        }
-        const succeeded = d.results.filter((r) => r.status === 'succeeded').length;
-        await trx('credit_bulk_jobs')
-          .where({ job_id: jobId })
-          .update({
-            status: 'processing',
-            processed: trx.raw('processed + ?', [d.results.length]),
-            succeeded: trx.raw('succeeded + ?', [succeeded]),
-            failed: trx.raw('failed + ?', [d.results.length - succeeded]),
-            updated_at: d.at,
-          });
-        return;
-      }
-      case CreditBulkJobCompleted.type: {
-        const d = decodeEventData(CreditBulkJobCompleted, event.schemaVersion, event.data);
-        await trx('credit_bulk_jobs').where({ job_id: d.jobId }).update({ status: d.status, completed_at: d.completedAt, updated_at: d.completedAt });
-        return;
-      }
-      case CreditExportRequested.type: {
-        const d = decodeEventData(CreditExportRequested, event.schemaVersion, event.data);
-        await trx('credit_exports')
-          .insert({
-            export_id: d.exportId,
-            workspace_id: d.workspaceId,
-            status: 'accepted',
-            format: d.format,
-            filters: JSON.stringify(d.filters),
-            request_commit: event.position.commit.toString(),
-            request_prepare: event.position.prepare.toString(),
-            requested_at: d.requestedAt,
-          })
-          .onConflict('export_id')
-          .ignore();
-        return;
-      }
-      case CreditExportCompleted.type: {
-        const d = decodeEventData(CreditExportCompleted, event.schemaVersion, event.data);
-        await trx('credit_exports')
-          .where({ export_id: event.streamId.slice('creditexport-'.length) })
-          .update({ status: 'completed', row_count: d.rowCount, completed_at: d.completedAt, expires_at: d.expiresAt });
-        return;
-      }
-      case CreditExportFailed.type: {
-        const d = decodeEventData(CreditExportFailed, event.schemaVersion, event.data);
-        await trx('credit_exports')
-          .where({ export_id: event.streamId.slice('creditexport-'.length) })
-          .update({ status: 'failed', failure_reason: d.reason, completed_at: d.at });
-        return;
-      }
+      const succeeded = d.results.filter((r) => r.status === 'succeeded').length;
+      t.jobs.update([jobId], (row) => ({
+        status: 'processing',
+        processed: num(row.processed) + d.results.length,
+        succeeded: num(row.succeeded) + succeeded,
+        failed: num(row.failed) + d.results.length - succeeded,
+        updated_at: d.at,
+      }));
+      return;
+    }
+    case CreditBulkJobCompleted.type: {
+      const d = decodeEventData(CreditBulkJobCompleted, event.schemaVersion, event.data);
+      t.jobs.update([d.jobId], () => ({ status: d.status, completed_at: d.completedAt, updated_at: d.completedAt }));
+      return;
+    }
+    case CreditExportRequested.type: {
+      const d = decodeEventData(CreditExportRequested, event.schemaVersion, event.data);
+      if (t.exports.get([d.exportId])) return;
+      t.exports.put({
+        export_id: d.exportId,
+        workspace_id: d.workspaceId,
+        status: 'accepted',
+        format: d.format,
+        filters: JSON.stringify(d.filters),
+        request_commit: event.position.commit.toString(),
+        request_prepare: event.position.prepare.toString(),
+        requested_at: d.requestedAt,
+      });
+      return;
+    }
+    case CreditExportCompleted.type: {
+      const d = decodeEventData(CreditExportCompleted, event.schemaVersion, event.data);
+      t.exports.update([event.streamId.slice('creditexport-'.length)], () => ({ status: 'completed', row_count: d.rowCount, completed_at: d.completedAt, expires_at: d.expiresAt }));
+      return;
+    }
+    case CreditExportFailed.type: {
+      const d = decodeEventData(CreditExportFailed, event.schemaVersion, event.data);
+      t.exports.update([event.streamId.slice('creditexport-'.length)], () => ({ status: 'failed', failure_reason: d.reason, completed_at: d.at }));
+      return;
     }
   }
 }

@@ -8,10 +8,18 @@
  * inside the run is served from memory; near its end one read (shared by all who arrive
  * meanwhile) extends it first; a reader before the run (a projection catching up) reads the store.
  */
-import { comparePositions, type EventStore, type Position, type RecordedEvent } from '../commands/eventstore/port.js';
+import { comparePositions, endedByBytes, markEndedByBytes, type EventStore, type Position, type ReadAllOptions, type RecordedEvent } from '../commands/eventstore/port.js';
+
+/** A store read held in the run: where it ends (index after its last event), and whether more followed it at once. */
+interface Page {
+  end: number;
+  cut: boolean;
+}
 
 export class LogTail {
   private events: RecordedEvent[] = [];
+  /** The store reads the run is made of, in order (by byte-bounded reads, each at most `maxBytes`). */
+  private pages: Page[] = [];
   /** Exclusive lower bound of the cached run (null: nothing cached). */
   private start: Position | null = null;
   private extending: Promise<void> | null = null;
@@ -19,16 +27,26 @@ export class LogTail {
   /**
    * `maxEvents` bounds the memory: runners in step are within a read or two of each other, and
    * events can be large (a submitted document carries its XML), so the run keeps two reads' worth
-   * by default. A runner that falls further behind reads the store until it catches up.
+   * by default. With `maxBytes` every store read is also bounded by bytes and the run keeps at most
+   * `maxReads` reads, so it holds at most `maxReads` × `maxBytes` of events however large they are
+   * (a catch-up on large events then still shares the reads of runners a few batches apart);
+   * readers that pass `maxBytes` are served within one read's events. A runner that falls further
+   * behind reads the store until it catches up.
    */
   constructor(
     private readonly store: Pick<EventStore, 'readAll'>,
     private readonly readSize = 1000,
     private readonly maxEvents = 2 * readSize,
+    private readonly maxBytes?: number,
+    private readonly maxReads = 2,
   ) {}
 
   private get end(): Position | null {
     return this.events.length > 0 ? this.events[this.events.length - 1]!.position : this.start;
+  }
+
+  private get storeOptions(): ReadAllOptions {
+    return this.maxBytes === undefined ? {} : { maxBytes: this.maxBytes };
   }
 
   /** Index of the first cached event strictly after `after` (the run must cover `after`). */
@@ -47,19 +65,26 @@ export class LogTail {
     return this.start !== null && comparePositions(after, this.start) >= 0 && comparePositions(after, this.end!) <= 0;
   }
 
+  /** Forgets the first `n` events of the run. */
+  private dropFront(n: number): void {
+    if (n <= 0) return;
+    this.start = this.events[n - 1]!.position;
+    this.events = this.events.slice(n);
+    this.pages = this.pages.map((p) => ({ end: p.end - n, cut: p.cut })).filter((p) => p.end > 0);
+  }
+
   private extend(): Promise<void> {
     this.extending ??= (async () => {
       try {
         const from = this.end!;
-        const more = await this.store.readAll(from, this.readSize);
+        const more = await this.store.readAll(from, this.readSize, this.storeOptions);
         // The run may have been re-anchored meanwhile; append only if it still ends at `from`.
         if (more.length > 0 && this.end && comparePositions(this.end, from) === 0) {
           this.events.push(...more);
-          if (this.events.length > this.maxEvents) {
-            const drop = this.events.length - this.maxEvents;
-            this.start = this.events[drop - 1]!.position;
-            this.events = this.events.slice(drop);
-          }
+          this.pages.push({ end: this.events.length, cut: endedByBytes(more) || more.length >= this.readSize });
+          let drop = this.events.length - this.maxEvents;
+          if (this.maxBytes !== undefined && this.pages.length > this.maxReads) drop = Math.max(drop, this.pages[this.pages.length - this.maxReads - 1]!.end);
+          this.dropFront(drop);
         }
       } finally {
         this.extending = null;
@@ -68,22 +93,30 @@ export class LogTail {
     return this.extending;
   }
 
-  async readAll(after: Position, limit: number): Promise<RecordedEvent[]> {
+  async readAll(after: Position, limit: number, options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     if (this.covers(after)) {
       // A short answer tells a runner it has caught up, so read on first when the run ends
       // within the reader's limit (one read serves everyone who arrives meanwhile).
       if (this.indexAfter(after) + limit > this.events.length) {
         await this.extend();
-        if (!this.covers(after)) return this.store.readAll(after, limit);
+        if (!this.covers(after)) return this.store.readAll(after, limit, options);
       }
       const i = this.indexAfter(after);
-      return this.events.slice(i, i + limit);
+      let end = Math.min(i + limit, this.events.length);
+      if (options.maxBytes === undefined) return this.events.slice(i, end);
+      // Within the store read that holds event i: at most one read's bytes.
+      const page = this.pages.find((p) => p.end > i);
+      if (page && page.end < end) end = page.end;
+      const answer = this.events.slice(i, end);
+      const more = end < this.events.length || (page !== undefined && page.end === end && page.cut);
+      return answer.length > 0 && answer.length < limit && more ? markEndedByBytes(answer) : answer;
     }
-    const events = await this.store.readAll(after, limit);
+    const events = await this.store.readAll(after, limit, options);
     // A reader ahead of the run (or the first one) moves the shared run to where it reads.
     if (this.start === null || comparePositions(after, this.end!) > 0) {
       this.start = after;
       this.events = events.slice(0, this.maxEvents);
+      this.pages = this.events.length === 0 ? [] : [{ end: this.events.length, cut: endedByBytes(events) || events.length >= limit || events.length > this.events.length }];
     }
     return events;
   }

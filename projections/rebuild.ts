@@ -8,9 +8,9 @@
  * identity, constraints and indexes, but not foreign keys or triggers, which read models avoid.
  */
 import type { Knex } from 'knex';
-import type { EventStore } from '../commands/eventstore/port.js';
+import { pageMayContinue, type EventStore } from '../commands/eventstore/port.js';
 import type { Projection, ProjectionRebuild } from './projection.js';
-import { applyBatch, applyEvents, ensureCheckpoint, lockKey, readCheckpoint } from './runner.js';
+import { applyBatch, applyEvents, DEFAULT_BATCH_BYTES, ensureCheckpoint, lockKey, readCheckpoint } from './runner.js';
 
 export interface RebuildProgress {
   projection: string;
@@ -24,7 +24,7 @@ export async function rebuildProjection(
   knex: Knex,
   store: EventStore,
   live: Projection,
-  options: { batchSize?: number; onProgress?: (p: RebuildProgress) => void } = {},
+  options: { batchSize?: number; batchBytes?: number; onProgress?: (p: RebuildProgress) => void } = {},
 ): Promise<{ eventsRead: number }> {
   // A read model outside PostgreSQL is rebuilt into a fresh copy there, swapped in with the tables.
   const began = live.beginRebuild ? await live.beginRebuild() : null;
@@ -50,10 +50,11 @@ async function rebuildTables(
   knex: Knex,
   store: EventStore,
   projection: Projection,
-  options: { batchSize?: number; onProgress?: (p: RebuildProgress) => void },
+  options: { batchSize?: number; batchBytes?: number; onProgress?: (p: RebuildProgress) => void },
   outside: ProjectionRebuild | null,
 ): Promise<{ eventsRead: number }> {
   const batchSize = options.batchSize ?? 1000;
+  const maxBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES;
   const report = options.onProgress ?? (() => {});
   const schema = `rebuild_${projection.name}`;
   const retired = `retired_${projection.name}`;
@@ -72,11 +73,11 @@ async function rebuildTables(
 
   let eventsRead = 0;
   for (;;) {
-    const result = await applyBatch(knex, store, projection, batchSize, { checkpoint, schema }, { persist: true });
+    const result = await applyBatch(knex, store, projection, batchSize, { checkpoint, schema, maxBytes }, { persist: true });
     if (result === 'locked') throw new Error(`another rebuild of ${projection.name} is running`);
     eventsRead += result.read;
     report({ projection: projection.name, eventsRead, phase: 'copying' });
-    if (result.read < batchSize) break;
+    if (!result.more) break;
   }
 
   report({ projection: projection.name, eventsRead, phase: 'swapping' });
@@ -86,7 +87,7 @@ async function rebuildTables(
     await trx.raw(`set local search_path to ${quote(schema)}, public`);
     for (;;) {
       const from = (await readCheckpoint(trx, checkpoint))!;
-      const events = await store.readAll(from, batchSize);
+      const events = await store.readAll(from, batchSize, { maxBytes });
       if (events.length === 0) break;
       const applied = await applyEvents(trx, projection, events);
       const last = events[events.length - 1]!.position;

@@ -7,13 +7,21 @@
  */
 import { EventEmitter, setMaxListeners } from 'node:events';
 import type { Knex } from 'knex';
-import { comparePositions, START, type EventStore, type Position, type RecordedEvent } from '../commands/eventstore/port.js';
+import { comparePositions, pageMayContinue, START, type EventStore, type Position, type RecordedEvent } from '../commands/eventstore/port.js';
 import { wakeSource } from '../commands/eventstore/catch-up-subscription.js';
 import { LogTail } from './log-tail.js';
 import type { Projection } from './projection.js';
 
 /** How long a position read past events a projection ignores may stay in memory only. */
 const PERSIST_IDLE_POSITION_MS = 1000;
+
+/**
+ * Default upper bound of one batch's events (data and metadata as JSON text): a batch holds at
+ * most this many bytes of events as well as at most batchSize events, so catching up on large
+ * events (a submitted document carries its artifacts) reads pages of a few megabytes, not of
+ * hundreds.
+ */
+export const DEFAULT_BATCH_BYTES = 2 * 1024 * 1024;
 
 export class CheckpointMovedError extends Error {
   override readonly name = 'CheckpointMovedError';
@@ -24,6 +32,8 @@ export interface BatchTarget {
   checkpoint?: string;
   /** Schema whose tables shadow the live ones (rebuilds). */
   schema?: string;
+  /** Upper bound of the batch's events in bytes (default DEFAULT_BATCH_BYTES). */
+  maxBytes?: number;
 }
 
 /** Applies the events the projection reads; returns how many that was. */
@@ -60,6 +70,8 @@ export interface BatchResult {
   position: Position;
   /** Whether that position is written to the checkpoint (false: kept in memory only). */
   persisted: boolean;
+  /** Whether events may follow at once (a full batch, by count or bytes): false means caught up. */
+  more: boolean;
 }
 
 /**
@@ -79,10 +91,11 @@ export async function applyBatch(
 ): Promise<BatchResult | 'locked'> {
   const checkpoint = target.checkpoint ?? projection.name;
   const from = options.scannedTo ?? (await readCheckpoint(knex, checkpoint)) ?? START;
-  const events = await log.readAll(from, batchSize);
+  const events = await log.readAll(from, batchSize, { maxBytes: target.maxBytes ?? DEFAULT_BATCH_BYTES });
+  const more = pageMayContinue(events, batchSize);
   const last = events.length > 0 ? events[events.length - 1]!.position : from;
   const relevant = events.some((e) => projection.eventTypes.has(e.type));
-  if (!relevant && !options.persist) return { read: events.length, position: last, persisted: false };
+  if (!relevant && !options.persist) return { read: events.length, position: last, persisted: false, more };
   return knex.transaction(async (trx) => {
     const lock = await trx.raw('select pg_try_advisory_xact_lock(hashtext(?)) as ok', [lockKey(checkpoint)]);
     if (!lock.rows[0].ok) return 'locked' as const;
@@ -94,7 +107,7 @@ export async function applyBatch(
     }
     // Between the stored checkpoint and `from` lie only events this projection ignores. If the
     // checkpoint is beyond `from`, another runner applied part of this batch: skip that part.
-    if (comparePositions(stored, last) >= 0) return { read: events.length, position: stored, persisted: true };
+    if (comparePositions(stored, last) >= 0) return { read: events.length, position: stored, persisted: true, more };
     const fresh = comparePositions(stored, from) > 0 ? events.filter((e) => comparePositions(e.position, stored!) > 0) : events;
     const applied = await applyEvents(trx, projection, fresh);
     const updated = await trx('projection_checkpoints')
@@ -106,7 +119,7 @@ export async function applyBatch(
         updated_at: trx.fn.now(),
       });
     if (updated !== 1) throw new CheckpointMovedError(`checkpoint ${checkpoint} moved during the batch`);
-    return { read: events.length, position: last, persisted: true };
+    return { read: events.length, position: last, persisted: true, more };
   });
 }
 
@@ -120,6 +133,8 @@ export interface ProjectionStatus {
 
 export interface RunnerOptions {
   batchSize?: number;
+  /** Upper bound of a batch's events in bytes (default DEFAULT_BATCH_BYTES). */
+  batchBytes?: number;
   /** Poll interval when no append notification arrives (events held back by an in-flight transaction). */
   pollIntervalMs?: number;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
@@ -135,6 +150,7 @@ export class ProjectionRunner {
   private readonly abort = uncappedAbortController();
   private loops: Promise<void>[] = [];
   private readonly batchSize: number;
+  private readonly batchBytes: number;
   private readonly pollIntervalMs: number;
   private readonly log: NonNullable<RunnerOptions['log']>;
 
@@ -145,9 +161,12 @@ export class ProjectionRunner {
     options: RunnerOptions = {},
   ) {
     this.batchSize = options.batchSize ?? 500;
+    this.batchBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES;
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.log = options.log ?? (() => {});
-    this.tail = new LogTail(store, Math.max(this.batchSize, 1000));
+    const readSize = Math.max(this.batchSize, 1000);
+    // Up to 8 byte-bounded reads (16 MB by default): runners a few batches apart still share them.
+    this.tail = new LogTail(store, readSize, 2 * readSize, this.batchBytes, 8);
     for (const p of projections) this.status.set(p.name, { name: p.name, position: null, lastError: null, failingSince: null });
   }
 
@@ -176,13 +195,13 @@ export class ProjectionRunner {
   async catchUp(): Promise<void> {
     for (const p of this.projections) {
       for (;;) {
-        const result = await applyBatch(this.knex, this.store, p, this.batchSize, {}, { persist: true });
+        const result = await applyBatch(this.knex, this.store, p, this.batchSize, { maxBytes: this.batchBytes }, { persist: true });
         if (result === 'locked') {
           await new Promise((r) => setTimeout(r, 20));
           continue;
         }
         this.recordProgress(p.name, result.position);
-        if (result.read < this.batchSize) break;
+        if (!result.more) break;
       }
     }
   }
@@ -253,7 +272,7 @@ export class ProjectionRunner {
       const wake = nextWake();
       try {
         const persist = unpersistedSince !== null && Date.now() - unpersistedSince >= PERSIST_IDLE_POSITION_MS;
-        const result = await applyBatch(this.knex, this.tail, p, this.batchSize, {}, { scannedTo: scanned, persist });
+        const result = await applyBatch(this.knex, this.tail, p, this.batchSize, { maxBytes: this.batchBytes }, { scannedTo: scanned, persist });
         const s = this.status.get(p.name)!;
         s.lastError = null;
         s.failingSince = null;
@@ -271,7 +290,7 @@ export class ProjectionRunner {
         if (result.persisted) unpersistedSince = null;
         else if (result.read > 0) unpersistedSince ??= Date.now();
         this.recordProgress(p.name, result.position);
-        if (result.read < this.batchSize) await wake;
+        if (!result.more) await wake;
       } catch (err) {
         if (signal.aborted) break;
         scanned = undefined;

@@ -2,6 +2,7 @@
  * Queries of the Connect read models. Every query is scoped by workspace in SQL.
  */
 import type { Knex } from 'knex';
+import type { TableShape } from './batch-rows.js';
 import type { CompanyListQuery, CountsQuery } from '../domain/connect/input.js';
 import type { MappingReadiness } from '../domain/connect/values.js';
 
@@ -282,4 +283,75 @@ export async function listAspAuthorizations(knex: Knex, workspaceId: string): Pr
     vatTrn: r.vat_trn,
     createdAt: new Date(r.created_at).toISOString(),
   }));
+}
+
+/** The columns of the companies read model (written by the connect_companies projection). */
+export const CONNECT_COMPANIES_SHAPE: TableShape = {
+  table: 'connect_companies',
+  key: ['company_id'],
+  columns: {
+    company_id: 'text',
+    workspace_id: 'text',
+    country_code: 'text',
+    tin: 'text',
+    legal_name: 'text',
+    legal_name_arabic: 'text',
+    legal_identifier: 'text',
+    vat_trn: 'text',
+    peppol_participant_id: 'text',
+    platform_environment: 'text',
+    contact_person_name: 'text',
+    contact_person_email: 'text',
+    contact_person_mobile: 'text',
+    onboarding_status: 'text',
+    search_text: 'text',
+    created_at: 'timestamptz',
+    updated_at: 'timestamptz',
+  },
+};
+
+export const CONNECT_SOURCES_SHAPE: TableShape = {
+  table: 'connect_sources',
+  key: ['source_id'],
+  columns: {
+    source_id: 'text',
+    branch_id: 'text',
+    company_id: 'text',
+    workspace_id: 'text',
+    source_name: 'text',
+    source_version: 'text',
+    branch_name: 'text',
+    user_given_branch_id: 'text',
+    status: 'text',
+    metadata: 'jsonb',
+    mapping_readiness: 'jsonb',
+    platform_environment: 'text',
+    search_text: 'text',
+    created_at: 'timestamptz',
+    updated_at: 'timestamptz',
+  },
+};
+
+/**
+ * Recomputes what "search" looks in for these companies, lower-cased and separated by a unit
+ * separator: per source row its legal name, source name, tin and branch name; per company its
+ * legal name, tin and every source and branch name. One statement per table for any number of companies.
+ */
+export async function refreshSearchText(trx: Knex.Transaction, companyIds: readonly string[]): Promise<void> {
+  if (companyIds.length === 0) return;
+  await trx.raw(
+    `update connect_sources s
+        set search_text = lower(concat_ws(chr(31), c.legal_name, s.source_name, c.tin, s.branch_name))
+       from connect_companies c
+      where c.company_id = s.company_id and s.company_id = any(?::text[])`,
+    [[...companyIds]],
+  );
+  await trx.raw(
+    `update connect_companies c
+        set search_text = lower(concat_ws(chr(31), c.legal_name, c.tin, (
+              select string_agg(s.source_name || chr(31) || s.branch_name, chr(31) order by s.created_at, s.source_id)
+                from connect_sources s where s.company_id = c.company_id)))
+      where c.company_id = any(?::text[])`,
+    [[...companyIds]],
+  );
 }

@@ -5,6 +5,7 @@
  * computed in SQL with the same rules as the domain (blockReasonOf) so it can be filtered on.
  */
 import type { Knex } from 'knex';
+import type { TableShape } from './batch-rows.js';
 import type { Allowance } from '../domain/credits/events.js';
 import type { AllowanceListQuery } from '../domain/credits/input.js';
 import type { LedgerFilters } from '../domain/credits/jobs.js';
@@ -426,3 +427,115 @@ export async function readExport(knex: Knex, workspaceId: string, exportId: stri
     expiresAt: iso(r.expires_at),
   };
 }
+
+/** The columns of the credits read models the credits projection writes a batch at a time. */
+export const CREDIT_POOLS_SHAPE: TableShape = {
+  table: 'credit_pools',
+  key: ['workspace_id'],
+  columns: {
+    workspace_id: 'text',
+    issued: 'bigint',
+    active: 'bigint',
+    reserved: 'bigint',
+    consumed: 'bigint',
+    expired: 'bigint',
+    available: 'bigint',
+    enforcement: 'boolean',
+    updated_at: 'timestamptz',
+  },
+};
+
+export const CREDIT_LOTS_SHAPE: TableShape = {
+  table: 'credit_lots',
+  key: ['lot_id'],
+  columns: {
+    lot_id: 'text',
+    workspace_id: 'text',
+    environment: 'text',
+    amount: 'bigint',
+    reserved: 'bigint',
+    consumed: 'bigint',
+    expired: 'bigint',
+    status: 'text',
+    reason: 'text',
+    issued_at: 'timestamptz',
+    expires_at: 'timestamptz',
+  },
+};
+
+export const CREDIT_COMPANIES_SHAPE: TableShape = {
+  table: 'credit_companies',
+  key: ['workspace_id', 'company_id'],
+  columns: {
+    workspace_id: 'text',
+    company_id: 'text',
+    current: 'jsonb',
+    current_status: 'text',
+    current_period_id: 'text',
+    current_start_at: 'timestamptz',
+    current_end_at: 'timestamptz',
+    current_limit: 'bigint',
+    current_usage: 'bigint',
+    current_reserved: 'bigint',
+    current_updated_at: 'timestamptz',
+    scheduled: 'jsonb',
+    scheduled_start_at: 'timestamptz',
+    scheduled_end_at: 'timestamptz',
+    last_changed_at: 'timestamptz',
+  },
+};
+
+export const CREDIT_BULK_JOBS_SHAPE: TableShape = {
+  table: 'credit_bulk_jobs',
+  key: ['job_id'],
+  columns: {
+    job_id: 'text',
+    workspace_id: 'text',
+    environment: 'text',
+    status: 'text',
+    total: 'integer',
+    processed: 'integer',
+    succeeded: 'integer',
+    failed: 'integer',
+    submitted_at: 'timestamptz',
+    updated_at: 'timestamptz',
+    completed_at: 'timestamptz',
+  },
+};
+
+export const CREDIT_BULK_JOB_ROWS_SHAPE: TableShape = {
+  table: 'credit_bulk_job_rows',
+  key: ['job_id', 'row_index'],
+  columns: {
+    job_id: 'text',
+    row_index: 'integer',
+    operation_id: 'text',
+    company_id: 'text',
+    operation: 'text',
+    expected_version: 'integer',
+    status: 'text',
+    version: 'integer',
+    error_code: 'text',
+    error_message: 'text',
+    updated_at: 'timestamptz',
+  },
+};
+
+export const CREDIT_EXPORTS_SHAPE: TableShape = {
+  table: 'credit_exports',
+  key: ['export_id'],
+  columns: {
+    export_id: 'text',
+    workspace_id: 'text',
+    status: 'text',
+    format: 'text',
+    filters: 'jsonb',
+    request_commit: 'bigint',
+    request_prepare: 'bigint',
+    row_count: 'integer',
+    failure_reason: 'text',
+    requested_at: 'timestamptz',
+    completed_at: 'timestamptz',
+    expires_at: 'timestamptz',
+  },
+};

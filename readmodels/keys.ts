@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { TableShape } from './batch-rows.js';
 
 export interface ApiKeyRecord {
   keyId: string;
@@ -97,3 +98,27 @@ export class ApiKeyCache {
     return record;
   }
 }
+
+/** The columns of the workspaces read model (written by the workspaces projection). */
+export const WORKSPACES_SHAPE: TableShape = {
+  table: 'workspaces',
+  key: ['workspace_id'],
+  columns: { workspace_id: 'text', name: 'text', deleted_at: 'timestamptz', created_at: 'timestamptz' },
+};
+
+export const API_KEYS_SHAPE: TableShape = {
+  table: 'api_keys',
+  key: ['key_id'],
+  columns: {
+    key_id: 'text',
+    key_hash: 'text',
+    key_prefix: 'text',
+    workspace_id: 'text',
+    environment: 'text',
+    permission: 'text',
+    role: 'text',
+    expires_at: 'timestamptz',
+    revoked_at: 'timestamptz',
+    created_at: 'timestamptz',
+  },
+};

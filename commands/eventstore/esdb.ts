@@ -36,6 +36,7 @@ import {
   positionToString,
   START,
   WrongExpectedVersionError,
+  markEndedByBytes,
   type AppendOptions,
   type AppendResult,
   type Artifact,
@@ -45,6 +46,7 @@ import {
   type ExpectedRevision,
   type NewEvent,
   type Position,
+  type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
   type StreamAppend,
@@ -359,7 +361,12 @@ export class EventStoreDbEventStore implements EventStore {
     return out;
   }
 
-  async readAll(after: Position, limit: number): Promise<RecordedEvent[]> {
+  async readAll(after: Position, limit: number, options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    const page = await this.readAllEvents(after, limit);
+    return options.maxBytes === undefined ? page : trimToBytes(page, options.maxBytes);
+  }
+
+  private async readAllEvents(after: Position, limit: number): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
     if (limit <= 0) return out;
     let from = after;
@@ -566,4 +573,18 @@ export class EventStoreDbEventStore implements EventStore {
   private noteSeen(position: Position): void {
     this.lastSeen = maxPosition(this.lastSeen, position);
   }
+}
+
+/**
+ * readAll's byte budget on this engine: the client reads the page by count and drops what is
+ * past the budget (the next read starts there again), so callers see the same pages as on PostgreSQL.
+ */
+function trimToBytes(page: RecordedEvent[], maxBytes: number): RecordedEvent[] {
+  if (!(maxBytes > 0)) throw new RangeError(`maxBytes must be positive, got ${maxBytes}`);
+  let bytes = 0;
+  for (let i = 0; i < page.length; i++) {
+    bytes += Buffer.byteLength(JSON.stringify(page[i]!.data)) + Buffer.byteLength(JSON.stringify(page[i]!.metadata));
+    if (i > 0 && bytes > maxBytes) return markEndedByBytes(page.slice(0, i));
+  }
+  return page;
 }

@@ -112,6 +112,29 @@ export interface ReadStreamOptions {
   readonly backwards?: boolean;
 }
 
+export interface ReadAllOptions {
+  /** Upper bound of a page's data and metadata as JSON text, in bytes (one larger event is still returned alone). */
+  readonly maxBytes?: number;
+}
+
+const endedByBytesPages = new WeakSet<readonly RecordedEvent[]>();
+
+/** Marks a page readAll ended early because of `maxBytes` (adapters; and readers that pass pages on). */
+export function markEndedByBytes<T extends readonly RecordedEvent[]>(page: T): T {
+  endedByBytesPages.add(page);
+  return page;
+}
+
+/** True when readAll ended this page because of `maxBytes`: more events may follow at once. */
+export function endedByBytes(page: readonly RecordedEvent[]): boolean {
+  return endedByBytesPages.has(page);
+}
+
+/** Whether a page of readAll(…, limit, …) may have more events right after it (not the log's end). */
+export function pageMayContinue(page: readonly RecordedEvent[], limit: number): boolean {
+  return page.length >= limit || endedByBytes(page);
+}
+
 export interface EventSubscription extends AsyncIterable<RecordedEvent> {
   /** Ends the iteration; pending reads finish, the iterator returns. */
   close(): Promise<void>;
@@ -144,8 +167,13 @@ export interface EventStore {
   readonly atomicMultiStream: boolean;
   /** A stream's events in revision order; empty when the stream does not exist. */
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
-  /** Up to `limit` events of the global log strictly after `after`, in position order, never skipping one. */
-  readAll(after: Position, limit: number): Promise<RecordedEvent[]>;
+  /**
+   * Up to `limit` events of the global log strictly after `after`, in position order, never
+   * skipping one. With `maxBytes` the page also stops before the event that would bring its
+   * size (data and metadata as JSON text) above `maxBytes`, but holds at least one event; such
+   * a page is marked (see `endedByBytes`): a short page is the log's end only when unmarked.
+   */
+  readAll(after: Position, limit: number, options?: ReadAllOptions): Promise<RecordedEvent[]>;
   /** Catch-up from `after`, then live delivery, in position order. */
   subscribe(after: Position, options?: { batchSize?: number }): EventSubscription;
   /** Resolves when events may have been appended since the call, or after `timeoutMs`. */

@@ -13,6 +13,7 @@ import {
   DuplicateEventError,
   START,
   WrongExpectedVersionError,
+  markEndedByBytes,
   type AppendOptions,
   type AppendResult,
   type Artifact,
@@ -22,6 +23,7 @@ import {
   type ExpectedRevision,
   type NewEvent,
   type Position,
+  type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
   type StreamAppend,
@@ -59,6 +61,17 @@ interface EventRow {
   recorded_ms: number;
 }
 
+/**
+ * Reads with a byte budget receive data and metadata as the JSON text the log holds, so that a
+ * page is measured before it is parsed (and what is past the budget is never parsed).
+ */
+const RAW_JSON_TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === JSON_OID || oid === JSONB_OID ? (text: string) => text : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+const JSON_OID = 114;
+const JSONB_OID = 3802;
+
 function toRecorded(row: EventRow): RecordedEvent {
   return {
     id: row.event_id,
@@ -94,7 +107,12 @@ const MAX_BATCH_BYTES = 1024 * 1024;
 /** Read-ahead (see readAll): only for pages this large, and at most this many pages waiting to be used. */
 const READ_AHEAD_MIN_PAGE = 100;
 const MAX_READ_AHEADS = 8;
-const readAheadKey = (after: Position, limit: number) => `${after.commit}/${after.prepare}/${limit}`;
+const readAheadKey = (after: Position, limit: number, maxBytes: number | undefined) => `${after.commit}/${after.prepare}/${limit}/${maxBytes ?? ''}`;
+
+interface Page {
+  rows: EventRow[];
+  endedByBytes: boolean;
+}
 
 /**
  * Prefixes an append statement with the insert of its artifacts (parameters $n: hashes, $n+1:
@@ -153,8 +171,10 @@ export class PostgresEventStore implements EventStore {
   private closed = false;
   private notifyTimer: NodeJS.Timeout | null = null;
   private readonly pending: PendingAppend[] = [];
-  private readonly readAhead = new Map<string, Promise<EventRow[]>>();
+  private readonly readAhead = new Map<string, Promise<Page>>();
   private inFlightBatches = 0;
+  /** Running average size of an event's data and metadata (JSON text), to size the steps of byte-bounded reads. */
+  private averageEventBytes = 2048;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -420,25 +440,63 @@ export class PostgresEventStore implements EventStore {
    * commit can join; newer events come with the read after it. Each is used once, by the read
    * that asks for exactly its position and limit.
    */
-  async readAll(after: Position, limit: number): Promise<RecordedEvent[]> {
-    const key = readAheadKey(after, limit);
+  async readAll(after: Position, limit: number, options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    const maxBytes = options.maxBytes;
+    if (maxBytes !== undefined && !(maxBytes > 0)) throw new RangeError(`maxBytes must be positive, got ${maxBytes}`);
+    const key = readAheadKey(after, limit, maxBytes);
     const ahead = this.readAhead.get(key);
     this.readAhead.delete(key);
-    const rows = await (ahead ?? this.queryPage(after, limit));
-    if (rows.length === limit && limit >= READ_AHEAD_MIN_PAGE && !this.closed) {
+    const page = await (ahead ?? this.queryPage(after, limit, maxBytes));
+    const rows = page.rows;
+    if ((rows.length === limit || page.endedByBytes) && limit >= READ_AHEAD_MIN_PAGE && !this.closed) {
       const last = rows[rows.length - 1]!;
       const next: Position = { commit: BigInt(last.tx), prepare: BigInt(last.global_position) };
-      const page = this.queryPage(next, limit);
-      page.catch(() => {}); // a failed read-ahead is retried by the read that wanted it
+      const nextPage = this.queryPage(next, limit, maxBytes);
+      nextPage.catch(() => {}); // a failed read-ahead is retried by the read that wanted it
       if (this.readAhead.size >= MAX_READ_AHEADS) this.readAhead.delete(this.readAhead.keys().next().value!);
-      this.readAhead.set(readAheadKey(next, limit), page.catch(() => this.queryPage(next, limit)));
+      this.readAhead.set(readAheadKey(next, limit, maxBytes), nextPage.catch(() => this.queryPage(next, limit, maxBytes)));
     }
-    return rows.map(toRecorded);
+    const events = rows.map(toRecorded);
+    return page.endedByBytes ? markEndedByBytes(events) : events;
   }
 
-  private async queryPage(after: Position, limit: number): Promise<EventRow[]> {
-    const { rows } = await this.pool.query<EventRow>({ name: 'es_read_all', text: READ_ALL_SQL, values: [after.commit.toString(), after.prepare.toString(), limit] });
-    return rows;
+  private async queryPage(after: Position, limit: number, maxBytes: number | undefined): Promise<Page> {
+    if (maxBytes === undefined) {
+      const { rows } = await this.pool.query<EventRow>({ name: 'es_read_all', text: READ_ALL_SQL, values: [after.commit.toString(), after.prepare.toString(), limit] });
+      return { rows, endedByBytes: false };
+    }
+    return this.queryPageWithin(after, limit, maxBytes);
+  }
+
+  /**
+   * A page of at most `maxBytes`: the log is read in steps sized by the running average event
+   * size, each row measured on its JSON text and parsed only when it fits, so a page costs about
+   * one read of its own events (plus at most one step's overshoot), whatever the events' sizes.
+   */
+  private async queryPageWithin(after: Position, limit: number, maxBytes: number): Promise<Page> {
+    const rows: EventRow[] = [];
+    let bytes = 0;
+    let from = after;
+    for (;;) {
+      const step = Math.max(1, Math.min(limit - rows.length, Math.ceil((maxBytes - bytes) / this.averageEventBytes) + 1));
+      const { rows: raw } = await this.pool.query<EventRow>({
+        name: 'es_read_all_raw',
+        text: READ_ALL_SQL,
+        values: [from.commit.toString(), from.prepare.toString(), step],
+        types: RAW_JSON_TYPES,
+      });
+      for (const row of raw) {
+        const size = Buffer.byteLength(row.data as string) + Buffer.byteLength(row.metadata as string);
+        this.averageEventBytes = Math.max(64, this.averageEventBytes * 0.9 + size * 0.1);
+        if (rows.length > 0 && bytes + size > maxBytes) return { rows, endedByBytes: true };
+        bytes += size;
+        rows.push({ ...row, data: JSON.parse(row.data as string), metadata: JSON.parse(row.metadata as string) });
+        if (rows.length >= limit) return { rows, endedByBytes: false };
+      }
+      if (raw.length < step) return { rows, endedByBytes: false }; // the log's end
+      const last = raw[raw.length - 1]!;
+      from = { commit: BigInt(last.tx), prepare: BigInt(last.global_position) };
+    }
   }
 
   subscribe(after: Position, options: { batchSize?: number } = {}): EventSubscription {

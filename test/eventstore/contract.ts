@@ -8,6 +8,8 @@ import { randomUUID } from 'node:crypto';
 import {
   comparePositions,
   DuplicateEventError,
+  endedByBytes,
+  pageMayContinue,
   START,
   WrongExpectedVersionError,
   artifactOf,
@@ -337,6 +339,40 @@ export function eventStoreContract(
       expect(comparePositions(fromStart[0]!.position, START)).to.equal(1);
       const head = await eventually(() => store.headPosition(), (h) => comparePositions(h, r1.position) > 0);
       expect(comparePositions(head, r1.position)).to.be.greaterThan(0);
+    });
+
+    it('bounds a readAll page by bytes when asked, never skipping an event', async () => {
+      const s = stream('bytes');
+      const before = await store.headPosition();
+      // Ten events of about 10 KB each, and one of about 40 KB.
+      const sizes = [10, 10, 10, 40, 10, 10, 10, 10, 10, 10, 10];
+      const appended = await store.append(s, sizes.map((kb, i) => newEvent('Sized', { i, blob: 'x'.repeat(kb * 1000) })), 'no_stream');
+      const size = (e: RecordedEvent) => Buffer.byteLength(JSON.stringify(e.data)) + Buffer.byteLength(JSON.stringify(e.metadata));
+      await eventually(() => store.readAll(before, 1000), (events) => events.some((e) => comparePositions(e.position, appended.position) === 0));
+      const read: RecordedEvent[] = [];
+      const pages: RecordedEvent[][] = [];
+      let from = before;
+      for (;;) {
+        const page = await store.readAll(from, 1000, { maxBytes: 25_000 });
+        if (page.length === 0) break;
+        pages.push(page);
+        read.push(...page);
+        from = page[page.length - 1]!.position;
+        if (!pageMayContinue(page, 1000)) break;
+      }
+      const mine = read.filter((e) => e.streamId === s);
+      expect(mine.map((e) => (e.data as { i: number }).i)).to.deep.equal(sizes.map((_, i) => i));
+      for (const page of pages) {
+        // Over the budget only as a page of one event (the 40 KB one).
+        if (page.length > 1) expect(page.reduce((n, e) => n + size(e), 0)).to.be.at.most(25_000 + 2_000);
+      }
+      expect(pages.some((p) => p.length === 1 && (p[0]!.data as { i: number }).i === 3)).to.equal(true);
+      // Every page that ended short of the limit before the log's end says so.
+      for (const page of pages.slice(0, -1)) expect(endedByBytes(page)).to.equal(true);
+      // Without the option, one page.
+      const whole = (await store.readAll(before, 1000)).filter((e) => e.streamId === s);
+      expect(whole).to.have.length(sizes.length);
+      expect(endedByBytes(whole)).to.equal(false);
     });
 
     it('delivers to a subscriber first the past, then live events', async () => {

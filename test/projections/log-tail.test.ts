@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
-import type { Position } from '../../commands/eventstore/port.js';
+import { pageMayContinue, type Position } from '../../commands/eventstore/port.js';
 import { LogTail } from '../../projections/log-tail.js';
 import { newEvent } from '../eventstore/contract.js';
 import { testDb } from '../support/db.js';
@@ -66,5 +66,32 @@ describe('the shared tail of the log', function () {
     }
     expect(seen).to.deep.equal(Array.from({ length: 50 }, (_, i) => i));
     expect((await tail.readAll(head, 3)).map((e) => (e.data as { i: number }).i)).to.deep.equal([0, 1, 2]);
+  });
+
+  it('with a byte bound, keeps at most two reads of large events and serves every reader all of them in bounded batches', async () => {
+    const head = await store.headPosition();
+    const stream = `tail-${randomUUID()}`;
+    // 40 events of about 20 KB: 800 KB in all, reads of at most 100 KB.
+    await store.append(stream, Array.from({ length: 40 }, (_, i) => newEvent('T', { i, blob: 'y'.repeat(20_000) })), 'no_stream');
+    const tail = new LogTail(store, 1000, 2000, 100_000);
+    const readers = await Promise.all(
+      Array.from({ length: 3 }, async () => {
+        let position = head;
+        const seen: number[] = [];
+        for (;;) {
+          const batch = await tail.readAll(position, 500, { maxBytes: 100_000 });
+          if (batch.length === 0) break;
+          // At most one read's bytes (other events of the log may share the batch).
+          const bytes = batch.reduce((n, e) => n + Buffer.byteLength(JSON.stringify(e.data)) + Buffer.byteLength(JSON.stringify(e.metadata)), 0);
+          if (batch.length > 1) expect(bytes).to.be.at.most(100_000);
+          seen.push(...batch.filter((e) => e.streamId === stream).map((e) => (e.data as { i: number }).i));
+          position = batch.at(-1)!.position;
+          expect((tail as unknown as { events: unknown[] }).events.length).to.be.at.most(10);
+          if (!pageMayContinue(batch, 500)) break;
+        }
+        return seen;
+      }),
+    );
+    for (const seen of readers) expect(seen).to.deep.equal(Array.from({ length: 40 }, (_, i) => i));
   });
 });

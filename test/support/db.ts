@@ -73,3 +73,36 @@ export async function closeTestDatabase(): Promise<void> {
   }
   await db.close();
 }
+
+/**
+ * A fresh, migrated database of its own on the test server, for a test that must see only its
+ * own log (e.g. one that rebuilds every read model and compares whole tables); `drop` closes
+ * and drops it.
+ */
+export async function openOwnTestDatabase(suffix: string): Promise<{ db: Database; drop(): Promise<void> }> {
+  const cfg = testConfig();
+  const name = `einvoicing_test_${process.pid}_${suffix}`;
+  const url = cfg.databaseUrl ? new URL(cfg.databaseUrl) : null;
+  if (url) url.pathname = `/${name}`;
+  const own = loadConfig({
+    ...process.env,
+    ...(url ? { DATABASE_URL: url.toString() } : {}),
+    EMBEDDED_PG_DIR: cfg.embeddedPg.dataDir,
+    EMBEDDED_PG_PORT: String(cfg.embeddedPg.port),
+    EMBEDDED_PG_DATABASE: name,
+    LOG_LEVEL: process.env.LOG_LEVEL || 'silent',
+  });
+  if (url) {
+    // An external server: create the database through the test database's connection.
+    await testDb().knex.raw(`create database "${name}"`);
+  }
+  const db = await openDatabase(own, { poolSize: 20 });
+  await migrateToLatest(db.knex);
+  return {
+    db,
+    async drop() {
+      await db.close();
+      await testDb().knex.raw(`drop database if exists "${name}" with (force)`).catch(() => {});
+    },
+  };
+}

@@ -9,6 +9,7 @@ import type { FamilyRoutes } from '../../http/app.js';
 import { startService, type Service, type ServiceOptions } from '../../http/service.js';
 import { systemClock, type Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
+import type { Database } from '../../platform/database.js';
 import { createLogger } from '../../platform/logger.js';
 import type { Runtime } from '../../commands/runtime.js';
 import { testConfig, testDb } from './db.js';
@@ -44,6 +45,8 @@ export async function startTestService(
     startWorkers?: boolean;
     /** Replace the service's reactors and workers (e.g. none, to keep documents where a test left them). */
     processes?: ServiceOptions['processes'];
+    /** Another database than the test process's one (a test that needs a log of its own). */
+    db?: Database;
   } = {},
 ): Promise<TestService> {
   const base = testConfig();
@@ -54,7 +57,7 @@ export async function startTestService(
     // Suites that send many writes at once judge their own answers; the back-pressure has its own suite.
     writeLimit: { ...base.writeLimit, concurrency: 0 },
   });
-  const db = testDb();
+  const db = options.db ?? testDb();
   const store = await PostgresEventStore.connect(db.url, { poolSize: 20 });
   const runtime: Runtime = { config, db, store, close: () => store.close() };
   const clock = options.clock ?? systemClock;
