@@ -41,15 +41,45 @@ function lines(doc: Rec): { line: Rec; i: number }[] | undefined {
 const categoryOf = (line: Rec): string | undefined => text(line['taxCategory'])?.toUpperCase();
 const ext = (line: Rec, name: string): string | undefined => text(rec(line['extensions'])?.[name]);
 
+/** A line item with its index and its tax category (upper case, trimmed). */
+interface LineView {
+  readonly line: Rec;
+  readonly i: number;
+  readonly category: string | undefined;
+}
+
+/**
+ * The lines of the document being validated, with their categories, worked out once per
+ * validation (the context is one validation's): some thirty rules walk every line.
+ */
+interface ValidationLines {
+  readonly doc: Rec;
+  readonly views: LineView[] | undefined;
+  /** Reports on line `index` (set before each line's test). */
+  readonly reporter: { index: number; fail: (field: PathSegment[], message?: string) => void };
+}
+const linesOfValidation = new WeakMap<CheckContext, ValidationLines>();
+function validationLines(doc: Rec, ctx: CheckContext): ValidationLines {
+  const known = linesOfValidation.get(ctx);
+  if (known?.doc === doc) return known;
+  const reporter = { index: 0, fail: (field: PathSegment[], message?: string) => ctx.report(['lineItems', reporter.index, ...field], message) };
+  const entry = { doc, views: lines(doc)?.map(({ line, i }) => ({ line, i, category: categoryOf(line) })), reporter };
+  linesOfValidation.set(ctx, entry);
+  return entry;
+}
+const lineViews = (doc: Rec, ctx: CheckContext): LineView[] | undefined => validationLines(doc, ctx).views;
+
+type LineTest = (line: Rec, fail: (field: PathSegment[], message?: string) => void, ctx: CheckContext, category: string | undefined) => boolean | void;
+
 /** A per-line check: `test` reports through `fail(field, message)`; returns whether the line was looked at. */
-function eachLine(test: (line: Rec, fail: (field: PathSegment[], message?: string) => void, ctx: CheckContext) => boolean | void): CheckFn {
+function eachLine(test: LineTest): CheckFn {
   return (doc, ctx) => {
-    const list = lines(doc);
-    if (!list || list.length === 0) return false;
+    const { views, reporter } = validationLines(doc, ctx);
+    if (!views || views.length === 0) return false;
     let applied = false;
-    for (const { line, i } of list) {
-      const looked = test(line, (field, message) => ctx.report(['lineItems', i, ...field], message), ctx);
-      if (looked !== false) applied = true;
+    for (const view of views) {
+      reporter.index = view.i;
+      if (test(view.line, reporter.fail, ctx, view.category) !== false) applied = true;
     }
     return applied;
   };
@@ -57,8 +87,7 @@ function eachLine(test: (line: Rec, fail: (field: PathSegment[], message?: strin
 
 /** A check on the lines of one category. */
 function forCategory(categories: readonly string[], test: (line: Rec, fail: (field: PathSegment[], message?: string) => void) => void): CheckFn {
-  return eachLine((line, fail) => {
-    const category = categoryOf(line);
+  return eachLine((line, fail, _ctx, category) => {
     if (!category || !categories.includes(category)) return false;
     test(line, fail);
     return true;
@@ -94,16 +123,14 @@ const categoryPresent = eachLine((line, fail) => {
   if (absent(line['taxCategory'])) fail(['taxCategory']);
 });
 
-const categoryCode = eachLine((line, fail) => {
-  const c = categoryOf(line);
+const categoryCode = eachLine((_line, fail, _ctx, c) => {
   if (c === undefined) return false;
   if (!(PINT_AE_TAX_CATEGORIES as readonly string[]).includes(c)) {
     fail(['taxCategory'], `taxCategory ${c} is not a PINT AE tax category (${PINT_AE_TAX_CATEGORIES.join(', ')})`);
   }
 });
 
-const marginUsesN = eachLine((line, fail) => {
-  const c = categoryOf(line);
+const marginUsesN = eachLine((_line, fail, _ctx, c) => {
   if (c === undefined) return false;
   if (c !== 'N') fail(['taxCategory'], `With margin_scheme every line must use tax category N (margin scheme), not ${c}`);
 });
@@ -155,8 +182,7 @@ const standardItemScheme = eachLine((line, fail) => {
 });
 
 const reverseChargeBuyerVat: CheckFn = (doc, ctx) => {
-  const list = lines(doc);
-  if (!list?.some(({ line }) => categoryOf(line) === 'AE')) return false;
+  if (!lineViews(doc, ctx)?.some(({ category }) => category === 'AE')) return false;
   const buyer = rec(recordAt(doc, 'parties')?.['buyer']);
   const ids = buyer?.['taxIds'];
   const first = Array.isArray(ids) ? rec(ids[0]) : undefined;
@@ -219,11 +245,10 @@ const lineQuantity = eachLine((line, fail) => {
 
 /** aligned-ibrp-s-09: per standard rate, the category tax within 0.02 of taxable × rate. */
 const breakdownTax: CheckFn = (doc, ctx) => {
-  const list = lines(doc);
+  const list = lineViews(doc, ctx);
   if (!list) return false;
   const groups = new Map<string, { taxable: number; tax: number; rate: number }>();
-  for (const { line } of list) {
-    const c = categoryOf(line);
+  for (const { line, category: c } of list) {
     const rate = rateOf(line);
     const taxable = num(line['lineTaxableValue']);
     const tax = taxOf(line);
@@ -369,9 +394,9 @@ const accountForCreditTransfer: CheckFn = (doc, ctx) => {
 
 /** ibr-157-ae: the commercial codes 480/81 (no taxable line) exclude summary, deemed supply and margin scheme. */
 const taxableLineNeeded: CheckFn = (doc, ctx) => {
-  const list = lines(doc);
+  const list = lineViews(doc, ctx);
   if (!list || list.length === 0) return false;
-  const categories = list.map(({ line }) => categoryOf(line));
+  const categories = list.map(({ category }) => category);
   if (categories.some((c) => c === undefined)) return false;
   const outOfScope = ctx.documentType.modifiers.includes('out_of_scope');
   if (pintAeIsCommercial(outOfScope, categories as string[])) {
@@ -387,8 +412,7 @@ const taxableLineNeeded: CheckFn = (doc, ctx) => {
 };
 
 /** ibr-122-ae: a commercial document (480/81) carries only E, O or Z lines. */
-const outOfScopeCategories = eachLine((line, fail) => {
-  const c = categoryOf(line);
+const outOfScopeCategories = eachLine((_line, fail, _ctx, c) => {
   if (c === undefined) return false;
   if (c !== 'E' && c !== 'O' && c !== 'Z') fail(['taxCategory'], `With out_of_scope (invoice type 480/81) a line must be E, O or Z, not ${c}`);
 });
