@@ -151,6 +151,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const address = server.address() as AddressInfo;
   const url = `http://${config.http.host}:${address.port}`;
   logger.info({ url, eventStore: runtime.store.engine }, 'service listening');
+  if (!config.webhooks.secretEncryptionKey) {
+    logger.warn('WEBHOOK_SECRET_ENCRYPTION_KEY is unset: webhook signing secrets are sealed with the public development key; set a key of your own outside development');
+  }
 
   let closing: Promise<void> | null = null;
   return {
