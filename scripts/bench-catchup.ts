@@ -24,7 +24,6 @@ import os from 'node:os';
 import { Command } from 'commander';
 import knexFactory from 'knex';
 import pg from 'pg';
-import { sampleDocument } from '../domain/validation/index.js';
 import { loadConfig } from '../platform/config.js';
 import { allProjections } from '../projections/index.js';
 import { DEFAULT_BATCH_BYTES } from '../projections/runner.js';
@@ -42,6 +41,7 @@ import {
   renderTable,
   runServerBenchmark,
   stopServerOnExit,
+  submissionBody,
   withClient,
   withDatabase,
 } from './bench-support.js';
@@ -223,15 +223,7 @@ async function main(): Promise<void> {
 /** Submits --count documents over HTTP and waits until they are final and the log is quiet. */
 async function writeLog(): Promise<void> {
   const tenant = await benchTenant(server, `bench-catchup-${startedAt}`);
-  const PLACEHOLDER = 'BENCH-DOCUMENT-NUMBER-PLACEHOLDER';
-  const [head, tail] = JSON.stringify({
-    country: 'AE',
-    environment: 'sandbox',
-    purpose: 'invoicing',
-    source: tenant.source,
-    documentType: { base: 'tax_invoice', modifiers: [] },
-    payload: sampleDocument('AE', { lines: 20, documentNumber: PLACEHOLDER }),
-  }).split(PLACEHOLDER) as [string, string];
+  const body = submissionBody(tenant.source);
   const headers = { authorization: `Bearer ${tenant.apiKey}`, 'new-api': 'true', 'content-type': 'application/json' };
   const runId = startedAt.toString(36);
   const writeStart = performance.now();
@@ -242,7 +234,7 @@ async function writeLog(): Promise<void> {
       Array.from({ length: opts.count }, (_, i) => `CATCHUP-${runId}-${i + 1}`),
       opts.concurrency,
       async (label) => {
-        const res = await httpRequest(agent, `${server.base}/api/v3/unify`, { method: 'POST', headers, body: `${head}${label}${tail}` });
+        const res = await httpRequest(agent, `${server.base}/api/v3/unify`, { method: 'POST', headers, body: body(label) });
         if (res.status !== 200) problems.push(`submission ${label}: HTTP ${res.status} ${res.body.slice(0, 300)}`);
         else submitted++;
       },

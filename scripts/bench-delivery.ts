@@ -42,7 +42,7 @@ import { generateInvoiceXml, type CoreDocument } from '../domain/artifacts/index
 import { TERMINAL_STATES } from '../domain/document/document.js';
 import { applyTemplate, identityTemplate, sampleDocument } from '../domain/validation/index.js';
 import { coreMsPerDoc, measureSubmissionCore, pct, pgActivity, printCore, printPgPerDocument, printTargets, type CoreFigures } from './bench-core.js';
-import { BenchServer, runServerBenchmark, stopServerOnExit, benchTenant, coresBetween, type CpuSnapshot, distribution, fmtCores, fmtDist, fmtInt, fmtMs, httpRequest, positiveInt, otherCores, renderTable } from './bench-support.js';
+import { BenchServer, runServerBenchmark, stopServerOnExit, submissionBody, benchTenant, coresBetween, type CpuSnapshot, distribution, fmtCores, fmtDist, fmtInt, fmtMs, httpRequest, positiveInt, otherCores, renderTable } from './bench-support.js';
 
 const TARGET_FINAL_PER_SECOND = 1_000;
 const TARGET_P99_MS = 2_000;
@@ -160,15 +160,7 @@ async function main(): Promise<void> {
   db = new pg.Client({ connectionString: server.databaseUrl, application_name: 'einvoicing-bench-delivery' });
   await db.connect();
 
-  const PLACEHOLDER = 'BENCH-DOCUMENT-NUMBER-PLACEHOLDER';
-  const [head, tail] = JSON.stringify({
-    country: 'AE',
-    environment: 'sandbox',
-    purpose: 'invoicing',
-    source: tenant.source,
-    documentType: { base: 'tax_invoice', modifiers: [] },
-    payload: sampleDocument('AE', { lines: 20, documentNumber: PLACEHOLDER }),
-  }).split(PLACEHOLDER) as [string, string];
+  const body = submissionBody(tenant.source);
   const runId = startedAt.toString(36);
   const submitHeaders = { authorization: `Bearer ${tenant.apiKey}`, 'new-api': 'true', 'content-type': 'application/json' };
   const readHeaders = { authorization: `Bearer ${tenant.apiKey}` };
@@ -176,12 +168,12 @@ async function main(): Promise<void> {
 
   async function submit(label: string): Promise<Submitted | null> {
     const sentAt = now();
-    let res = await httpRequest(submitAgent, `${server.base}/api/v3/unify`, { method: 'POST', headers: submitHeaders, body: `${head}${label}${tail}` });
+    let res = await httpRequest(submitAgent, `${server.base}/api/v3/unify`, { method: 'POST', headers: submitHeaders, body: body(label) });
     // The back-pressure's 503 (WRITE_* limits): nothing was stored; send it again a second later (the least Retry-After), as a client would.
     while (res.status === 503 && !cleaning) {
       refusedByBackPressure++;
       await sleep(1000); // Retry-After is at least 1 s
-      res = await httpRequest(submitAgent, `${server.base}/api/v3/unify`, { method: 'POST', headers: submitHeaders, body: `${head}${label}${tail}` });
+      res = await httpRequest(submitAgent, `${server.base}/api/v3/unify`, { method: 'POST', headers: submitHeaders, body: body(label) });
     }
     const respondedAt = now();
     if (res.status !== 200) {

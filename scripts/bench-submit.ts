@@ -46,6 +46,7 @@ import {
   renderTable,
   runServerBenchmark,
   stopServerOnExit,
+  submissionBody,
 } from './bench-support.js';
 import { coreMsPerDoc, measureSubmissionCore, pct, printCore, printTargets, type CoreFigures } from './bench-core.js';
 
@@ -89,9 +90,6 @@ function cleanup(): Promise<void> {
   return cleaning;
 }
 stopServerOnExit(server, cleanup);
-
-/** Where a pre-serialised body gets each request's fresh document number. */
-const PLACEHOLDER = 'BENCH-DOCUMENT-NUMBER-PLACEHOLDER';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -159,17 +157,10 @@ async function main(): Promise<void> {
   await db.connect();
 
   // The request body, serialised once; each request splices in a fresh document number.
-  const [head, tail] = JSON.stringify({
-    country: 'AE',
-    environment: 'sandbox',
-    purpose: 'invoicing',
-    source: tenant.source,
-    documentType: { base: 'tax_invoice', modifiers: [] },
-    payload: sampleDocument('AE', { lines: 20, documentNumber: PLACEHOLDER }),
-  }).split(PLACEHOLDER) as [string, string];
+  const body = submissionBody(tenant.source);
   const runId = startedAt.toString(36);
   let sequence = 0;
-  const nextBody = () => `${head}BENCH-${runId}-${++sequence}${tail}`;
+  const nextBody = () => body(`BENCH-${runId}-${++sequence}`);
   console.log(`  request body ${fmtInt(Buffer.byteLength(nextBody()))} bytes (20 lines); source ${tenant.source}; workspace ${tenant.workspaceId}`);
   sequence = 0;
 

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
 import { InvalidArgumentError } from 'commander';
 import pg from 'pg';
+import { sampleDocument } from '../domain/validation/index.js';
 import { loadConfig, type Config } from '../platform/config.js';
 import { openDatabase, type Database } from '../platform/database.js';
 
@@ -335,6 +336,24 @@ export function httpRequest(
  * A workspace with a read_write sandbox key and one onboarded AE source (admin CLI, then
  * POST /v3/connect/companies): everything a Unify submission needs.
  */
+/**
+ * The body of a valid 20-line UAE tax invoice submission (new format) from the tenant's source,
+ * serialised once: each call returns it with `documentNumber` spliced in, so a benchmark's
+ * requests cost no serialisation.
+ */
+export function submissionBody(source: string): (documentNumber: string) => string {
+  const placeholder = 'BENCH-DOCUMENT-NUMBER-PLACEHOLDER';
+  const [head, tail] = JSON.stringify({
+    country: 'AE',
+    environment: 'sandbox',
+    purpose: 'invoicing',
+    source,
+    documentType: { base: 'tax_invoice', modifiers: [] },
+    payload: sampleDocument('AE', { lines: 20, documentNumber: placeholder }),
+  }).split(placeholder) as [string, string];
+  return (documentNumber) => `${head}${documentNumber}${tail}`;
+}
+
 export async function benchTenant(server: BenchServer, name: string): Promise<{ workspaceId: string; apiKey: string; source: string }> {
   const { workspaceId } = await server.admin<{ workspaceId: string }>('workspace', 'create', '--name', name);
   const { apiKey } = await server.admin<{ apiKey: string }>(
