@@ -4,7 +4,7 @@ import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
 import { execute } from '../../commands/execute.js';
 import { documentDecider, documentStream } from '../../domain/document/document.js';
 import { completeFinalResult, deliverDocument, type DeliveryDeps } from '../../commands/delivery/deliver.js';
-import { artifactOf, type EventStore, type ReadStreamOptions, type RecordedEvent } from '../../commands/eventstore/port.js';
+import { artifactOf, type Artifact, type EventStore, type ReadStreamOptions, type RecordedEvent } from '../../commands/eventstore/port.js';
 import { deliverySnapshotStream } from '../../domain/delivery/snapshot.js';
 import type { ConnectorRegistry } from '../../commands/delivery/connector.js';
 import { sandboxConnectors } from '../../commands/delivery/sandbox-connectors.js';
@@ -176,6 +176,38 @@ describe('delivery pipeline: every sandbox scenario through every state (SPEC.md
   });
 });
 
+/** Appends a submitted UAE sandbox invoice straight to the log (no service), with its XML artifact when given. */
+async function appendSubmittedDocument(
+  store: EventStore,
+  clock: ManualClock,
+  options: { prefix: string; workspaceId: string; xml: Artifact | null },
+): Promise<{ documentId: string; uuid: string; event: RecordedEvent }> {
+  const documentId = randomUUID();
+  const uuid = randomUUID();
+  const coreDocument = uaeInvoice({ documentNumber: freshNumber(options.prefix) });
+  const { xml } = options;
+  await execute(
+    store,
+    documentDecider,
+    documentStream(documentId),
+    {
+      type: 'Receive',
+      event: {
+        type: 'DocumentSubmitted',
+        data: {
+          documentId, uuid, documentNumber: coreDocument.header.documentNumber, country: 'AE', environment: 'sandbox',
+          documentType: { base: 'tax_invoice', modifiers: [] }, source: { name: 'erp', version: '1', companyId: null },
+          format: 'new', externalId: null, destinations: ['TAX_AUTHORITY'], coreDocument, validation: {}, xml: xml ? { sha256: xml.sha256 } : null,
+        },
+      },
+    },
+    { now: clock.now(), workspaceId: options.workspaceId, actor: 'test' },
+    { artifacts: xml ? [xml] : [] },
+  );
+  const [event] = await store.readStream(documentStream(documentId), { maxCount: 1 });
+  return { documentId, uuid, event: event! };
+}
+
 describe('delivery after a crash (no service running: the delivery steps are driven by hand)', function () {
   this.timeout(30000);
   const clock = new ManualClock(new Date());
@@ -185,29 +217,7 @@ describe('delivery after a crash (no service running: the delivery steps are dri
   });
   after(async () => store.close());
 
-  async function submittedDocument(): Promise<{ documentId: string; uuid: string }> {
-    const documentId = randomUUID();
-    const uuid = randomUUID();
-    const coreDocument = uaeInvoice({ documentNumber: freshNumber('CRASH') });
-    await execute(
-      store,
-      documentDecider,
-      documentStream(documentId),
-      {
-        type: 'Receive',
-        event: {
-          type: 'DocumentSubmitted',
-          data: {
-            documentId, uuid, documentNumber: coreDocument.header.documentNumber, country: 'AE', environment: 'sandbox',
-            documentType: { base: 'tax_invoice', modifiers: [] }, source: { name: 'erp', version: '1', companyId: null },
-            format: 'new', externalId: null, destinations: ['TAX_AUTHORITY'], coreDocument, validation: {}, xml: null,
-          },
-        },
-      },
-      { now: clock.now(), workspaceId: 'ws_crash_test', actor: 'test' },
-    );
-    return { documentId, uuid };
-  }
+  const submittedDocument = () => appendSubmittedDocument(store, clock, { prefix: 'CRASH', workspaceId: 'ws_crash_test', xml: null });
 
   const sandbox = () => sandboxConnectors(testDb().knex, clock, { latencyMs: 0, finalResultAfterMs: 0 });
   const deps = (connectors: ConnectorRegistry): DeliveryDeps => ({ store, clock, connectors, policy: { maxAttempts: 3, retryBaseMs: RETRY_BASE_MS, retryMaxMs: 60_000 } });
@@ -283,32 +293,8 @@ describe('delivery without reading the document stream (the reactor event, the d
     return { store: wrapped, reads };
   }
 
-  async function submittedDocument(): Promise<{ documentId: string; uuid: string; event: RecordedEvent }> {
-    const documentId = randomUUID();
-    const uuid = randomUUID();
-    const coreDocument = uaeInvoice({ documentNumber: freshNumber('SNAP') });
-    const xml = artifactOf(Buffer.from('<Invoice/>'));
-    await execute(
-      store,
-      documentDecider,
-      documentStream(documentId),
-      {
-        type: 'Receive',
-        event: {
-          type: 'DocumentSubmitted',
-          data: {
-            documentId, uuid, documentNumber: coreDocument.header.documentNumber, country: 'AE', environment: 'sandbox',
-            documentType: { base: 'tax_invoice', modifiers: [] }, source: { name: 'erp', version: '1', companyId: null },
-            format: 'new', externalId: null, destinations: ['TAX_AUTHORITY'], coreDocument, validation: {}, xml: { sha256: xml.sha256 },
-          },
-        },
-      },
-      { now: clock.now(), workspaceId: 'ws_snapshot_test', actor: 'test' },
-      { artifacts: [xml] },
-    );
-    const [event] = await store.readStream(documentStream(documentId), { maxCount: 1 });
-    return { documentId, uuid, event: event! };
-  }
+  const submittedDocument = () =>
+    appendSubmittedDocument(store, clock, { prefix: 'SNAP', workspaceId: 'ws_snapshot_test', xml: artifactOf(Buffer.from('<Invoice/>')) });
 
   const sandbox = (finalResultAfterMs = 0) => sandboxConnectors(testDb().knex, clock, { latencyMs: 0, finalResultAfterMs });
   const deps = (s: EventStore, connectors: ConnectorRegistry): DeliveryDeps => ({ store: s, clock, connectors, policy: { maxAttempts: 3, retryBaseMs: RETRY_BASE_MS, retryMaxMs: 60_000 } });
