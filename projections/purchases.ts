@@ -1,7 +1,7 @@
 /**
  * Projects stored purchase invoices into `purchase_invoices` (the purchase list, the single
  * read's facts and the purchase counts), a batch at a time: one insert for every purchase of the
- * batch and one write of the storage clock.
+ * batch and one write of the storage clock (the statements are in readmodels/purchases.ts).
  *
  * The storage clock keeps each list's storedAt (per workspace and environment) strictly
  * increasing in the order purchases become visible: a purchase whose event storedAt is not after
@@ -15,6 +15,7 @@ import type { RecordedEvent } from '../commands/eventstore/port.js';
 import { decodeEventData } from '../domain/events/envelope.js';
 import { microsToIso } from '../domain/purchases/list-query.js';
 import { PurchaseInvoiceStored } from '../domain/purchases/purchase.js';
+import { readStoreClocks, writeStoredPurchases } from '../readmodels/purchases.js';
 import { defineProjection } from './projection.js';
 
 const micros = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
@@ -25,10 +26,7 @@ async function applyStored(trx: Knex.Transaction, events: readonly RecordedEvent
   // The storage clock of every list (workspace and environment) the batch touches, in one read.
   const scope = (workspaceId: string, environment: string) => `${workspaceId}\n${environment}`;
   const scopes = [...new Map(stored.map((d) => [scope(d.workspaceId, d.environment), [d.workspaceId, d.environment] as const])).values()];
-  const clocks = await trx('purchase_store_clock')
-    .whereIn(['workspace_id', 'environment'], scopes as unknown as string[][])
-    .select('workspace_id', 'environment', trx.raw(`(extract(epoch from last_stored_at) * 1000000)::bigint::text as us`));
-  const last = new Map<string, bigint>(clocks.map((c: { workspace_id: string; environment: string; us: string }) => [scope(c.workspace_id, c.environment), BigInt(c.us)]));
+  const last = new Map<string, bigint>((await readStoreClocks(trx, scopes)).map((c) => [scope(c.workspaceId, c.environment), c.lastStoredMicros]));
   const rows = stored.map((d) => {
     const key = scope(d.workspaceId, d.environment);
     const previous = last.get(key);
@@ -54,11 +52,11 @@ async function applyStored(trx: Knex.Transaction, events: readonly RecordedEvent
       stored_at: microsToIso(at),
     };
   });
-  await trx('purchase_invoices').insert(rows).onConflict('document_id').ignore();
-  await trx('purchase_store_clock')
-    .insert(scopes.map(([workspaceId, environment]) => ({ workspace_id: workspaceId, environment, last_stored_at: microsToIso(last.get(scope(workspaceId, environment))!) })))
-    .onConflict(['workspace_id', 'environment'])
-    .merge();
+  await writeStoredPurchases(
+    trx,
+    rows,
+    scopes.map(([workspaceId, environment]) => ({ workspaceId, environment, lastStoredAt: microsToIso(last.get(scope(workspaceId, environment))!) })),
+  );
 }
 
 export const purchasesProjection = defineProjection({

@@ -168,3 +168,27 @@ export async function purchaseCursorKey(knex: Knex): Promise<string> {
   if (!row) throw new Error('purchase_cursor_keys has no key: run the migrations');
   return row.secret as string;
 }
+
+/** The purchases projection's storage clock of each list (workspace and environment) asked for, in microseconds. */
+export async function readStoreClocks(
+  trx: Knex.Transaction,
+  scopes: readonly (readonly [workspaceId: string, environment: string])[],
+): Promise<{ workspaceId: string; environment: string; lastStoredMicros: bigint }[]> {
+  const rows: { workspace_id: string; environment: string; us: string }[] = await trx('purchase_store_clock')
+    .whereIn(['workspace_id', 'environment'], scopes as unknown as string[][])
+    .select('workspace_id', 'environment', trx.raw(`(extract(epoch from last_stored_at) * 1000000)::bigint::text as us`));
+  return rows.map((r) => ({ workspaceId: r.workspace_id, environment: r.environment, lastStoredMicros: BigInt(r.us) }));
+}
+
+/** One batch of the purchases projection: its new purchase rows, then the lists' storage clocks. */
+export async function writeStoredPurchases(
+  trx: Knex.Transaction,
+  rows: readonly Record<string, unknown>[],
+  clocks: readonly { workspaceId: string; environment: string; lastStoredAt: string }[],
+): Promise<void> {
+  await trx('purchase_invoices').insert(rows).onConflict('document_id').ignore();
+  await trx('purchase_store_clock')
+    .insert(clocks.map((c) => ({ workspace_id: c.workspaceId, environment: c.environment, last_stored_at: c.lastStoredAt })))
+    .onConflict(['workspace_id', 'environment'])
+    .merge();
+}
