@@ -97,10 +97,26 @@ export async function applyBatch(
   const relevant = events.some((e) => projection.eventTypes.has(e.type));
   if (!relevant && !options.persist) return { read: events.length, position: last, persisted: false, more };
   return knex.transaction(async (trx) => {
-    const lock = await trx.raw('select pg_try_advisory_xact_lock(hashtext(?)) as ok', [lockKey(checkpoint)]);
-    if (!lock.rows[0].ok) return 'locked' as const;
-    if (target.schema) await trx.raw(`set local search_path to "${target.schema}", public`);
-    let stored = await readCheckpoint(trx, checkpoint);
+    let stored: Position | null;
+    if (target.schema) {
+      const lock = await trx.raw('select pg_try_advisory_xact_lock(hashtext(?)) as ok', [lockKey(checkpoint)]);
+      if (!lock.rows[0].ok) return 'locked' as const;
+      await trx.raw(`set local search_path to "${target.schema}", public`);
+      stored = await readCheckpoint(trx, checkpoint);
+    } else {
+      // The lock and the checkpoint in one round trip. The statement's snapshot may predate the
+      // commit of the runner that held the lock just before: the checkpoint's compare-and-set
+      // below then fails and the batch rolls back (CheckpointMovedError), so a stale read never
+      // applies a batch twice.
+      const { rows } = await trx.raw(
+        `select pg_try_advisory_xact_lock(hashtext(?)) as ok, c.commit_position, c.prepare_position
+           from (select 1) as one left join projection_checkpoints c on c.projection = ?`,
+        [lockKey(checkpoint), checkpoint],
+      );
+      const row = rows[0] as { ok: boolean; commit_position: string | null; prepare_position: string | null };
+      if (!row.ok) return 'locked' as const;
+      stored = row.commit_position === null ? null : { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position!) };
+    }
     if (!stored) {
       await ensureCheckpoint(trx, checkpoint, projection.version);
       stored = START;
@@ -295,6 +311,9 @@ export class ProjectionRunner {
         if (signal.aborted) break;
         scanned = undefined;
         unpersistedSince = null;
+        // Another runner moved the checkpoint (an instance that held the projection before):
+        // nothing failed; read again from the stored checkpoint.
+        if (err instanceof CheckpointMovedError) continue;
         const s = this.status.get(p.name)!;
         s.lastError = err instanceof Error ? err.message : String(err);
         s.failingSince ??= new Date();
