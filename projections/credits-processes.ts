@@ -100,8 +100,18 @@ export function meteringReactor(deps: CreditProcessDeps): Reactor {
           return;
         }
         const d = decodeEventData(Finalized, event.schemaVersion, event.data);
-        const submission = await submissionOf(event.streamId);
-        if (!submission?.workspaceId || !submission.companyId) return;
+        // The settlement needs only the workspace and the environment, which the delivery records
+        // in the event's metadata: no read of the submission. Settling a document that holds no
+        // reservation (not of a Connect company, or refused) changes nothing. Events without them
+        // read the submission, as before.
+        let target: { workspaceId: string; environment: string } | null = null;
+        if (event.metadata.workspaceId && event.metadata.environment) {
+          target = { workspaceId: event.metadata.workspaceId, environment: event.metadata.environment };
+        } else {
+          const submission = await submissionOf(event.streamId);
+          if (!submission?.workspaceId || !submission.companyId) return;
+          target = { workspaceId: submission.workspaceId, environment: submission.environment };
+        }
         const how = d.outcome === 'valid' ? 'finalize' : d.errors.some((e) => e.code === DELIVERY_OUTCOME_UNKNOWN) ? 'needs_reconciliation' : 'release';
         const reason =
           how === 'finalize'
@@ -109,7 +119,7 @@ export function meteringReactor(deps: CreditProcessDeps): Reactor {
             : how === 'release'
               ? `the document ended invalid${d.errors[0] ? ` (${d.errors[0].code})` : ''}`
               : 'the delivery outcome could not be determined';
-        await settleDocumentReservation(engine, submission.workspaceId, documentId, how, reason, { ...ctx, environment: submission.environment }, { idSeed: event.id });
+        await settleDocumentReservation(engine, target.workspaceId, documentId, how, reason, { ...ctx, environment: target.environment }, { idSeed: event.id });
       });
     },
   };

@@ -72,16 +72,45 @@ describe('credits: metering of submissions', function () {
     after(async () => t.close());
 
     const ctx = () => ({ now: clock.now(), actor: 'test' });
-    async function finalize(documentId: string, outcome: 'valid' | 'invalid', errors: DocumentErrorItem[] = []) {
+    /** Finalizes by hand; `scope` puts the workspace and environment in the events' metadata, as the delivery does. */
+    async function finalize(documentId: string, outcome: 'valid' | 'invalid', errors: DocumentErrorItem[] = [], scope: { workspaceId: string; environment: string } | null = null) {
       const stream = documentStream(documentId);
-      await execute(t.service.runtime.store, documentDecider, stream, { type: 'StartDelivery', destination: 'PEPPOL' }, ctx());
+      const c = () => ({ ...ctx(), ...scope });
+      await execute(t.service.runtime.store, documentDecider, stream, { type: 'StartDelivery', destination: 'PEPPOL' }, c());
       if (outcome === 'valid') {
-        await execute(t.service.runtime.store, documentDecider, stream, { type: 'RecordDelivered', government: null, final: { outcome, government: null, errors } }, ctx());
+        await execute(t.service.runtime.store, documentDecider, stream, { type: 'RecordDelivered', government: null, final: { outcome, government: null, errors } }, c());
       } else {
         const error = errors[0] ?? { code: 'REJECTED', message: 'refused', path: [], source: 'government' as const };
-        await execute(t.service.runtime.store, documentDecider, stream, { type: 'RecordDeliveryFailed', error, retryable: false, government: null, final: { government: null, errors } }, ctx());
+        await execute(t.service.runtime.store, documentDecider, stream, { type: 'RecordDeliveryFailed', error, retryable: false, government: null, final: { government: null, errors } }, c());
       }
     }
+
+    it('settles from the workspace and environment the final event carries, without reading the submission', async () => {
+      const m = await meteredTenant(t);
+      await issue(t, m.workspaceId, 10);
+      await createCurrent(m, clock.now(), { limit: 5 });
+      const r = await m.submit();
+      expect(r.status, r.text).to.equal(200);
+      const documentId: string = r.json.documentId;
+      await waitFor(() => m.ledger('&eventType=reservation.created'), (items) => items.length === 1, 'the reservation');
+      // Every read of the document's first event (how the reactor found the submission before).
+      const store = t.service.runtime.store;
+      const readStream = store.readStream.bind(store);
+      const firstEventReads: string[] = [];
+      store.readStream = (streamId, options) => {
+        if (streamId === documentStream(documentId) && options?.maxCount === 1) firstEventReads.push(streamId);
+        return readStream(streamId, options);
+      };
+      try {
+        await finalize(documentId, 'valid', [], { workspaceId: m.workspaceId, environment: 'sandbox' });
+        const settled = await waitFor(() => m.ledger('&eventType=consumption.finalized'), (items) => items.length === 1, 'the consumption');
+        expect(settled[0]).to.include({ documentId, environment: 'sandbox' });
+      } finally {
+        store.readStream = readStream;
+      }
+      expect(firstEventReads).to.deep.equal([]);
+      expect(await m.state()).to.include({ usage: 1, reserved: 0, available: 4 });
+    });
 
     it('reserves on submission, finalizes on a valid result, releases on an invalid one, marks an unknown outcome for reconciliation', async () => {
       const m = await meteredTenant(t);
