@@ -4,6 +4,7 @@
  */
 import { recordAppend, recordGroupCommitBatch } from '../../platform/metrics.js';
 import { EventEmitter } from 'node:events';
+import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import { decodeMetadata } from '../../domain/events/envelope.js';
 import { catchUpSubscription } from './catch-up-subscription.js';
@@ -104,6 +105,13 @@ const NOTIFY_COALESCE_MS = 5;
  */
 const MAX_BATCH_BYTES = 1024 * 1024;
 
+/**
+ * Artifacts this store appended lately, kept by hash up to this many bytes: content-addressed and
+ * immutable, so a kept one is never stale. Delivery reads the XML its submission stored moments
+ * before: served from here, it costs no round trip and no transfer.
+ */
+const RECENT_ARTIFACT_BYTES = 16 * 1024 * 1024;
+
 /** Read-ahead (see readAll): only for pages this large, and at most this many pages waiting to be used. */
 const READ_AHEAD_MIN_PAGE = 100;
 const MAX_READ_AHEADS = 8;
@@ -173,6 +181,7 @@ export class PostgresEventStore implements EventStore {
   private readonly pending: PendingAppend[] = [];
   private readonly readAhead = new Map<string, Promise<Page>>();
   private inFlightBatches = 0;
+  private readonly recentArtifacts = new LRUCache<string, Buffer>({ maxSize: RECENT_ARTIFACT_BYTES, sizeCalculation: (content) => Math.max(1, content.length) });
   /** Running average size of an event's data and metadata (JSON text), to size the steps of byte-bounded reads. */
   private averageEventBytes = 2048;
 
@@ -205,7 +214,13 @@ export class PostgresEventStore implements EventStore {
     const bytes = payload.length + artifacts.reduce((n, a) => n + a.content.length, 0);
     const append: PendingAppend = { streamId, ids: events.map((e) => e.id), expected, expectedText: expectedToText(expected), payload, artifacts, bytes, resolve: null!, reject: null! };
     const started = performance.now();
-    const timed = (result: Promise<AppendResult>) => result.finally(() => recordAppend('postgres', (performance.now() - started) / 1000));
+    const timed = (result: Promise<AppendResult>) =>
+      result
+        .then((r) => {
+          if (!r.replayed) this.rememberArtifacts(artifacts);
+          return r;
+        })
+        .finally(() => recordAppend('postgres', (performance.now() - started) / 1000));
     if (this.maxBatchedAppends <= 1) return timed(this.appendOne(append));
     return timed(
       new Promise<AppendResult>((resolve, reject) => {
@@ -246,6 +261,7 @@ export class PostgresEventStore implements EventStore {
       );
       this.appended.emit('append');
       this.notifyOtherProcesses();
+      this.rememberArtifacts(artifacts);
       const results: AppendResult[] = new Array(parts.length);
       for (const row of rows) {
         results[row.item] = { nextExpectedRevision: BigInt(row.last_revision), position: { commit: BigInt(row.tx), prepare: BigInt(row.last_position) }, replayed: false };
@@ -390,13 +406,24 @@ export class PostgresEventStore implements EventStore {
     }));
   }
 
+  /** Keeps the artifacts of a written append (only then are they known to be stored). */
+  private rememberArtifacts(artifacts: readonly Artifact[]): void {
+    for (const a of artifacts) this.recentArtifacts.set(a.sha256, a.content);
+  }
+
   async readArtifacts(sha256s: readonly string[]): Promise<Map<string, Buffer>> {
     const found = new Map<string, Buffer>();
-    if (sha256s.length === 0) return found;
+    const missing: string[] = [];
+    for (const hash of new Set(sha256s)) {
+      const kept = this.recentArtifacts.get(hash);
+      if (kept) found.set(hash, kept);
+      else missing.push(hash);
+    }
+    if (missing.length === 0) return found;
     const { rows } = await this.pool.query<{ hash: string; content: Buffer }>({
       name: 'es_read_artifacts',
       text: 'select hash, content from es_artifacts where hash = any($1::text[])',
-      values: [[...new Set(sha256s)]],
+      values: [missing],
     });
     for (const row of rows) found.set(row.hash, row.content);
     return found;

@@ -151,3 +151,41 @@ describe('PostgreSQL event store: the artifact table', () => {
     expect(Buffer.compare(row.content, artifact.content)).to.equal(0);
   });
 });
+
+describe('PostgreSQL event store: artifacts it appended lately', () => {
+  it('serves an artifact it has just written without a query; another store reads it from the table', async () => {
+    const store = await PostgresEventStore.connect(testDb().url, { poolSize: 4 });
+    const other = await PostgresEventStore.connect(testDb().url, { poolSize: 4 });
+    try {
+      const written = artifactOf(Buffer.from(`<Invoice>${randomUUID()}</Invoice>`));
+      const event = (id = randomUUID()) => ({ id, type: 'ArtifactNamed', schemaVersion: 1, data: { sha256: written.sha256 }, metadata: { correlationId: id, causationId: null, occurredAt: new Date().toISOString() } });
+      const stream = `artifacts-${randomUUID()}`;
+      const first = event();
+      await store.append(stream, [first], 'no_stream', { artifacts: [written] });
+      // Count the statements each store sends from here on.
+      const sent = (s: PostgresEventStore) => {
+        const pool = (s as unknown as { pool: { query: (...args: unknown[]) => unknown } }).pool;
+        const query = pool.query.bind(pool);
+        const counter = { n: 0 };
+        pool.query = (...args: unknown[]) => {
+          counter.n++;
+          return query(...args);
+        };
+        return counter;
+      };
+      const mine = sent(store);
+      const theirs = sent(other);
+      const here = await store.readArtifacts([written.sha256]);
+      expect(Buffer.compare(here.get(written.sha256)!, written.content)).to.equal(0);
+      expect(mine.n).to.equal(0);
+      // Another process (another store) reads it from the table.
+      const there = await other.readArtifacts([written.sha256]);
+      expect(Buffer.compare(there.get(written.sha256)!, written.content)).to.equal(0);
+      expect(theirs.n).to.equal(1);
+
+    } finally {
+      await store.close();
+      await other.close();
+    }
+  });
+});
