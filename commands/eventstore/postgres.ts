@@ -96,6 +96,21 @@ function expectedToText(expected: ExpectedRevision): string {
 }
 
 const NOTIFY_COALESCE_MS = 5;
+
+/** The application name of every store's LISTEN session, by which a store finds the others. */
+const LISTEN_APPLICATION_NAME = 'einvoicing-eventstore-listen';
+/** How long "no other session listens" is trusted before a NOTIFY asks again. */
+const LISTENERS_RECHECK_MS = 1000;
+/**
+ * NOTIFY only when another session of this database may listen ($1: the listeners' application
+ * name, $2: this store's own listening backend, 0 without one): a listener of any store, or a
+ * session whose details PostgreSQL hides from this role (another role's: counted, to be safe).
+ */
+export const NOTIFY_IF_LISTENED_SQL = `select case when exists (
+    select 1 from pg_stat_activity a
+     where a.pid <> $2 and a.pid <> pg_backend_pid() and a.datname = current_database()
+       and (a.application_name = $1 or a.backend_type is null)
+  ) then (select true from pg_notify('${APPEND_CHANNEL}', '')) else false end as notified`;
 /**
  * Upper bound of the events' JSON in one group-commit batch (one append alone may be larger). One
  * batch runs in one PostgreSQL backend, on one core: large events (a submitted document carries
@@ -178,6 +193,10 @@ export class PostgresEventStore implements EventStore {
   private listenerStarting: Promise<void> | null = null;
   private closed = false;
   private notifyTimer: NodeJS.Timeout | null = null;
+  /** Until when (performance.now()) no other session listens, as last asked. */
+  private aloneUntil = 0;
+  /** The backend of this store's LISTEN session (not another process's listener). */
+  private listenerPid = 0;
   private readonly pending: PendingAppend[] = [];
   private readonly readAhead = new Map<string, Promise<Page>>();
   private inFlightBatches = 0;
@@ -559,14 +578,22 @@ export class PostgresEventStore implements EventStore {
 
   /**
    * Wakes subscribers in other processes: one NOTIFY per burst of appends, sent after the
-   * commit (NOTIFY inside the append would serialise every commit on PostgreSQL's notify lock).
+   * commit (NOTIFY inside the append would serialise every commit on PostgreSQL's notify lock),
+   * and only while another session may be listening. The statement asks first (see
+   * NOTIFY_IF_LISTENED_SQL); when nobody else listens, the next LISTENERS_RECHECK_MS of appends
+   * send nothing. A process that starts listening meanwhile is woken by its own poll until then.
    */
   private notifyOtherProcesses(): void {
-    if (this.notifyTimer || this.closed) return;
+    if (this.notifyTimer || this.closed || performance.now() < this.aloneUntil) return;
     this.notifyTimer = setTimeout(() => {
       this.notifyTimer = null;
       if (this.closed) return;
-      this.pool.query(`select pg_notify('${APPEND_CHANNEL}', '')`).catch(() => {});
+      this.pool
+        .query<{ notified: boolean }>({ name: 'es_notify_if_listened', text: NOTIFY_IF_LISTENED_SQL, values: [LISTEN_APPLICATION_NAME, this.listener ? this.listenerPid : 0] })
+        .then(({ rows }) => {
+          if (!rows[0]?.notified) this.aloneUntil = performance.now() + LISTENERS_RECHECK_MS;
+        })
+        .catch(() => {});
     }, NOTIFY_COALESCE_MS);
   }
 
@@ -574,7 +601,7 @@ export class PostgresEventStore implements EventStore {
   private ensureListener(): Promise<void> {
     if (this.listener || this.closed) return Promise.resolve();
     this.listenerStarting ??= (async () => {
-      const client = new pg.Client({ connectionString: this.url, application_name: 'einvoicing-eventstore-listen' });
+      const client = new pg.Client({ connectionString: this.url, application_name: LISTEN_APPLICATION_NAME });
       try {
         await client.connect();
         client.on('notification', () => this.appended.emit('append'));
@@ -583,6 +610,8 @@ export class PostgresEventStore implements EventStore {
           void client.end().catch(() => {});
         });
         await client.query(`listen ${APPEND_CHANNEL}`);
+        const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
+        this.listenerPid = rows[0]?.pid ?? 0;
         if (this.closed) await client.end();
         else this.listener = client;
       } catch {

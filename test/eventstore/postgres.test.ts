@@ -189,3 +189,51 @@ describe('PostgreSQL event store: artifacts it appended lately', () => {
     }
   });
 });
+
+describe('PostgreSQL event store: waking other processes', () => {
+  /** Counts the statements of one name a store sends from here on. */
+  function counting(store: PostgresEventStore, name: string) {
+    const pool = (store as unknown as { pool: { query: (config: unknown, ...rest: unknown[]) => unknown } }).pool;
+    const query = pool.query.bind(pool);
+    const counter = { n: 0 };
+    pool.query = (config: unknown, ...rest: unknown[]) => {
+      if ((config as { name?: string })?.name === name) counter.n++;
+      return query(config, ...rest);
+    };
+    return counter;
+  }
+
+  it('notifies a store listening in another session, which wakes at once', async () => {
+    const writer = await PostgresEventStore.connect(testDb().url, { poolSize: 4 });
+    const reader = await PostgresEventStore.connect(testDb().url, { poolSize: 4 });
+    try {
+      await reader.waitForAppends(50); // starts its LISTEN session
+      const started = Date.now();
+      const woken = reader.waitForAppends(20_000);
+      await writer.append(`wake-${randomUUID()}`, [newEvent('Woken', {})], 'no_stream');
+      await woken;
+      expect(Date.now() - started).to.be.below(10_000); // the notification, not the 20 s time-out
+    } finally {
+      await writer.close();
+      await reader.close();
+    }
+  });
+
+  it('asks at most once a second while no other session listens, and then sends no NOTIFY', async () => {
+    const alone = await PostgresEventStore.connect(testDb().url, { poolSize: 4 });
+    try {
+      await alone.waitForAppends(50); // its own LISTEN session does not count as another
+      const asked = counting(alone, 'es_notify_if_listened');
+      const started = Date.now();
+      for (let i = 0; i < 40; i++) {
+        await alone.append(`alone-${randomUUID()}`, [newEvent('Alone', {})], 'no_stream');
+        await new Promise((r) => setTimeout(r, 10)); // past the 5 ms coalescing of each burst
+      }
+      const seconds = (Date.now() - started) / 1000;
+      expect(asked.n).to.be.at.least(1);
+      expect(asked.n).to.be.at.most(Math.ceil(seconds) + 1);
+    } finally {
+      await alone.close();
+    }
+  });
+});
