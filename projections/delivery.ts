@@ -9,13 +9,22 @@ import { DocumentSubmitted } from '../domain/document/document.js';
 import { dueDeliveryRetries, dueFinalResults } from '../readmodels/sales-documents.js';
 import type { Reactor, Worker } from './reactor.js';
 
+/**
+ * How old (by the wall clock, as the log records it) a DocumentSubmitted event may be for the
+ * reactor to deliver from the event alone. Reactions follow their events within milliseconds;
+ * an older event is one the reactor replays (a restart, a rebuild), whose document has usually
+ * been delivered since: it is decided from the stream, one read instead of an append that fails.
+ */
+export const DELIVER_FROM_EVENT_WITHIN_MS = 10_000;
+
 export function deliveryReactor(deps: DeliveryDeps, concurrency: number): Reactor {
   return {
     name: 'delivery',
     eventTypes: new Set([DocumentSubmitted.type]),
     concurrency,
     async react(event) {
-      await deliverDocument(deps, event.streamId.slice('document-'.length), event);
+      const replayed = Date.now() - event.recordedAt.getTime() > DELIVER_FROM_EVENT_WITHIN_MS;
+      await deliverDocument(deps, event.streamId.slice('document-'.length), event, { fromStream: replayed });
     },
   };
 }

@@ -310,9 +310,12 @@ async function record(
 /**
  * Runs one delivery attempt of a document if one is due; safe to call any number of times.
  * `submittedEvent`: the document's DocumentSubmitted event, when the caller has it already.
+ * `fromStream`: decide from the document's stream at once rather than first trying the view the
+ * event gives (a document submitted long ago has usually moved on: the view's first append would
+ * only fail on its revision).
  */
-export async function deliverDocument(deps: DeliveryDeps, documentId: string, submittedEvent?: RecordedEvent): Promise<DeliveryOutcome> {
-  const view = submittedEvent ? fromSubmittedEvent(deps, submittedEvent) : await fromSnapshot(deps, documentId);
+export async function deliverDocument(deps: DeliveryDeps, documentId: string, submittedEvent?: RecordedEvent, options: { fromStream?: boolean } = {}): Promise<DeliveryOutcome> {
+  const view = options.fromStream ? null : submittedEvent ? fromSubmittedEvent(deps, submittedEvent) : await fromSnapshot(deps, documentId);
   if (view) {
     try {
       return await attemptDelivery(deps, view);

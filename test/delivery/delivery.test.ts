@@ -4,6 +4,7 @@ import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
 import { execute } from '../../commands/execute.js';
 import { documentDecider, documentStream } from '../../domain/document/document.js';
 import { completeFinalResult, deliverDocument, type DeliveryDeps } from '../../commands/delivery/deliver.js';
+import { DELIVER_FROM_EVENT_WITHIN_MS, deliveryReactor } from '../../projections/delivery.js';
 import { artifactOf, type Artifact, type EventStore, type ReadStreamOptions, type RecordedEvent } from '../../commands/eventstore/port.js';
 import { deliverySnapshotStream } from '../../domain/delivery/snapshot.js';
 import type { ConnectorRegistry } from '../../commands/delivery/connector.js';
@@ -275,9 +276,10 @@ describe('delivery without reading the document stream (the reactor event, the d
   });
   after(async () => store.close());
 
-  /** The real store, with every readStream call noted (stream and options). */
-  function counted(): { store: EventStore; reads: { streamId: string; options: ReadStreamOptions | undefined }[] } {
+  /** The real store, with every readStream call noted (stream and options), and the number of appends. */
+  function counted(): { store: EventStore; reads: { streamId: string; options: ReadStreamOptions | undefined }[]; appends: { n: number } } {
     const reads: { streamId: string; options: ReadStreamOptions | undefined }[] = [];
+    const appends = { n: 0 };
     const wrapped = new Proxy(store, {
       get(target, prop, receiver) {
         if (prop === 'readStream') {
@@ -287,10 +289,16 @@ describe('delivery without reading the document stream (the reactor event, the d
           };
         }
         const value = Reflect.get(target, prop, receiver);
+        if (prop === 'append' || prop === 'appendMulti') {
+          return (...args: unknown[]) => {
+            appends.n++;
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
         return typeof value === 'function' ? value.bind(target) : value;
       },
     }) as EventStore;
-    return { store: wrapped, reads };
+    return { store: wrapped, reads, appends };
   }
 
   const submittedDocument = () =>
@@ -332,6 +340,23 @@ describe('delivery without reading the document stream (the reactor event, the d
     // The same event again (a replay after a crash): the start's revision is taken, the stream is read, nothing more happens.
     expect(await deliverDocument(deps(store, sandbox()), documentId, event)).to.equal('skipped');
     expect(await types(documentId)).to.have.length(4);
+  });
+
+  it('the reactor replaying an old DocumentSubmitted (after a restart) decides from the stream: one read, no append', async () => {
+    const { documentId, event } = await submittedDocument();
+    expect(await deliverDocument(deps(store, sandbox()), documentId, event)).to.equal('final');
+    const before = await types(documentId);
+    const c = counted();
+    const old: RecordedEvent = { ...event, recordedAt: new Date(Date.now() - 10 * DELIVER_FROM_EVENT_WITHIN_MS) };
+    await deliveryReactor(deps(c.store, sandbox()), 1).react(old);
+    expect(c.appends.n).to.equal(0);
+    expect(documentReads(c.reads, documentId)).to.have.length(1);
+    expect(await types(documentId)).to.deep.equal(before);
+    // The same event, just appended: the reactor tries the event's view first (its append is refused as stale).
+    const fresh = counted();
+    await deliveryReactor(deps(fresh.store, sandbox()), 1).react({ ...event, recordedAt: new Date() });
+    expect(fresh.appends.n).to.equal(1);
+    expect(await types(documentId)).to.deep.equal(before);
   });
 
   it('two reactions to the same event at once start one attempt and end once', async () => {
