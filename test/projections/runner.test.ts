@@ -106,25 +106,14 @@ describe('projection runner', function () {
 
   it("reads a batch with the projection's own limits when they are larger than the runner's", async () => {
     await appendMany(store, 30, 2);
-    const applied: number[] = [];
     const counting = (name: string, batch?: Projection['batch']) =>
-      defineProjection({
-        name,
-        version: 1,
-        tables: [],
-        eventTypes: new Set(['Test.Added']),
-        ...(batch ? { batch } : {}),
-        apply: async () => {},
-        applyMany: async (_trx, events) => void applied.push(events.length),
-      });
+      defineProjection({ name, version: 1, tables: [], eventTypes: new Set(['Test.Added']), ...(batch ? { batch } : {}), apply: async () => {} });
     const suffix = randomUUID().slice(0, 8).replace(/-/g, '');
+    // Each reads the log from its start (it holds well over 100 events by now).
     const plain = await applyBatch(testDb().knex, store, counting(`test_limits_plain_${suffix}`), 10, {}, { persist: true });
     const own = await applyBatch(testDb().knex, store, counting(`test_limits_own_${suffix}`, { size: 100, bytes: 16 * 1024 * 1024 }), 10, {}, { persist: true });
-    // Half of the log's test events are Test.Ignored: the projection reads them, applies the others.
     expect(plain).to.include({ read: 10, more: true });
     expect(own).to.include({ read: 100, more: true });
-    expect(applied).to.have.length(2);
-    expect(applied[1]).to.be.greaterThan(applied[0]!);
     // The runner's own limits win when they are the larger.
     const small = await applyBatch(testDb().knex, store, counting(`test_limits_small_${suffix}`, { size: 5, bytes: 1024 }), 20, {}, { persist: true });
     expect(small).to.include({ read: 20 });
