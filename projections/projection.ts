@@ -16,6 +16,13 @@ export interface Projection {
   readonly tables: readonly string[];
   /** Event types the projection reads; the others only move its checkpoint. */
   readonly eventTypes: ReadonlySet<string>;
+  /**
+   * Smallest batch limits this projection is read with: a projection with a high fixed cost
+   * per batch (a search engine's refresh) reads this much at once while it catches up. The
+   * runner and the rebuild use the larger of these and their own limits. A live projection
+   * following the log reads whatever is new, so this only changes how a backlog is cut.
+   */
+  readonly batch?: BatchLimits;
   apply(trx: Knex.Transaction, event: RecordedEvent): Promise<void>;
   /**
    * Applies several events at once (they are already filtered by eventTypes and in order);
@@ -30,6 +37,18 @@ export interface Projection {
    * the projection's lock keeps the live runner out; `abandon` drops the copy if the rebuild fails.
    */
   beginRebuild?(): Promise<ProjectionRebuild>;
+}
+
+export interface BatchLimits {
+  /** Events a batch. */
+  readonly size: number;
+  /** Bytes of events (data and metadata as JSON text) a batch. */
+  readonly bytes: number;
+}
+
+/** The limits a batch of `projection` is read with: the larger of its own and the caller's. */
+export function batchLimits(projection: Pick<Projection, 'batch'>, size: number, bytes: number): BatchLimits {
+  return { size: Math.max(size, projection.batch?.size ?? 0), bytes: Math.max(bytes, projection.batch?.bytes ?? 0) };
 }
 
 export interface ProjectionRebuild {

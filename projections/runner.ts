@@ -11,7 +11,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { comparePositions, pageMayContinue, START, type EventStore, type Position, type RecordedEvent } from '../commands/eventstore/port.js';
 import { wakeSource } from '../commands/eventstore/catch-up-subscription.js';
 import { LogTail } from './log-tail.js';
-import type { Projection } from './projection.js';
+import { batchLimits, type Projection } from './projection.js';
 
 /** How long a position read past events a projection ignores may stay in memory only. */
 const PERSIST_IDLE_POSITION_MS = 1000;
@@ -78,8 +78,8 @@ export interface BatchResult {
 }
 
 /**
- * Reads at most `batchSize` events after `scannedTo` (default: the stored checkpoint) and
- * applies those the projection reads, atomically with its checkpoint, under the projection's
+ * Reads at most `batchSize` events (or the projection's own larger `batch` limits) after
+ * `scannedTo` (default: the stored checkpoint) and applies those the projection reads, atomically with its checkpoint, under the projection's
  * advisory lock. A batch with nothing to apply opens no transaction unless `persist` asks for
  * the position to be stored: replaying events a projection ignores changes nothing, so the
  * position may run ahead of the stored checkpoint in memory.
@@ -94,8 +94,9 @@ export async function applyBatch(
 ): Promise<BatchResult | 'locked'> {
   const checkpoint = target.checkpoint ?? projection.name;
   const from = options.scannedTo ?? (await readCheckpoint(knex, checkpoint)) ?? START;
-  const events = await log.readAll(from, batchSize, { maxBytes: target.maxBytes ?? DEFAULT_BATCH_BYTES });
-  const more = pageMayContinue(events, batchSize);
+  const limits = batchLimits(projection, batchSize, target.maxBytes ?? DEFAULT_BATCH_BYTES);
+  const events = await log.readAll(from, limits.size, { maxBytes: limits.bytes });
+  const more = pageMayContinue(events, limits.size);
   const last = events.length > 0 ? events[events.length - 1]!.position : from;
   const relevant = events.some((e) => projection.eventTypes.has(e.type));
   if (!relevant && !options.persist) return { read: events.length, position: last, persisted: false, more };

@@ -10,10 +10,10 @@ import { DocumentRejected, DocumentSubmitted, Finalized, TRANSITIONS, documentDe
 import { decodeEventData } from '../domain/events/envelope.js';
 import { indexedSalesDocument, type SalesDocumentFacts } from '../domain/query/indexed-document.js';
 import type { IndexedDocument } from '../readmodels/search/port.js';
+import { readSalesFacts, SALES_FACTS_TABLE, writeSalesFacts } from '../readmodels/search/sales-facts.js';
 import type { SearchSource, SourceChanges } from './search-source.js';
 
 const STREAM_PREFIX = 'document-';
-const TABLE = 'search_sales_facts';
 
 interface Known {
   facts: SalesDocumentFacts;
@@ -48,15 +48,12 @@ function nextState(state: DocumentState, event: RecordedEvent): DocumentState | 
 export const salesSearchSource: SearchSource = {
   name: 'sales',
   eventTypes: new Set(Object.keys(documentDecider.events)),
-  tables: [TABLE],
+  tables: [SALES_FACTS_TABLE],
   async apply(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<SourceChanges> {
     const documents = events.filter((e) => e.streamId.startsWith(STREAM_PREFIX));
     const ids = [...new Set(documents.map((e) => e.streamId.slice(STREAM_PREFIX.length)))];
     const known = new Map<string, Known>();
-    if (ids.length > 0) {
-      const rows = await trx(TABLE).whereIn('document_id', ids).select('document_id', 'revision', 'facts');
-      for (const r of rows) known.set(r.document_id, { facts: r.facts, revision: BigInt(r.revision), changed: false });
-    }
+    for (const r of await readSalesFacts<SalesDocumentFacts>(trx, ids)) known.set(r.documentId, { facts: r.facts, revision: r.revision, changed: false });
     for (const event of documents) {
       const id = event.streamId.slice(STREAM_PREFIX.length);
       const k = known.get(id);
@@ -74,19 +71,10 @@ export const salesSearchSource: SearchSource = {
     const changed = [...known.values()].filter((k) => k.changed);
     if (changed.length === 0) return { documents: [], written: Promise.resolve() };
     // Not awaited here: the projection awaits it beside the index write.
-    const written = trx(TABLE)
-      .insert(
-        changed.map((k) => ({
-          document_id: k.facts.documentId,
-          workspace_id: k.facts.workspaceId,
-          environment: k.facts.environment,
-          revision: k.revision.toString(),
-          facts: JSON.stringify(k.facts),
-        })),
-      )
-      .onConflict('document_id')
-      .merge(['revision', 'facts', 'workspace_id', 'environment'])
-      .then(() => undefined);
+    const written = writeSalesFacts(
+      trx,
+      changed.map((k) => ({ documentId: k.facts.documentId, workspaceId: k.facts.workspaceId, environment: k.facts.environment, revision: k.revision, facts: k.facts })),
+    );
     const indexed = changed.map((k): IndexedDocument => {
       const { type, document } = indexedSalesDocument(k.facts);
       return { workspaceId: k.facts.workspaceId, environment: k.facts.environment, type, documentId: k.facts.documentId, version: k.revision, document };

@@ -6,9 +6,11 @@
  *    events they leave in the log (bench-query-events.ts: submissions or rejections and the
  *    delivery's state changes; stored purchases), one append per document;
  * 2. indexing through the search projection: per engine, the `search` projection catches up
- *    from the start of that log in the runner's batches (PROJECTION_BATCH_SIZE events, 500 by
- *    default; each batch one transaction with its checkpoint, the index write acknowledged
- *    before the commit), exactly as the service's runner applies it: documents/s and events/s;
+ *    from the start of that log in the runner's batches (the larger of PROJECTION_BATCH_SIZE /
+ *    PROJECTION_BATCH_BYTES and the projection's own catch-up batch, SEARCH_BATCH: 5,000 events
+ *    or 16 MB; each batch one transaction with its checkpoint, the index write acknowledged and
+ *    searchable before the commit), exactly as the service's runner applies it: documents/s and
+ *    events/s;
  * 3. the query mix of the issue — a date range + status filter, a seller-name search, a
  *    document-number search, an amount range sorted by amount, paging to page 50 — on random
  *    workspaces, at 1 and 16 concurrent clients: queries/s and p50/p95/p99 per engine (and per
@@ -38,12 +40,13 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { Knex } from 'knex';
 import { comparePositions, type EventStore, type Position } from '../commands/eventstore/port.js';
 import { openRuntime, type Runtime } from '../commands/runtime.js';
-import { searchProjection, SEARCH_PROJECTION } from '../projections/search.js';
-import { applyBatch, ProjectionRunner } from '../projections/runner.js';
+import { searchProjection, SEARCH_BATCH, SEARCH_PROJECTION } from '../projections/search.js';
+import { batchLimits } from '../projections/projection.js';
+import { applyBatch, DEFAULT_BATCH_BYTES, ProjectionRunner } from '../projections/runner.js';
 import { ElasticsearchSearchIndex } from '../readmodels/search/elasticsearch.js';
 import type { SearchIndex } from '../readmodels/search/port.js';
 import { PostgresSearchIndex, SEARCH_TABLE } from '../readmodels/search/postgres.js';
-import { fmtInt, fmtMs, openFreshBenchDatabase, percentile, positiveInt, renderTable, reportProblems, runBenchmark } from './bench-support.js';
+import { fmtBytes, fmtInt, fmtMs, openFreshBenchDatabase, percentile, positiveInt, renderTable, reportProblems, runBenchmark } from './bench-support.js';
 import { clusterHealth, startNode, stopNode } from './search-node.js';
 import { KINDS, mixQuery, rng, type Kind } from './bench-query-documents.js';
 import { documentEvents } from './bench-query-events.js';
@@ -62,7 +65,7 @@ const program = new Command()
   .description('Benchmark the search index: indexing documents/s through the search projection, the invoice query mix at 1 and 16 clients, and the projection lag under a submit load, per engine.')
   .option('--documents <n>', 'documents to index', positiveInt(10_000_000), 1_000_000)
   .option('--workspaces <n>', 'workspaces the documents spread over', positiveInt(100_000), 100)
-  .option('--batch-size <n>', 'events per projection batch (the runner batch)', positiveInt(100_000), Number(process.env.PROJECTION_BATCH_SIZE || 500))
+  .option('--batch-size <n>', "the runner's events per projection batch (the search projection reads at least its own catch-up batch)", positiveInt(100_000), Number(process.env.PROJECTION_BATCH_SIZE || 500))
   .option('--queries <n>', 'timed queries per concurrency level', positiveInt(1_000_000), 500)
   .option('--lag-rate <n>', 'submissions per second during the lag measurement', positiveInt(10_000), 100)
   .option('--lag-seconds <n>', 'how long the submit load of the lag measurement runs', positiveInt(3600), 30)
@@ -82,6 +85,9 @@ const opts = program.opts<{ documents: number; workspaces: number; batchSize: nu
 
 const problems: string[] = [];
 const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' / ');
+/** The batches the search projection is read in: the larger of the runner's and its own. */
+const batch = batchLimits({ batch: SEARCH_BATCH }, opts.batchSize, DEFAULT_BATCH_BYTES);
+const batchText = `up to ${fmtInt(batch.size)} events or ${fmtBytes(batch.bytes)} a batch`;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -151,7 +157,7 @@ async function indexThroughProjection(engine: Engine, index: SearchIndex, knex: 
       lastReport = now;
       console.log(`  ${engine}: ${fmtInt(events)} events applied, ${fmtInt(events / ((now - started) / 1000))} events/s (load ${load()})`);
     }
-    if (result.read < opts.batchSize) break;
+    if (!result.more) break;
   }
   const seconds = (performance.now() - started) / 1000;
   return { projection, seconds, events };
@@ -241,7 +247,7 @@ async function measureLag(engine: Engine, index: SearchIndex, knex: Knex, store:
 }
 
 async function benchEngine(engine: Engine, index: SearchIndex, knex: Knex, store: EventStore, prepare: () => Promise<void>, count: () => Promise<number>): Promise<EngineResult> {
-  console.log(`\n${engine}: the search projection indexes ${fmtInt(opts.documents)} documents from the log, ${opts.batchSize} events a batch (load ${load()})`);
+  console.log(`\n${engine}: the search projection indexes ${fmtInt(opts.documents)} documents from the log, ${batchText} (load ${load()})`);
   const { seconds, events } = await indexThroughProjection(engine, index, knex, store);
   const indexLoad = load();
   const docsPerSecond = opts.documents / seconds;
@@ -260,7 +266,7 @@ async function benchEngine(engine: Engine, index: SearchIndex, knex: Knex, store
 async function main(): Promise<void> {
   const startedAt = Date.now();
   console.log(
-    `bench:query — ${fmtInt(opts.documents)} documents over ${opts.workspaces} workspaces, ${opts.batchSize} events a projection batch, ${opts.queries} queries per level, ` +
+    `bench:query — ${fmtInt(opts.documents)} documents over ${opts.workspaces} workspaces, search projection batches of ${batchText}, ${opts.queries} queries per level, ` +
       `lag at ${opts.lagRate} submissions/s for ${opts.lagSeconds} s; engines: ${opts.engines.join(', ')}; ${os.cpus().length} CPUs, load average ${load()}`,
   );
   const fresh = await openFreshBenchDatabase({ prefix: 'bench_query', startedAt, pgDir: BENCH_PG_DIR, pgPort: process.env.BENCH_QUERY_PG_PORT || BENCH_PG_PORT });

@@ -16,9 +16,11 @@
  * - Writes are one bulk request per batch with external versioning (`version`): a write
  *   whose version is not above the stored one is refused by Elasticsearch as a version
  *   conflict, which is expected and ignored; any other failed item fails the batch. A batch
- *   whose body exceeds `bulk.maxBytes` (5 MB) is cut into several requests that run side by
- *   side (`bulk.concurrency`, 2); the write resolves only once every one is acknowledged, so
- *   the projection's checkpoint still commits after the whole batch is in the index.
+ *   whose body exceeds `bulk.maxBytes` (5 MB) is cut into several requests, each sent as soon
+ *   as it is serialized (the engine indexes one while the next is built), at most
+ *   `bulk.concurrency` (2) in flight; the write resolves only once every one is acknowledged,
+ *   so the projection's checkpoint still commits after the whole batch is in the index. The
+ *   answers are cut down (`filter_path`) to each item's id, status and error.
  * - Read-your-writes: a batch's write is answered only once its documents are searchable: a
  *   single bulk request is sent with `refresh: true`; several are sent without and followed by
  *   one refresh of the indices they wrote (`wait_for` would wait for the next scheduled
@@ -163,6 +165,13 @@ function latestPerDocument(documents: readonly IndexedDocument[]): IndexedDocume
   return [...latest.values()];
 }
 
+/**
+ * What a bulk answer is cut down to: whether any item failed and, of the items, only their
+ * `_id`, `status` and `error` (the engine otherwise answers each document's index, version,
+ * shard counts and sequence numbers, which are never read).
+ */
+const BULK_RESPONSE_FILTER = ['errors', 'items.*._id', 'items.*.status', 'items.*.error'];
+
 export class ElasticsearchWriteError extends Error {
   override readonly name = 'ElasticsearchWriteError';
 }
@@ -199,52 +208,62 @@ class IndexSet implements SearchIndex {
     const latest = latestPerDocument(documents);
     if (latest.length === 0) return;
     await this.ready();
-    // Serialized here so the requests can be sized by bytes (the client sends strings as they are).
-    const requests: { lines: string[]; documents: number }[] = [];
-    let current: { lines: string[]; documents: number } = { lines: [], documents: 0 };
-    let bytes = 0;
-    const touched = new Set<string>();
     for (const d of latest) {
       if (d.version < 0n || d.version > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`version ${d.version} of ${d.documentId} is out of range`);
+    }
+    // Serialized here so the requests can be sized by bytes (the client sends strings as they
+    // are). Each request is sent as soon as it is full, so the engine indexes it while the next
+    // one is serialized; at most `concurrency` are in flight.
+    const touched = new Set<string>();
+    const failures: estypes.BulkResponseItem[] = [];
+    const inFlight = new Set<Promise<void>>();
+    let sent = 0;
+    let failed: unknown = null;
+    const send = (lines: string[], refresh: boolean) => {
+      sent++;
+      const request = this.client
+        .bulk({ operations: lines, refresh, filter_path: BULK_RESPONSE_FILTER })
+        .then((res) => {
+          if (!res.errors) return;
+          for (const item of res.items) {
+            const r = item.index!;
+            if (r.error && !(r.status === 409 && r.error.type === 'version_conflict_engine_exception')) failures.push(r);
+          }
+        })
+        .catch((err: unknown) => void (failed ??= err))
+        .finally(() => inFlight.delete(request));
+      inFlight.add(request);
+    };
+    let lines: string[] = [];
+    let bytes = 0;
+    for (const d of latest) {
       const index = this.names[d.type];
       touched.add(index);
       const action = JSON.stringify({ index: { _index: index, _id: elasticId(d), version: Number(d.version), version_type: 'external' } });
       const source = JSON.stringify(toElasticDocument(d));
       const size = Buffer.byteLength(action) + Buffer.byteLength(source) + 2;
-      if (current.documents > 0 && bytes + size > this.bulk.maxBytes) {
-        requests.push(current);
-        current = { lines: [], documents: 0 };
+      if (lines.length > 0 && bytes + size > this.bulk.maxBytes) {
+        while (inFlight.size >= this.bulk.concurrency) await Promise.race(inFlight);
+        if (failed) break;
+        send(lines, false);
+        lines = [];
         bytes = 0;
       }
-      current.lines.push(action, source);
-      current.documents++;
+      lines.push(action, source);
       bytes += size;
     }
-    requests.push(current);
-    // One request: it refreshes its own shards (`refresh: true`). Several: they run side by side
-    // (at most `concurrency` at once), then one refresh of the indices they wrote.
-    const single = requests.length === 1;
-    const failures: estypes.BulkResponseItem[] = [];
-    let next = 0;
-    const lane = async () => {
-      while (next < requests.length) {
-        const request = requests[next++]!;
-        const res = await this.client.bulk({ operations: request.lines, refresh: single && this.refresh });
-        if (!res.errors) continue;
-        for (const item of res.items) {
-          const r = item.index!;
-          if (r.error && !(r.status === 409 && r.error.type === 'version_conflict_engine_exception')) failures.push(r);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.bulk.concurrency, requests.length) }, lane));
+    // A batch in one request refreshes its own shards (`refresh: true`); several are followed by
+    // one refresh of the indices they wrote.
+    if (!failed) send(lines, sent === 0 && this.refresh);
+    while (inFlight.size > 0) await Promise.race(inFlight);
+    if (failed) throw failed;
     if (failures.length > 0) {
       const first = failures[0]!;
       throw new ElasticsearchWriteError(
         `${failures.length} of ${latest.length} index writes failed; first: ${first._id}: ${first.error!.type}: ${first.error!.reason ?? ''}`,
       );
     }
-    if (!single && this.refresh) await this.client.indices.refresh({ index: [...touched] });
+    if (sent > 1 && this.refresh) await this.client.indices.refresh({ index: [...touched] });
   }
 
   async search(query: SearchQuery): Promise<SearchResult> {

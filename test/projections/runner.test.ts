@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
 import { START, type EventStore } from '../../commands/eventstore/port.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
-import { ProjectionRunner, readCheckpoint } from '../../projections/runner.js';
+import { defineProjection, type Projection } from '../../projections/projection.js';
+import { applyBatch, ProjectionRunner, readCheckpoint } from '../../projections/runner.js';
 import { newEvent } from '../eventstore/contract.js';
 import { testDb } from '../support/db.js';
 import { createTestProjectionTable, TEST_TABLE, testProjection } from '../support/test-projection.js';
@@ -101,6 +102,21 @@ describe('projection runner', function () {
     const [row] = await testDb().knex(TEST_TABLE).where({ stream_id: poison });
     expect(Number(row.total)).to.equal(13014);
     await expectConsistentWithCheckpoint();
+  });
+
+  it("reads a batch with the projection's own limits when they are larger than the runner's", async () => {
+    await appendMany(store, 30, 2);
+    const counting = (name: string, batch?: Projection['batch']) =>
+      defineProjection({ name, version: 1, tables: [], eventTypes: new Set(['Test.Added']), ...(batch ? { batch } : {}), apply: async () => {} });
+    const suffix = randomUUID().slice(0, 8).replace(/-/g, '');
+    // Each reads the log from its start (it holds well over 100 events by now).
+    const plain = await applyBatch(testDb().knex, store, counting(`test_limits_plain_${suffix}`), 10, {}, { persist: true });
+    const own = await applyBatch(testDb().knex, store, counting(`test_limits_own_${suffix}`, { size: 100, bytes: 16 * 1024 * 1024 }), 10, {}, { persist: true });
+    expect(plain).to.include({ read: 10, more: true });
+    expect(own).to.include({ read: 100, more: true });
+    // The runner's own limits win when they are the larger.
+    const small = await applyBatch(testDb().knex, store, counting(`test_limits_small_${suffix}`, { size: 5, bytes: 1024 }), 20, {}, { persist: true });
+    expect(small).to.include({ read: 20 });
   });
 
   it('never applies a batch twice when two instances run the same projection', async () => {
