@@ -7,8 +7,8 @@
  *    delivery's state changes; stored purchases), one append per document;
  * 2. indexing through the search projection: per engine, the `search` projection catches up
  *    from the start of that log in the runner's batches (the larger of PROJECTION_BATCH_SIZE /
- *    PROJECTION_BATCH_BYTES and the projection's own catch-up batch, SEARCH_BATCH: 5,000 events
- *    or 16 MB; each batch one transaction with its checkpoint, the index write acknowledged and
+ *    PROJECTION_BATCH_BYTES and, into Elasticsearch, the projection's own catch-up batch,
+ *    SEARCH_BATCH: 5,000 events or 8 MB; each batch one transaction with its checkpoint, the index write acknowledged and
  *    searchable before the commit), exactly as the service's runner applies it: documents/s and
  *    events/s;
  * 3. the query mix of the issue — a date range + status filter, a seller-name search, a
@@ -85,9 +85,11 @@ const opts = program.opts<{ documents: number; workspaces: number; batchSize: nu
 
 const problems: string[] = [];
 const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' / ');
-/** The batches the search projection is read in: the larger of the runner's and its own. */
-const batch = batchLimits({ batch: SEARCH_BATCH }, opts.batchSize, DEFAULT_BATCH_BYTES);
-const batchText = `up to ${fmtInt(batch.size)} events or ${fmtBytes(batch.bytes)} a batch`;
+/** The batches the search projection is read in per engine: the runner's, or (Elasticsearch) the larger of the runner's and its own. */
+const batchText = (engine: string) => {
+  const batch = batchLimits(engine === 'elasticsearch' ? { batch: SEARCH_BATCH } : {}, opts.batchSize, DEFAULT_BATCH_BYTES);
+  return `up to ${fmtInt(batch.size)} events or ${fmtBytes(batch.bytes)} a batch`;
+};
 
 // ---------------------------------------------------------------------------------------------
 
@@ -247,7 +249,7 @@ async function measureLag(engine: Engine, index: SearchIndex, knex: Knex, store:
 }
 
 async function benchEngine(engine: Engine, index: SearchIndex, knex: Knex, store: EventStore, prepare: () => Promise<void>, count: () => Promise<number>): Promise<EngineResult> {
-  console.log(`\n${engine}: the search projection indexes ${fmtInt(opts.documents)} documents from the log, ${batchText} (load ${load()})`);
+  console.log(`\n${engine}: the search projection indexes ${fmtInt(opts.documents)} documents from the log, ${batchText(engine)} (load ${load()})`);
   const { seconds, events } = await indexThroughProjection(engine, index, knex, store);
   const indexLoad = load();
   const docsPerSecond = opts.documents / seconds;
@@ -266,7 +268,7 @@ async function benchEngine(engine: Engine, index: SearchIndex, knex: Knex, store
 async function main(): Promise<void> {
   const startedAt = Date.now();
   console.log(
-    `bench:query — ${fmtInt(opts.documents)} documents over ${opts.workspaces} workspaces, search projection batches of ${batchText}, ${opts.queries} queries per level, ` +
+    `bench:query — ${fmtInt(opts.documents)} documents over ${opts.workspaces} workspaces, search projection batches of ${batchText('postgres')} (Elasticsearch: ${batchText('elasticsearch')}), ${opts.queries} queries per level, ` +
       `lag at ${opts.lagRate} submissions/s for ${opts.lagSeconds} s; engines: ${opts.engines.join(', ')}; ${os.cpus().length} CPUs, load average ${load()}`,
   );
   const fresh = await openFreshBenchDatabase({ prefix: 'bench_query', startedAt, pgDir: BENCH_PG_DIR, pgPort: process.env.BENCH_QUERY_PG_PORT || BENCH_PG_PORT });
