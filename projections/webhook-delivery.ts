@@ -26,6 +26,7 @@ import {
   freshDeliveries,
   latestDeliveryCursors,
   pruneClaims,
+  START_CURSOR,
   type DeliveryCursor,
   type DueDelivery,
 } from '../readmodels/webhooks.js';
@@ -151,6 +152,13 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
    */
   const cursors = new Map<string, DeliveryCursor | null>();
 
+  /**
+   * Where the full round of each subscription looks for first attempts not recorded yet: every
+   * delivery before it has a recorded attempt (from the delivery state), so the round does not
+   * step over the whole history each time. Starts before every delivery; moves on with each round.
+   */
+  const floors = new Map<string, DeliveryCursor>();
+
   /** Claims the picked attempts and queues those claimed. */
   const claimAndQueue = async (rows: readonly DueDelivery[], now: Date): Promise<number> => {
     const picked: DueDelivery[] = [];
@@ -196,11 +204,16 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
     const active = await activeSubscriptionIds(deps.knex);
     const known = new Set(active);
     for (const id of cursors.keys()) if (!known.has(id)) cursors.delete(id);
+    for (const id of floors.keys()) if (!known.has(id)) floors.delete(id);
     const unknown = active.filter((id) => !cursors.has(id));
     if (unknown.length > 0) for (const [id, c] of await latestDeliveryCursors(deps.knex, unknown)) cursors.set(id, c);
-    const wants = active.map((subscriptionId) => ({ subscriptionId, limit: room(subscriptionId) })).filter((w) => w.limit > 0);
+    const wants = active
+      .map((subscriptionId) => ({ subscriptionId, limit: room(subscriptionId), floor: floors.get(subscriptionId) ?? START_CURSOR }))
+      .filter((w) => w.limit > 0);
     if (wants.length === 0) return 0;
-    return claimAndQueue(await dueDeliveries(deps.knex, wants, now), now);
+    const { due, floors: moved } = await dueDeliveries(deps.knex, wants, now);
+    for (const [id, floor] of moved) if (known.has(id)) floors.set(id, floor);
+    return claimAndQueue(due, now);
   };
 
   /**
@@ -212,7 +225,7 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
     const wants: { subscriptionId: string; limit: number; after: DeliveryCursor }[] = [];
     for (const [subscriptionId, after] of cursors) {
       const limit = room(subscriptionId);
-      if (limit > 0) wants.push({ subscriptionId, limit, after: after ?? { commit: '0', prepare: '0', deliveryId: '' } });
+      if (limit > 0) wants.push({ subscriptionId, limit, after: after ?? START_CURSOR });
     }
     if (wants.length === 0) return 0;
     const { due, cursors: moved } = await freshDeliveries(deps.knex, wants, now);

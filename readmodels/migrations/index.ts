@@ -15,6 +15,7 @@ import { searchSalesFactsMigration } from './0043_search_sales_facts.js';
 import { purchasesMigration } from './0045_purchases.js';
 import { webhooksMigration } from './0050_webhooks.js';
 import { salesDocumentsArtifactsMigration } from './0061_sales_documents_artifacts.js';
+import { webhookDeliveryStateMigration } from './0065_webhook_delivery_state.js';
 
 interface Migration {
   name: string;
@@ -40,6 +41,7 @@ export const migrations: readonly Migration[] = [
   webhooksMigration,
   artifactsMigration,
   salesDocumentsArtifactsMigration,
+  webhookDeliveryStateMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

@@ -11,6 +11,7 @@ import { ManualClock } from '../../platform/clock.js';
 import { metricsText } from '../../platform/metrics.js';
 import { webhookDeliveryWorker } from '../../projections/webhook-delivery.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
+import { webhookAttemptsProjection } from '../../projections/webhook-attempts.js';
 import { webhooksProjection } from '../../projections/webhooks.js';
 import { startTestService, type TestService } from '../support/http.js';
 import { createCurrent, creditsTenant, iso } from '../credits/support.js';
@@ -226,6 +227,8 @@ describe('webhooks: delivery', function () {
     expect(s.received).to.have.length(2);
     const before = (await w.get(s.id, '/deliveries')).json.data.items;
     await rebuildProjection(t.service.deps.knex, t.service.runtime.store, webhooksProjection);
+    expect((await w.get(s.id, '/deliveries')).json.data.items).to.deep.equal(before);
+    await rebuildProjection(t.service.deps.knex, t.service.runtime.store, webhookAttemptsProjection);
     const after = (await w.get(s.id, '/deliveries')).json.data.items;
     expect(after).to.deep.equal(before);
     expect(after[0].eventId).to.equal(s.received[0]!.body.eventId);
