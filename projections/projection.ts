@@ -16,6 +16,12 @@ export interface Projection {
   readonly tables: readonly string[];
   /** Event types the projection reads; the others only move its checkpoint. */
   readonly eventTypes: ReadonlySet<string>;
+  /**
+   * Of the events of `eventTypes`, those the projection applies (all when absent): a projection
+   * that needs only a few events of a frequent type skips the others like events of other types,
+   * so they neither open a transaction nor count toward its batch.
+   */
+  accepts?(event: RecordedEvent): boolean;
   apply(trx: Knex.Transaction, event: RecordedEvent): Promise<void>;
   /**
    * Applies several events at once (they are already filtered by eventTypes and in order);

@@ -45,6 +45,9 @@ export function onWebhookDeliveriesCommitted(listener: () => void): () => void {
   return () => void deliveriesCommitted.off('committed', listener);
 }
 
+/** Whether an attempt is a test ping's, without decoding it (the webhook_attempts projection decodes every attempt). */
+const isPing = (event: RecordedEvent) => (event.data as { ping?: unknown }).ping != null;
+
 async function applyWebhookEvents(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<void> {
   // Occurrences of the batch, and the workspaces whose subscriptions they need.
   const occurrences = new Map<RecordedEvent, Occurrence[]>();
@@ -115,9 +118,8 @@ async function applyWebhookEvents(trx: Knex.Transaction, events: readonly Record
       continue;
     }
     if (event.type === WebhookDeliveryAttempted.type) {
-      // A test ping has no occurrence: its attempt brings its delivery row (never due; its state is
-      // the attempt's). Any other attempt is skipped unread here (the webhook_attempts projection decodes it).
-      if ((event.data as { ping?: unknown }).ping == null) continue;
+      // A test ping has no occurrence: its attempt brings its delivery row (never due; its state is the attempt's).
+      if (!isPing(event)) continue;
       const a = decodeEventData(WebhookDeliveryAttempted, event.schemaVersion, event.data);
       if (!a.ping || fresh.has(a.deliveryId)) continue;
       fresh.set(a.deliveryId, {
@@ -175,6 +177,8 @@ export const webhooksProjection = defineProjection({
   version: 2,
   tables: ['webhook_subscriptions', 'webhook_deliveries'],
   eventTypes: new Set([...SUBSCRIPTION_TYPES, WebhookDeliveryAttempted.type, ...SOURCE_BY_TYPE.keys()]),
+  // Of the attempts, only a test ping's (it brings its delivery row): the others are skipped unread.
+  accepts: (event) => event.type !== WebhookDeliveryAttempted.type || isPing(event),
   apply: (trx, event) => applyWebhookEvents(trx, [event]),
   applyMany: applyWebhookEvents,
 });
