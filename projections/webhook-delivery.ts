@@ -1,7 +1,8 @@
 /**
- * The webhook delivery worker. Due deliveries come from the webhooks read model (built from
- * the log: occurrences and recorded attempts), so a restarted worker resumes exactly where the
- * log says: nothing scheduled is lost, nothing recorded is attempted again. Each attempt is
+ * The webhook delivery worker. Due deliveries come from the webhooks read models (built from
+ * the log: the deliveries the occurrences cause, by the webhooks projection, and the state their
+ * recorded attempts give them, by the webhook_attempts projection), so a restarted worker resumes
+ * exactly where the log says: nothing scheduled is lost, nothing recorded is attempted again. Each attempt is
  * claimed first (webhook_delivery_claims, one statement a round): of two service instances
  * only one makes a given attempt; a claim whose holder died lapses and the attempt is made by
  * another. Sends run in the background, at most `perSubscription` at once for one subscription
@@ -10,7 +11,8 @@
  * the next at once, without a round trip to the database; a slow one only claims what its slots
  * take. Two kinds of round find work: the full round (`tick(now)`, on the service's interval and
  * directly by tests, with `idle()` to wait for the sends) looks at every due attempt — retries,
- * lapsed claims; the fast round reads only the deliveries written since the last one, in log
+ * lapsed claims, first attempts not recorded yet (from a floor per subscription before which every
+ * delivery has a recorded attempt); the fast round reads only the deliveries written since the last one, in log
  * order from a cursor per subscription, and runs when the webhooks projection commits new
  * deliveries in this process (after `start()`) and when a subscription's queue runs low, so a
  * new delivery is picked up at once and the cost of a round does not grow with the deliveries
