@@ -28,6 +28,9 @@ import {
   freshDeliveries,
   latestDeliveryCursors,
   pruneClaims,
+  readFloors,
+  saveFloors,
+  compareCursors,
   START_CURSOR,
   type DeliveryCursor,
   type DueDelivery,
@@ -157,7 +160,9 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
   /**
    * Where the full round of each subscription looks for first attempts not recorded yet: every
    * delivery before it has a recorded attempt (from the delivery state), so the round does not
-   * step over the whole history each time. Starts before every delivery; moves on with each round.
+   * step over the whole history each time. Read from webhook_delivery_floors for a subscription
+   * new to the worker (before every delivery when none is stored), moved on by each round and
+   * stored when it moved.
    */
   const floors = new Map<string, DeliveryCursor>();
 
@@ -209,13 +214,27 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
     for (const id of floors.keys()) if (!known.has(id)) floors.delete(id);
     const unknown = active.filter((id) => !cursors.has(id));
     if (unknown.length > 0) for (const [id, c] of await latestDeliveryCursors(deps.knex, unknown)) cursors.set(id, c);
+    const noFloor = active.filter((id) => !floors.has(id));
+    if (noFloor.length > 0) {
+      const stored = await readFloors(deps.knex, noFloor);
+      for (const id of noFloor) floors.set(id, stored.get(id) ?? START_CURSOR);
+    }
     const wants = active
       .map((subscriptionId) => ({ subscriptionId, limit: room(subscriptionId), floor: floors.get(subscriptionId) ?? START_CURSOR }))
       .filter((w) => w.limit > 0);
     if (wants.length === 0) return 0;
-    const { due, floors: moved } = await dueDeliveries(deps.knex, wants, now);
-    for (const [id, floor] of moved) if (known.has(id)) floors.set(id, floor);
-    return claimAndQueue(due, now);
+    const { due, floors: found } = await dueDeliveries(deps.knex, wants, now);
+    const moved = new Map<string, DeliveryCursor>();
+    for (const [id, floor] of found) {
+      const before = floors.get(id);
+      if (known.has(id) && (!before || compareCursors(floor, before) > 0)) {
+        floors.set(id, floor);
+        moved.set(id, floor);
+      }
+    }
+    const queued = await claimAndQueue(due, now);
+    await saveFloors(deps.knex, moved);
+    return queued;
   };
 
   /**

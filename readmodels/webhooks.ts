@@ -285,6 +285,29 @@ export async function dueDeliveries(
   return { due: kept, floors };
 }
 
+/** The stored floors of these subscriptions (see dueDeliveries); a subscription without one has none yet. */
+export async function readFloors(knex: Knex, subscriptionIds: readonly string[]): Promise<Map<string, DeliveryCursor>> {
+  const out = new Map<string, DeliveryCursor>();
+  if (subscriptionIds.length === 0) return out;
+  const rows = await knex('webhook_delivery_floors').whereIn('subscription_id', [...subscriptionIds]);
+  for (const r of rows) out.set(r.subscription_id, cursorOf(r));
+  return out;
+}
+
+/** Stores floors that moved; a stored floor only ever moves forward (of two instances, the later one stays). */
+export async function saveFloors(knex: Knex, floors: ReadonlyMap<string, DeliveryCursor>): Promise<void> {
+  if (floors.size === 0) return;
+  await knex.raw(
+    `insert into webhook_delivery_floors (subscription_id, log_commit, log_prepare, delivery_id)
+     select * from json_to_recordset(?::json) as v(subscription_id text, log_commit bigint, log_prepare bigint, delivery_id text)
+     on conflict (subscription_id) do update
+       set log_commit = excluded.log_commit, log_prepare = excluded.log_prepare, delivery_id = excluded.delivery_id
+     where (excluded.log_commit, excluded.log_prepare, excluded.delivery_id)
+         > (webhook_delivery_floors.log_commit, webhook_delivery_floors.log_prepare, webhook_delivery_floors.delivery_id)`,
+    [JSON.stringify([...floors].map(([id, c]) => ({ subscription_id: id, log_commit: c.commit, log_prepare: c.prepare, delivery_id: c.deliveryId })))],
+  );
+}
+
 /**
  * Claims attempts for `owner` until `until`: an attempt nobody claimed, or whose claim lapsed (its
  * claimant died mid-attempt). Returns the delivery ids claimed; one statement for the whole lot.

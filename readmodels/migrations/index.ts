@@ -16,6 +16,7 @@ import { purchasesMigration } from './0045_purchases.js';
 import { webhooksMigration } from './0050_webhooks.js';
 import { salesDocumentsArtifactsMigration } from './0061_sales_documents_artifacts.js';
 import { webhookDeliveryStateMigration } from './0065_webhook_delivery_state.js';
+import { webhookDeliveryFloorsMigration } from './0066_webhook_delivery_floors.js';
 
 interface Migration {
   name: string;
@@ -42,6 +43,7 @@ export const migrations: readonly Migration[] = [
   artifactsMigration,
   salesDocumentsArtifactsMigration,
   webhookDeliveryStateMigration,
+  webhookDeliveryFloorsMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {
