@@ -1,22 +1,23 @@
 /**
- * The webhook delivery worker. Due deliveries come from the webhooks read models (built from
- * the log: the deliveries the occurrences cause, by the webhooks projection, and the state their
+ * The webhook delivery worker. Due deliveries come from the webhooks read models (built from the
+ * log: the deliveries the occurrences cause, by the webhooks projection, and the state their
  * recorded attempts give them, by the webhook_attempts projection), so a restarted worker resumes
- * exactly where the log says: nothing scheduled is lost, nothing recorded is attempted again. Each attempt is
- * claimed first (webhook_delivery_claims, one statement a round): of two service instances
- * only one makes a given attempt; a claim whose holder died lapses and the attempt is made by
- * another. Sends run in the background, at most `perSubscription` at once for one subscription
- * and `total` in all, so a slow or dead receiver holds only its own slots. A subscription whose
- * receiver answers fast keeps a queue of claimed deliveries, so a finished send is followed by
- * the next at once, without a round trip to the database; a slow one only claims what its slots
- * take. Two kinds of round find work: the full round (`tick(now)`, on the service's interval and
- * directly by tests, with `idle()` to wait for the sends) looks at every due attempt — retries,
- * lapsed claims, first attempts not recorded yet (from a floor per subscription before which every
- * delivery has a recorded attempt); the fast round reads only the deliveries written since the last one, in log
- * order from a cursor per subscription, and runs when the webhooks projection commits new
- * deliveries in this process (after `start()`) and when a subscription's queue runs low, so a
- * new delivery is picked up at once and the cost of a round does not grow with the deliveries
- * whose attempt the projection has not recorded yet. Time is the injected clock's.
+ * exactly where the log says: nothing scheduled is lost, nothing recorded is attempted again.
+ * Each attempt is claimed first (webhook_delivery_claims, one statement a round): of two service
+ * instances only one makes a given attempt; a claim whose holder died lapses and the attempt is
+ * made by another. Sends run in the background, at most `perSubscription` at once for one
+ * subscription and `total` in all, so a slow or dead receiver holds only its own slots. A
+ * subscription whose receiver answers fast keeps a queue of claimed deliveries, so a finished
+ * send is followed by the next at once, without a round trip to the database; a slow one only
+ * claims what its slots take. Two kinds of round find work: the full round (`tick(now)`, on the
+ * service's interval and directly by tests, with `idle()` to wait for the sends) looks at every
+ * due attempt — retries, lapsed claims, first attempts not recorded yet (from a floor per
+ * subscription before which every delivery has a recorded attempt); the fast round reads only the
+ * deliveries written since the last one, in log order from a cursor per subscription, and runs
+ * when the webhooks projection commits new deliveries in this process (after `start()`) and when
+ * a subscription's queue runs low, so a new delivery is picked up at once and the cost of a round
+ * does not grow with the deliveries whose attempt the projection has not recorded yet. Time is
+ * the injected clock's.
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';

@@ -118,7 +118,8 @@ async function applyWebhookEvents(trx: Knex.Transaction, events: readonly Record
       continue;
     }
     if (event.type === WebhookDeliveryAttempted.type) {
-      // A test ping has no occurrence: its attempt brings its delivery row (never due; its state is the attempt's).
+      // A test ping has no occurrence: its attempt brings its delivery row (never due; its state
+      // is the attempt's).
       if (!isPing(event)) continue;
       const a = decodeEventData(WebhookDeliveryAttempted, event.schemaVersion, event.data);
       if (!a.ping || fresh.has(a.deliveryId)) continue;

@@ -187,7 +187,8 @@ export async function freshDeliveries(
     const at = cursorOf(r);
     const before = cursors.get(r.subscription_id);
     if (!before || compareCursors(at, before) > 0) cursors.set(r.subscription_id, at);
-    // Only first attempts that are due and not recorded (a test ping is never due); anything else is the full round's.
+    // Only first attempts that are due and not recorded (a test ping is never due); anything
+    // else is the full round's.
     if (!r.attempted && r.next_attempt_at !== null && new Date(r.next_attempt_at).getTime() <= now.getTime()) due.push(dueRow({ ...r, attempts: 0 }));
   }
   due.sort((a, b) => compareCursors(a.cursor, b.cursor));
