@@ -7,6 +7,7 @@ import { SEARCH_TABLE } from '../readmodels/search/postgres.js';
 import type { Projection } from './projection.js';
 import { purchasesProjection } from './purchases.js';
 import { searchProjection } from './search.js';
+import { webhookAttemptsProjection } from './webhook-attempts.js';
 import { webhooksProjection } from './webhooks.js';
 import { workspacesProjection } from './workspaces.js';
 
@@ -20,6 +21,7 @@ export function allProjections(search?: SearchIndex): Projection[] {
     purchasesProjection,
     ...creditProjections,
     webhooksProjection,
+    webhookAttemptsProjection,
     // PostgreSQL keeps the index in the service's database: rebuilt with the projection's tables.
     ...(search ? [searchProjection(search, { indexTables: search.engine === 'postgres' ? [SEARCH_TABLE] : [] })] : []),
   ];

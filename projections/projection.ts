@@ -23,6 +23,12 @@ export interface Projection {
    * following the log reads whatever is new, so this only changes how a backlog is cut.
    */
   readonly batch?: BatchLimits;
+  /**
+   * Of the events of `eventTypes`, those the projection applies (all when absent): a projection
+   * that needs only a few events of a frequent type skips the others like events of other types,
+   * so they neither open a transaction nor count toward its batch.
+   */
+  accepts?(event: RecordedEvent): boolean;
   apply(trx: Knex.Transaction, event: RecordedEvent): Promise<void>;
   /**
    * Applies several events at once (they are already filtered by eventTypes and in order);

@@ -8,7 +8,7 @@
 import { EventEmitter, setMaxListeners } from 'node:events';
 import type { Knex } from 'knex';
 import pLimit, { type LimitFunction } from 'p-limit';
-import { comparePositions, pageMayContinue, START, type EventStore, type Position, type RecordedEvent } from '../commands/eventstore/port.js';
+import { comparePositions, endedByBytes, pageMayContinue, START, type EventStore, type Position, type RecordedEvent } from '../commands/eventstore/port.js';
 import { wakeSource } from '../commands/eventstore/catch-up-subscription.js';
 import { LogTail } from './log-tail.js';
 import { batchLimits, type Projection } from './projection.js';
@@ -39,9 +39,22 @@ export interface BatchTarget {
   maxBytes?: number;
 }
 
+/** Whether the projection applies this event. */
+export function readsEvent(projection: Projection, event: RecordedEvent): boolean {
+  return projection.eventTypes.has(event.type) && (projection.accepts === undefined || projection.accepts(event));
+}
+
+/**
+ * Pages of the log one batch may read while it has fewer than batchSize events to apply: a
+ * projection that applies a small share of the log (the credits projection, one event in ten
+ * while webhook attempts are recorded) takes the next pages into the same transaction instead of
+ * spending a transaction, and a share of the batch time, per page of others' events.
+ */
+const MAX_PAGES_PER_BATCH = 4;
+
 /** Applies the events the projection reads; returns how many that was. */
 export async function applyEvents(trx: Knex.Transaction, projection: Projection, events: readonly RecordedEvent[]): Promise<number> {
-  const relevant = events.filter((e) => projection.eventTypes.has(e.type));
+  const relevant = events.filter((e) => readsEvent(projection, e));
   if (projection.applyMany) {
     if (relevant.length > 0) await projection.applyMany(trx, relevant);
   } else {
@@ -95,10 +108,19 @@ export async function applyBatch(
   const checkpoint = target.checkpoint ?? projection.name;
   const from = options.scannedTo ?? (await readCheckpoint(knex, checkpoint)) ?? START;
   const limits = batchLimits(projection, batchSize, target.maxBytes ?? DEFAULT_BATCH_BYTES);
-  const events = await log.readAll(from, limits.size, { maxBytes: limits.bytes });
-  const more = pageMayContinue(events, limits.size);
+  let page = await log.readAll(from, limits.size, { maxBytes: limits.bytes });
+  let more = pageMayContinue(page, limits.size);
+  let applicable = page.filter((e) => readsEvent(projection, e)).length;
+  const events = [...page];
+  // Further pages only while they were cut by count (a page cut by bytes has used the batch's byte budget).
+  for (let pages = 1; more && !endedByBytes(page) && applicable < limits.size && pages < MAX_PAGES_PER_BATCH; pages++) {
+    page = await log.readAll(events[events.length - 1]!.position, limits.size, { maxBytes: limits.bytes });
+    more = pageMayContinue(page, limits.size);
+    applicable += page.filter((e) => readsEvent(projection, e)).length;
+    events.push(...page);
+  }
   const last = events.length > 0 ? events[events.length - 1]!.position : from;
-  const relevant = events.some((e) => projection.eventTypes.has(e.type));
+  const relevant = applicable > 0;
   if (!relevant && !options.persist) return { read: events.length, position: last, persisted: false, more };
   return knex.transaction(async (trx) => {
     let stored: Position | null;

@@ -1,20 +1,23 @@
 /**
- * The webhook delivery worker. Due deliveries come from the webhooks read model (built from
- * the log: occurrences and recorded attempts), so a restarted worker resumes exactly where the
- * log says: nothing scheduled is lost, nothing recorded is attempted again. Each attempt is
- * claimed first (webhook_delivery_claims, one statement a round): of two service instances
- * only one makes a given attempt; a claim whose holder died lapses and the attempt is made by
- * another. Sends run in the background, at most `perSubscription` at once for one subscription
- * and `total` in all, so a slow or dead receiver holds only its own slots. A subscription whose
- * receiver answers fast keeps a queue of claimed deliveries, so a finished send is followed by
- * the next at once, without a round trip to the database; a slow one only claims what its slots
- * take. Two kinds of round find work: the full round (`tick(now)`, on the service's interval and
- * directly by tests, with `idle()` to wait for the sends) looks at every due attempt — retries,
- * lapsed claims; the fast round reads only the deliveries written since the last one, in log
- * order from a cursor per subscription, and runs when the webhooks projection commits new
- * deliveries in this process (after `start()`) and when a subscription's queue runs low, so a
- * new delivery is picked up at once and the cost of a round does not grow with the deliveries
- * whose attempt the projection has not recorded yet. Time is the injected clock's.
+ * The webhook delivery worker. Due deliveries come from the webhooks read models (built from the
+ * log: the deliveries the occurrences cause, by the webhooks projection, and the state their
+ * recorded attempts give them, by the webhook_attempts projection), so a restarted worker resumes
+ * exactly where the log says: nothing scheduled is lost, nothing recorded is attempted again.
+ * Each attempt is claimed first (webhook_delivery_claims, one statement a round): of two service
+ * instances only one makes a given attempt; a claim whose holder died lapses and the attempt is
+ * made by another. Sends run in the background, at most `perSubscription` at once for one
+ * subscription and `total` in all, so a slow or dead receiver holds only its own slots. A
+ * subscription whose receiver answers fast keeps a queue of claimed deliveries, so a finished
+ * send is followed by the next at once, without a round trip to the database; a slow one only
+ * claims what its slots take. Two kinds of round find work: the full round (`tick(now)`, on the
+ * service's interval and directly by tests, with `idle()` to wait for the sends) looks at every
+ * due attempt — retries, lapsed claims, first attempts not recorded yet (from a floor per
+ * subscription before which every delivery has a recorded attempt); the fast round reads only the
+ * deliveries written since the last one, in log order from a cursor per subscription, and runs
+ * when the webhooks projection commits new deliveries in this process (after `start()`) and when
+ * a subscription's queue runs low, so a new delivery is picked up at once and the cost of a round
+ * does not grow with the deliveries whose attempt the projection has not recorded yet. Time is
+ * the injected clock's.
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -26,6 +29,10 @@ import {
   freshDeliveries,
   latestDeliveryCursors,
   pruneClaims,
+  readFloors,
+  saveFloors,
+  compareCursors,
+  START_CURSOR,
   type DeliveryCursor,
   type DueDelivery,
 } from '../readmodels/webhooks.js';
@@ -151,6 +158,15 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
    */
   const cursors = new Map<string, DeliveryCursor | null>();
 
+  /**
+   * Where the full round of each subscription looks for first attempts not recorded yet: every
+   * delivery before it has a recorded attempt (from the delivery state), so the round does not
+   * step over the whole history each time. Read from webhook_delivery_floors for a subscription
+   * new to the worker (before every delivery when none is stored), moved on by each round and
+   * stored when it moved.
+   */
+  const floors = new Map<string, DeliveryCursor>();
+
   /** Claims the picked attempts and queues those claimed. */
   const claimAndQueue = async (rows: readonly DueDelivery[], now: Date): Promise<number> => {
     const picked: DueDelivery[] = [];
@@ -196,11 +212,30 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
     const active = await activeSubscriptionIds(deps.knex);
     const known = new Set(active);
     for (const id of cursors.keys()) if (!known.has(id)) cursors.delete(id);
+    for (const id of floors.keys()) if (!known.has(id)) floors.delete(id);
     const unknown = active.filter((id) => !cursors.has(id));
     if (unknown.length > 0) for (const [id, c] of await latestDeliveryCursors(deps.knex, unknown)) cursors.set(id, c);
-    const wants = active.map((subscriptionId) => ({ subscriptionId, limit: room(subscriptionId) })).filter((w) => w.limit > 0);
+    const noFloor = active.filter((id) => !floors.has(id));
+    if (noFloor.length > 0) {
+      const stored = await readFloors(deps.knex, noFloor);
+      for (const id of noFloor) floors.set(id, stored.get(id) ?? START_CURSOR);
+    }
+    const wants = active
+      .map((subscriptionId) => ({ subscriptionId, limit: room(subscriptionId), floor: floors.get(subscriptionId) ?? START_CURSOR }))
+      .filter((w) => w.limit > 0);
     if (wants.length === 0) return 0;
-    return claimAndQueue(await dueDeliveries(deps.knex, wants, now), now);
+    const { due, floors: found } = await dueDeliveries(deps.knex, wants, now);
+    const moved = new Map<string, DeliveryCursor>();
+    for (const [id, floor] of found) {
+      const before = floors.get(id);
+      if (known.has(id) && (!before || compareCursors(floor, before) > 0)) {
+        floors.set(id, floor);
+        moved.set(id, floor);
+      }
+    }
+    const queued = await claimAndQueue(due, now);
+    await saveFloors(deps.knex, moved);
+    return queued;
   };
 
   /**
@@ -212,7 +247,7 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
     const wants: { subscriptionId: string; limit: number; after: DeliveryCursor }[] = [];
     for (const [subscriptionId, after] of cursors) {
       const limit = room(subscriptionId);
-      if (limit > 0) wants.push({ subscriptionId, limit, after: after ?? { commit: '0', prepare: '0', deliveryId: '' } });
+      if (limit > 0) wants.push({ subscriptionId, limit, after: after ?? START_CURSOR });
     }
     if (wants.length === 0) return 0;
     const { due, cursors: moved } = await freshDeliveries(deps.knex, wants, now);

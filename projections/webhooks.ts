@@ -1,55 +1,35 @@
 /**
- * The webhooks projection: subscriptions, the deliveries each occurrence causes, and their
- * attempts. Occurrences are produced here from the log by the occurrence sources
+ * The webhooks projection: subscriptions and the deliveries each occurrence causes.
+ * Occurrences are produced here from the log by the occurrence sources
  * (domain/webhooks/occurrences), not by the HTTP handlers; doing it in the projection that
  * also applies the subscription events means an occurrence goes to exactly the subscriptions
  * that existed, were active and matched at its place in the log, so a rebuild produces the
- * same deliveries with the same ids. A delivery is due at once; its attempts (events written
- * by the delivery worker) move it on. A batch costs one statement per table.
+ * same deliveries with the same ids. A delivery is due at once. Its attempts (events written
+ * by the delivery worker, ten times as many as the occurrences when ten subscriptions match)
+ * are the webhook_attempts projection's (projections/webhook-attempts.ts), so new deliveries
+ * never wait behind their bookkeeping; this one reads an attempt only for a test ping's
+ * delivery row. A batch costs one statement per table.
  */
 import { EventEmitter } from 'node:events';
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../commands/eventstore/port.js';
 import { decodeEventData } from '../domain/events/envelope.js';
-import { WebhookDeliveryAttempted, type AttemptRecord, type Occurrence } from '../domain/webhooks/delivery.js';
+import { WebhookDeliveryAttempted, type Occurrence } from '../domain/webhooks/delivery.js';
 import { OCCURRENCE_SOURCES } from '../domain/webhooks/occurrences/index.js';
 import { WebhookSubscriptionCreated, WebhookSubscriptionDeleted, WebhookSubscriptionUpdated } from '../domain/webhooks/subscription.js';
 import { deliveryIdFor } from '../domain/webhooks/values.js';
+import {
+  insertDeliveries,
+  subscriptionRecord,
+  subscriptionsOfWorkspaces,
+  writeSubscriptions,
+  type DeliveryRecord,
+  type SubscriptionRecord,
+} from '../readmodels/webhooks.js';
 import { defineProjection } from './projection.js';
 
-interface SubRow {
-  subscription_id: string;
-  workspace_id: string;
-  environment: string;
-  webhook_url: string;
-  events: string[];
-  secret_key: string | null;
-  signature_algorithm: string;
-  description: string | null;
-  active: boolean;
-  deleted: boolean;
-  created_at: string;
-  updated_at: string;
-}
-
-interface DeliveryRow {
-  delivery_id: string;
-  subscription_id: string;
-  workspace_id: string;
-  environment: string;
-  event_id: string;
-  event_type: string;
-  occurred_at: string;
-  payload: string;
-  status: string;
-  attempts: number;
-  next_attempt_at: string | null;
-  last_attempt_at: string | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  log_commit: string;
-  log_prepare: string;
-}
+type SubRow = SubscriptionRecord;
+type DeliveryRow = DeliveryRecord;
 
 const SUBSCRIPTION_TYPES = new Set([WebhookSubscriptionCreated.type, WebhookSubscriptionUpdated.type, WebhookSubscriptionDeleted.type]);
 const SOURCE_BY_TYPE = new Map(OCCURRENCE_SOURCES.flatMap((s) => [...s.eventTypes].map((t) => [t, s] as const)));
@@ -65,21 +45,8 @@ export function onWebhookDeliveriesCommitted(listener: () => void): () => void {
   return () => void deliveriesCommitted.off('committed', listener);
 }
 
-const statusOf = (a: AttemptRecord) => (a.outcome === 'delivered' ? 'delivered' : a.outcome === 'failed' ? 'failed' : 'pending');
-
-function applyAttempt(row: DeliveryRow, a: AttemptRecord): void {
-  if (a.attempt <= row.attempts) return;
-  row.attempts = a.attempt;
-  row.status = statusOf(a);
-  row.next_attempt_at = a.nextAttemptAt;
-  row.last_attempt_at = a.attemptedAt;
-  row.last_status_code = a.statusCode;
-  row.last_error = a.error;
-}
-
-async function chunked<T>(rows: readonly T[], size: number, write: (chunk: T[]) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < rows.length; i += size) await write(rows.slice(i, i + size));
-}
+/** Whether an attempt is a test ping's, without decoding it (the webhook_attempts projection decodes every attempt). */
+const isPing = (event: RecordedEvent) => (event.data as { ping?: unknown }).ping != null;
 
 async function applyWebhookEvents(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<void> {
   // Occurrences of the batch, and the workspaces whose subscriptions they need.
@@ -103,14 +70,9 @@ async function applyWebhookEvents(trx: Knex.Transaction, events: readonly Record
     if (!set) byWorkspace.set(row.workspace_id, (set = new Set()));
     set.add(row.subscription_id);
   };
-  if (workspaces.size > 0) {
-    const rows: SubRow[] = await trx('webhook_subscriptions').whereIn('workspace_id', [...workspaces]).andWhere('deleted', false);
-    for (const r of rows) index(r);
-  }
+  for (const r of await subscriptionsOfWorkspaces(trx, [...workspaces])) index(r);
   const changedSubs = new Map<string, SubRow>();
   const fresh = new Map<string, DeliveryRow>();
-  const updates = new Map<string, AttemptRecord>();
-  const attempts: Record<string, unknown>[] = [];
 
   for (const event of events) {
     if (SUBSCRIPTION_TYPES.has(event.type)) {
@@ -133,7 +95,7 @@ async function applyWebhookEvents(trx: Knex.Transaction, events: readonly Record
         };
       } else if (event.type === WebhookSubscriptionUpdated.type) {
         const d = decodeEventData(WebhookSubscriptionUpdated, event.schemaVersion, event.data);
-        const before = subs.get(d.subscriptionId) ?? (await trx('webhook_subscriptions').where({ subscription_id: d.subscriptionId }).first());
+        const before = subs.get(d.subscriptionId) ?? (await subscriptionRecord(trx, d.subscriptionId));
         if (!before) continue;
         row = {
           ...before,
@@ -147,7 +109,7 @@ async function applyWebhookEvents(trx: Knex.Transaction, events: readonly Record
         };
       } else {
         const d = decodeEventData(WebhookSubscriptionDeleted, event.schemaVersion, event.data);
-        const before = subs.get(d.subscriptionId) ?? (await trx('webhook_subscriptions').where({ subscription_id: d.subscriptionId }).first());
+        const before = subs.get(d.subscriptionId) ?? (await subscriptionRecord(trx, d.subscriptionId));
         if (!before) continue;
         row = { ...before, deleted: true, active: false, updated_at: d.deletedAt };
       }
@@ -156,45 +118,24 @@ async function applyWebhookEvents(trx: Knex.Transaction, events: readonly Record
       continue;
     }
     if (event.type === WebhookDeliveryAttempted.type) {
+      // A test ping has no occurrence: its attempt brings its delivery row (never due; its state
+      // is the attempt's).
+      if (!isPing(event)) continue;
       const a = decodeEventData(WebhookDeliveryAttempted, event.schemaVersion, event.data);
-      attempts.push({
+      if (!a.ping || fresh.has(a.deliveryId)) continue;
+      fresh.set(a.deliveryId, {
         delivery_id: a.deliveryId,
-        attempt: a.attempt,
-        attempted_at: a.attemptedAt,
-        status_code: a.statusCode,
-        duration_ms: Math.round(a.durationMs),
-        error: a.error,
-        response_body: a.responseBody,
-        outcome: a.outcome,
-        next_attempt_at: a.nextAttemptAt,
+        subscription_id: a.subscriptionId,
+        workspace_id: a.workspaceId,
+        environment: a.environment,
+        event_id: a.eventId,
+        event_type: a.eventType,
+        occurred_at: a.ping.occurredAt,
+        payload: JSON.stringify(a.ping.payload),
+        next_attempt_at: null,
+        log_commit: event.position.commit.toString(),
+        log_prepare: event.position.prepare.toString(),
       });
-      let row = fresh.get(a.deliveryId);
-      if (!row && a.ping) {
-        row = {
-          delivery_id: a.deliveryId,
-          subscription_id: a.subscriptionId,
-          workspace_id: a.workspaceId,
-          environment: a.environment,
-          event_id: a.eventId,
-          event_type: a.eventType,
-          occurred_at: a.ping.occurredAt,
-          payload: JSON.stringify(a.ping.payload),
-          status: 'pending',
-          attempts: 0,
-          next_attempt_at: null,
-          last_attempt_at: null,
-          last_status_code: null,
-          last_error: null,
-          log_commit: event.position.commit.toString(),
-          log_prepare: event.position.prepare.toString(),
-        };
-        fresh.set(a.deliveryId, row);
-      }
-      if (row) applyAttempt(row, a);
-      else {
-        const prior = updates.get(a.deliveryId);
-        if (!prior || prior.attempt < a.attempt) updates.set(a.deliveryId, a);
-      }
       continue;
     }
     for (const o of occurrences.get(event) ?? []) {
@@ -211,13 +152,8 @@ async function applyWebhookEvents(trx: Knex.Transaction, events: readonly Record
           event_type: o.type,
           occurred_at: o.timestamp,
           payload: JSON.stringify(o.payload),
-          status: 'pending',
-          attempts: 0,
           // Due at once: when the operation that caused it happened (its log event's time).
           next_attempt_at: event.metadata.occurredAt,
-          last_attempt_at: null,
-          last_status_code: null,
-          last_error: null,
           log_commit: event.position.commit.toString(),
           log_prepare: event.position.prepare.toString(),
         });
@@ -225,10 +161,8 @@ async function applyWebhookEvents(trx: Knex.Transaction, events: readonly Record
     }
   }
 
-  if (changedSubs.size > 0) {
-    await trx('webhook_subscriptions').insert([...changedSubs.values()]).onConflict('subscription_id').merge();
-  }
-  await chunked([...fresh.values()], 1000, (chunk) => trx('webhook_deliveries').insert(chunk).onConflict('delivery_id').ignore());
+  await writeSubscriptions(trx, [...changedSubs.values()]);
+  await insertDeliveries(trx, [...fresh.values()]);
   if (fresh.size > 0 && occurrences.size > 0) {
     // After the commit (the runner's transaction), never before: the worker must see the rows.
     trx.executionPromise?.then(
@@ -236,34 +170,16 @@ async function applyWebhookEvents(trx: Knex.Transaction, events: readonly Record
       () => {},
     );
   }
-  await chunked(attempts, 1000, (chunk) => trx('webhook_attempts').insert(chunk).onConflict(['delivery_id', 'attempt']).ignore());
-  if (updates.size > 0) {
-    const values = [...updates.values()].map((a) => ({
-      id: a.deliveryId,
-      status: statusOf(a),
-      attempts: a.attempt,
-      next: a.nextAttemptAt,
-      at: a.attemptedAt,
-      code: a.statusCode,
-      error: a.error,
-    }));
-    await chunked(values, 5000, (chunk) =>
-      trx.raw(
-        `update webhook_deliveries d
-            set status = v.status, attempts = v.attempts, next_attempt_at = v.next, last_attempt_at = v.at, last_status_code = v.code, last_error = v.error
-           from json_to_recordset(?::json) as v(id text, status text, attempts integer, next timestamptz, at timestamptz, code integer, error text)
-          where d.delivery_id = v.id and d.attempts < v.attempts`,
-        [JSON.stringify(chunk)],
-      ),
-    );
-  }
 }
 
 export const webhooksProjection = defineProjection({
   name: 'webhooks',
-  version: 1,
-  tables: ['webhook_subscriptions', 'webhook_deliveries', 'webhook_attempts'],
+  // 2: the deliveries' state and the attempt log are the webhook_attempts projection's.
+  version: 2,
+  tables: ['webhook_subscriptions', 'webhook_deliveries'],
   eventTypes: new Set([...SUBSCRIPTION_TYPES, WebhookDeliveryAttempted.type, ...SOURCE_BY_TYPE.keys()]),
+  // Of the attempts, only a test ping's (it brings its delivery row): the others are skipped unread.
+  accepts: (event) => event.type !== WebhookDeliveryAttempted.type || isPing(event),
   apply: (trx, event) => applyWebhookEvents(trx, [event]),
   applyMany: applyWebhookEvents,
 });

@@ -6,8 +6,8 @@
  * that answers after 2 s and one that always answers 500 (retried per the schedule).
  *
  * It prints the deliveries/s to the healthy receivers, the p50/p99 time from an occurrence (its
- * payload timestamp) to its delivery, and what the slow and the failing receivers got meanwhile,
- * to show they held no one back. It never fails on timings (exit code 1 only when a healthy
+ * payload timestamp) to its delivery, the CPU time of the process per healthy delivery, and what
+ * the slow and the failing receivers got meanwhile, to show they held no one back. It never fails on timings (exit code 1 only when a healthy
  * receiver misses or duplicates an event).
  *
  * Runs on an embedded PostgreSQL in var/pg-bench-webhooks (port 54399), in a fresh database
@@ -205,6 +205,7 @@ async function main(): Promise<void> {
       awaitingProjection.length = kept;
     }, 5);
     const t0 = Date.now();
+    const cpu0 = process.cpuUsage();
     const tickMs = 50;
     const perTick = opts.rate * (tickMs / 1000);
     let produced = 0;
@@ -239,6 +240,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 200));
     }
     const end = Date.now();
+    const cpu = process.cpuUsage(cpu0);
     clearInterval(sampler);
 
     const all = healthy.flatMap((r) => r.latencies).sort((a, b) => a - b);
@@ -265,6 +267,12 @@ async function main(): Promise<void> {
     console.log(
       `  of which occurrence→deliveries committed by the webhooks projection: p50 ${fmtMs(percentile(projected, 50))}, p99 ${fmtMs(percentile(projected, 99))} ` +
         `(${fmtInt(projected.length)} occurrences); the rest is the worker's pick-up and the send`,
+    );
+    // CPU time is steadier than wall-clock time on a shared machine: a busy host slows the run, not the work per delivery.
+    const cpuMs = (cpu.user + cpu.system) / 1000;
+    console.log(
+      `  this process (service, worker, receiver and writers) used ${(cpuMs / 1000).toFixed(1)} s of CPU meanwhile (${((100 * cpuMs) / (end - t0)).toFixed(0)}% of a core), ` +
+        `${((cpuMs * 1000) / Math.max(1, delivered)).toFixed(0)} µs per healthy delivery`,
     );
     console.log(`  load average at the end: ${os.loadavg().map((l) => l.toFixed(1)).join(', ')} (1, 5, 15 min)`);
     console.log(

@@ -29,9 +29,13 @@ export interface SecretBox {
   open(subscriptionId: string, stored: string): string;
 }
 
+/** Secrets opened lately, so that a busy subscription's deliveries do not each decrypt it again. */
+const OPENED_KEPT = 1000;
+
 export function secretBox(key: Buffer | null): SecretBox {
   const k = key ?? DEVELOPMENT_SECRET_KEY;
   if (k.length !== 32) throw new RangeError('a webhook secret key is 32 bytes');
+  const opened = new Map<string, string>(); // subscription id and sealed value → secret
   return {
     development: key === null,
     seal(subscriptionId, secret) {
@@ -43,12 +47,18 @@ export function secretBox(key: Buffer | null): SecretBox {
     },
     open(subscriptionId, stored) {
       if (!stored.startsWith(PREFIX)) return stored;
+      const cacheKey = `${subscriptionId}\n${stored}`;
+      const known = opened.get(cacheKey);
+      if (known !== undefined) return known;
       const [iv, tag, ciphertext] = stored.slice(PREFIX.length).split('.');
       try {
         const decipher = createDecipheriv('aes-256-gcm', k, Buffer.from(iv ?? '', 'base64url'));
         decipher.setAAD(Buffer.from(subscriptionId, 'utf8'));
         decipher.setAuthTag(Buffer.from(tag ?? '', 'base64url'));
-        return Buffer.concat([decipher.update(Buffer.from(ciphertext ?? '', 'base64url')), decipher.final()]).toString('utf8');
+        const secret = Buffer.concat([decipher.update(Buffer.from(ciphertext ?? '', 'base64url')), decipher.final()]).toString('utf8');
+        if (opened.size >= OPENED_KEPT) opened.clear();
+        opened.set(cacheKey, secret);
+        return secret;
       } catch {
         throw new SecretOpenError(`the signing secret of ${subscriptionId} does not open with this key (WEBHOOK_SECRET_ENCRYPTION_KEY changed?)`);
       }

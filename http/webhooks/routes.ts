@@ -31,6 +31,8 @@ const writeAccess = writerRoles('webhook subscriptions');
 
 export const WEBHOOKS_PREFIX = '/v3/connect/webhooks';
 const READ_MODELS = ['webhooks'];
+/** A test ping's delivery row is the webhooks projection's, its attempt and outcome the webhook_attempts one's. */
+const PING_READ_MODELS = ['webhooks', 'webhook_attempts'];
 const auth = (ctx: Context) => ctx.state.auth as AuthContext;
 
 
@@ -88,8 +90,8 @@ export function webhooksFamily(): FamilyRoutes {
       const idem = idempotent({ store: deps.store, clock: deps.clock });
       const write = [writeAccess, writeEnvironment, idem, connectErrors] as const;
       const read = connectErrors;
-      const settle = async (position: Position | null) => {
-        if (position) await deps.runner.waitFor(position, { timeoutMs: deps.config.projections.waitTimeoutMs, projections: READ_MODELS });
+      const settle = async (position: Position | null, projections = READ_MODELS) => {
+        if (position) await deps.runner.waitFor(position, { timeoutMs: deps.config.projections.waitTimeoutMs, projections });
       };
       const cmdCtx = (ctx: Context) => commandContext(ctx, deps.clock);
       const existing = async (ctx: Context) => {
@@ -155,7 +157,7 @@ export function webhooksFamily(): FamilyRoutes {
         const target = await readSubscriptionTarget(deps.knex, auth(ctx).workspaceId, row.subscriptionId);
         if (!target) throw notFound();
         const { record, position } = await sendTestPing(delivery, target);
-        await settle(position);
+        await settle(position, PING_READ_MODELS);
         ok(ctx, 200, {
           eventId: record.eventId,
           deliveryId: record.deliveryId,

@@ -16,6 +16,8 @@ import { purchasesMigration } from './0045_purchases.js';
 import { webhooksMigration } from './0050_webhooks.js';
 import { salesDocumentsArtifactsMigration } from './0061_sales_documents_artifacts.js';
 import { searchSalesFactsJsonMigration } from './0062_search_sales_facts_json.js';
+import { webhookDeliveryStateMigration } from './0065_webhook_delivery_state.js';
+import { webhookDeliveryFloorsMigration } from './0066_webhook_delivery_floors.js';
 
 interface Migration {
   name: string;
@@ -42,6 +44,8 @@ export const migrations: readonly Migration[] = [
   artifactsMigration,
   salesDocumentsArtifactsMigration,
   searchSalesFactsJsonMigration,
+  webhookDeliveryStateMigration,
+  webhookDeliveryFloorsMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

@@ -16,7 +16,8 @@ import { allowanceBody, createCurrent, creditsClient, issue } from '../credits/s
 import { receiver, storePurchase } from '../purchases/support.js';
 import { openOwnTestDatabase } from '../support/db.js';
 import { call, startTestService, type TestService } from '../support/http.js';
-import { subscribe, webhooksClient } from '../webhooks/support.js';
+import type { ManualClock } from '../../platform/clock.js';
+import { settleAll, startReceiver, subscribe, webhooksClient, webhookWorker } from '../webhooks/support.js';
 import { freshNumber } from '../unify/support.js';
 
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
@@ -32,7 +33,7 @@ describe('every projection rebuilds into read models with the same checksum as t
     t = await startTestService({
       db: own.db,
       startWorkers: false,
-      config: (c) => ({ ...c, delivery: { ...c.delivery, sandboxFinalResultAfterMs: 0 } }),
+      config: (c) => ({ ...c, delivery: { ...c.delivery, sandboxFinalResultAfterMs: 0 }, webhooks: { ...c.webhooks, allowPrivateTargets: true } }),
     });
   });
   after(async () => {
@@ -124,6 +125,24 @@ describe('every projection rebuilds into read models with the same checksum as t
     expect((await c.write('POST', '/exports', { format: 'csv' })).status).to.equal(202);
     await subscribe(webhooksClient(t, tenant.apiKey), { webhookUrl: 'https://hooks.example.com/checksum', events: ['isv.credits.pool.low', 'purchase.invoice.stored'] });
 
+    // Webhook attempts: a delivery answered 500 (its retry scheduled) and a test ping delivered.
+    const hooks = await startReceiver(t.clock as ManualClock);
+    try {
+      const w = webhooksClient(t, tenant.apiKey);
+      const failing = await subscribe(w, { webhookUrl: hooks.route([500]).url, events: ['isv.credits.allowance.changed'] });
+      const third = await credits.client.onboard({ sourceName: `Checksum third ${randomUUID().slice(0, 8)}` });
+      await createCurrent({ ...c, companyId: third.companyId as string }, t.clock.now(), { limit: 20 });
+      await settleAll(t);
+      const worker = webhookWorker(t);
+      await worker.tick(t.clock.now());
+      await worker.idle();
+      const pinged = await subscribe(w, { webhookUrl: hooks.route([200]).url, events: ['isv.credits.allowance.changed'] });
+      expect((await w.test(pinged)).json.data.outcome).to.equal('delivered');
+      expect((await w.get(failing, '/deliveries')).json.data.items[0]).to.include({ outcome: 'pending', attempts: 1 });
+    } finally {
+      await hooks.close();
+    }
+
     // Purchases received by another tenant.
     const r = await receiver(t);
     for (let i = 0; i < 3; i++) await storePurchase(t, r, { number: freshNumber('PUR'), storedAt: new Date(Date.now() + i) });
@@ -140,7 +159,7 @@ describe('every projection rebuilds into read models with the same checksum as t
     expect(projections.map((p) => p.name)).to.include.members(live);
     const tables = projections.flatMap((p) => [...p.tables]);
     const before = await checksums(tables);
-    for (const table of ['workspaces', 'api_keys', 'connect_companies', 'connect_sources', 'asp_authorizations', 'credit_transactions', 'credit_companies', 'credit_lots', 'purchase_invoices', 'webhook_subscriptions', 'sales_documents']) {
+    for (const table of ['workspaces', 'api_keys', 'connect_companies', 'connect_sources', 'asp_authorizations', 'credit_transactions', 'credit_companies', 'credit_lots', 'purchase_invoices', 'webhook_subscriptions', 'webhook_deliveries', 'webhook_attempts', 'webhook_delivery_state', 'sales_documents']) {
       expect(before[table]?.rows ?? 0, table).to.be.greaterThan(0);
     }
 

@@ -10,7 +10,9 @@ import { expect } from 'chai';
 import { ManualClock } from '../../platform/clock.js';
 import { metricsText } from '../../platform/metrics.js';
 import { webhookDeliveryWorker } from '../../projections/webhook-delivery.js';
+import { claimAttempts } from '../../readmodels/webhooks.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
+import { webhookAttemptsProjection } from '../../projections/webhook-attempts.js';
 import { webhooksProjection } from '../../projections/webhooks.js';
 import { startTestService, type TestService } from '../support/http.js';
 import { createCurrent, creditsTenant, iso } from '../credits/support.js';
@@ -197,6 +199,40 @@ describe('webhooks: delivery', function () {
     await b.stop();
   });
 
+  it('a first attempt whose claim lapsed unrecorded is made by a restarted worker, behind later deliveries already recorded', async () => {
+    const { c, subs, trigger } = await setup([{}]);
+    const s = subs[0]!;
+    const deps = { store: t.service.runtime.store, clock, knex: t.service.deps.knex, sender: { allowPrivateTargets: true, timeoutMs: 400 }, secrets: secretBox(null) };
+    const t0 = clock.now().getTime();
+    await trigger();
+    const [first] = (await t.service.deps.knex('webhook_deliveries').where({ subscription_id: s.id }).select('delivery_id')) as { delivery_id: string }[];
+    // Another instance claimed the first delivery's attempt and died before recording it.
+    expect(await claimAttempts(t.service.deps.knex, [{ deliveryId: first!.delivery_id, attempt: 1 }], 'dead-instance', clock.now(), new Date(t0 + MIN))).to.have.property('size', 1);
+    for (const limit of [60, 70]) {
+      await c.write('PUT', `/allowances/${c.companyId}/current`, { limit, periodType: 'monthly', startAt: iso(t0 - 3600_000), endAt: iso(t0 + 86400_000), reason: 'more' }, { 'if-match': `"${limit === 60 ? 1 : 2}"` });
+    }
+    await settleAll(t);
+    const one = webhookDeliveryWorker(deps);
+    await one.tick(clock.now());
+    await one.idle();
+    await one.stop();
+    await settleAll(t);
+    expect(s.received).to.have.length(2); // the later two; the first is held by the dead claim
+    // A restarted worker, once the claim has lapsed: the first delivery is still due, and only it.
+    clock.set(iso(t0 + 2 * MIN));
+    const two = webhookDeliveryWorker(deps);
+    await two.tick(clock.now());
+    await two.idle();
+    await settleAll(t);
+    await two.tick(clock.now());
+    await two.idle();
+    await two.stop();
+    expect(s.received).to.have.length(3);
+    expect(new Set(s.received.map((r) => r.body.eventId)).size).to.equal(3);
+    const items = (await webhooksClient(t, c.apiKey).get(s.id, '/deliveries')).json.data.items;
+    expect(items.map((d: any) => [d.outcome, d.attempts])).to.deep.equal([['delivered', 1], ['delivered', 1], ['delivered', 1]]);
+  });
+
   it('a started worker sends a new delivery as soon as the projection commits it, without a tick, beside a receiver that never answers', async () => {
     const { subs, trigger } = await setup([{}, { answers: ['hang'] }]);
     const [fast, hanging] = subs as [(typeof subs)[0], (typeof subs)[0]];
@@ -226,6 +262,8 @@ describe('webhooks: delivery', function () {
     expect(s.received).to.have.length(2);
     const before = (await w.get(s.id, '/deliveries')).json.data.items;
     await rebuildProjection(t.service.deps.knex, t.service.runtime.store, webhooksProjection);
+    expect((await w.get(s.id, '/deliveries')).json.data.items).to.deep.equal(before);
+    await rebuildProjection(t.service.deps.knex, t.service.runtime.store, webhookAttemptsProjection);
     const after = (await w.get(s.id, '/deliveries')).json.data.items;
     expect(after).to.deep.equal(before);
     expect(after[0].eventId).to.equal(s.received[0]!.body.eventId);
