@@ -112,11 +112,20 @@ describe('projection runner', function () {
     // Each reads the log from its start (it holds well over 100 events by now).
     const plain = await applyBatch(testDb().knex, store, counting(`test_limits_plain_${suffix}`), 10, {}, { persist: true });
     const own = await applyBatch(testDb().knex, store, counting(`test_limits_own_${suffix}`, { size: 100, bytes: 16 * 1024 * 1024 }), 10, {}, { persist: true });
-    expect(plain).to.include({ read: 10, more: true });
-    expect(own).to.include({ read: 100, more: true });
+    // A batch reads pages of its limit's size, a second one (up to four) only while it has fewer
+    // events to apply than the limit (the log's first events are other tests' types).
+    const pagesOf = (r: typeof plain, size: number) => {
+      if (r === 'locked') throw new Error('locked');
+      // Full pages, but for the last one when the batch reached the end of the log.
+      if (r.more) expect(r.read % size, `${r.read} events read in pages of ${size}`).to.equal(0);
+      return Math.ceil(r.read / size);
+    };
+    expect(pagesOf(plain, 10)).to.be.within(1, 4);
+    expect(pagesOf(own, 100)).to.be.within(1, 4);
+    expect(own).to.include({ more: true });
     // The runner's own limits win when they are the larger.
     const small = await applyBatch(testDb().knex, store, counting(`test_limits_small_${suffix}`, { size: 5, bytes: 1024 }), 20, {}, { persist: true });
-    expect(small).to.include({ read: 20 });
+    expect(pagesOf(small, 20)).to.be.within(1, 4);
   });
 
   it('never applies a batch twice when two instances run the same projection', async () => {
