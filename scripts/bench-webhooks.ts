@@ -1,6 +1,7 @@
 /**
  * Benchmark of webhook delivery on the real service (event store, webhooks projection, delivery
- * worker, real HTTP to a local receiver): `--events` credit occurrences
+ * worker, real HTTP to local receivers in a process of their own, bench-webhooks-receiver.ts):
+ * `--events` credit occurrences
  * (isv.credits.allowance.changed, from allowance writes through the credits engine, paced at
  * `--rate` events/s) fanned out to 10 subscriptions of one workspace: 8 healthy receivers, one
  * that answers after 2 s and one that always answers 500 (retried per the schedule).
@@ -16,9 +17,9 @@
  *   npm run bench:webhooks -- [--events 20000] [--rate 150]
  */
 import { secretBox } from '../commands/webhooks/secrets.js';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { fork } from 'node:child_process';
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { comparePositions, type Position } from '../commands/eventstore/port.js';
 import { creditsEngine } from '../commands/credits/snapshots.js';
@@ -28,6 +29,7 @@ import { startService, type Service } from '../http/service.js';
 import type { Config } from '../platform/config.js';
 import { createLogger } from '../platform/logger.js';
 import { webhookDeliveryWorker } from '../projections/webhook-delivery.js';
+import type { ReceiverIn, ReceiverOut, RouteCounts } from './bench-webhooks-receiver.js';
 import { fmtInt, fmtMs, openFreshBenchDatabase, percentile, positiveInt, renderTable, reportProblems, runBenchmark, type FreshBenchDatabase } from './bench-support.js';
 
 const BENCH_PG_DIR = 'var/pg-bench-webhooks';
@@ -47,52 +49,47 @@ program.parse();
 const opts = program.opts<{ events: number; rate: number }>();
 const problems: string[] = [];
 
-interface Route {
-  name: string;
-  kind: 'healthy' | 'slow' | 'failing';
-  received: number;
-  ids: Set<string>;
-  duplicates: number;
+interface Route extends RouteCounts {
   latencies: number[];
-  first: number;
-  last: number;
 }
 
+/** The receivers in their own process (scripts/bench-webhooks-receiver.ts); `routes` follow its progress. */
 async function startReceiver(routes: Map<string, Route>) {
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const now = Date.now();
-      const route = routes.get(req.url ?? '');
-      if (!route) {
-        res.statusCode = 404;
-        res.end();
-        return;
+  const child = fork(fileURLToPath(new URL('./bench-webhooks-receiver.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const update = (counts: RouteCounts[]) => {
+    for (const c of counts) Object.assign(routes.get(`/${c.name}`)!, c);
+  };
+  const reports: ((routes: (RouteCounts & { latencies: number[] })[]) => void)[] = [];
+  const ready = new Promise<string>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the receiver process exited (${code})`)));
+    child.on('message', (m: ReceiverOut) => {
+      if (m.type === 'ready') resolve(m.url);
+      else if (m.type === 'progress') update(m.routes);
+      else if (m.type === 'report') {
+        update(m.routes);
+        for (const r of m.routes) routes.get(`/${r.name}`)!.latencies = r.latencies;
+        reports.shift()?.(m.routes);
       }
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { eventId: string; data: { timestamp: string } };
-      route.received++;
-      if (route.kind === 'failing') {
-        res.statusCode = 500;
-        res.end();
-        return;
-      }
-      const answer = () => {
-        res.statusCode = 200;
-        res.end();
-      };
-      if (route.ids.has(body.eventId)) route.duplicates++;
-      route.ids.add(body.eventId);
-      route.latencies.push(now - Date.parse(body.data.timestamp));
-      if (route.first === 0) route.first = now;
-      route.last = now;
-      if (route.kind === 'slow') setTimeout(answer, SLOW_MS);
-      else answer();
     });
   });
-  server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))) };
+  const message = (m: ReceiverIn) => child.send(m);
+  message({ type: 'start', routes: [...routes].map(([path, r]) => ({ path, name: r.name, kind: r.kind })), slowMs: SLOW_MS });
+  const url = await ready;
+  return {
+    url,
+    /** The final counts and every latency, once the receivers have them all. */
+    report: () => new Promise<void>((resolve) => {
+      reports.push(() => resolve());
+      message({ type: 'report' });
+    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || !child.connected) return resolve();
+        child.once('exit', () => resolve());
+        message({ type: 'close' });
+      }),
+  };
 }
 
 async function main(): Promise<void> {
@@ -135,7 +132,7 @@ async function main(): Promise<void> {
 
     const routes = new Map<string, Route>();
     const add = (name: string, kind: Route['kind']) => {
-      const r: Route = { name, kind, received: 0, ids: new Set(), duplicates: 0, latencies: [], first: 0, last: 0 };
+      const r: Route = { name, kind, received: 0, unique: 0, duplicates: 0, latencies: [], first: 0, last: 0 };
       routes.set(`/${name}`, r);
       return r;
     };
@@ -225,11 +222,11 @@ async function main(): Promise<void> {
 
     // Wait until every healthy receiver has every event (or no progress for 60 s).
     const healthy = [...routes.values()].filter((r) => r.kind === 'healthy');
-    const done = () => healthy.every((r) => r.ids.size >= opts.events);
+    const done = () => healthy.every((r) => r.unique >= opts.events);
     let lastCount = -1;
     let stalledSince = Date.now();
     while (!done()) {
-      const count = healthy.reduce((n, r) => n + r.ids.size, 0);
+      const count = healthy.reduce((n, r) => n + r.unique, 0);
       if (count !== lastCount) {
         lastCount = count;
         stalledSince = Date.now();
@@ -242,9 +239,10 @@ async function main(): Promise<void> {
     const end = Date.now();
     const cpu = process.cpuUsage(cpu0);
     clearInterval(sampler);
+    await receiver.report();
 
     const all = healthy.flatMap((r) => r.latencies).sort((a, b) => a - b);
-    const delivered = healthy.reduce((n, r) => n + r.ids.size, 0);
+    const delivered = healthy.reduce((n, r) => n + r.unique, 0);
     const firstAt = Math.min(...healthy.map((r) => r.first));
     const lastAt = Math.max(...healthy.map((r) => r.last));
     const perS = delivered / Math.max(0.001, (lastAt - firstAt) / 1000);
@@ -252,7 +250,7 @@ async function main(): Promise<void> {
       const l = [...r.latencies].sort((a, b) => a - b);
       return [
         r.name,
-        fmtInt(r.kind === 'failing' ? r.received : r.ids.size),
+        fmtInt(r.kind === 'failing' ? r.received : r.unique),
         r.kind === 'failing' ? `${fmtInt(r.received)} attempts, all 500` : fmtInt(r.duplicates),
         l.length ? fmtMs(percentile(l, 50)) : '-',
         l.length ? fmtMs(percentile(l, 99)) : '-',
@@ -271,12 +269,12 @@ async function main(): Promise<void> {
     // CPU time is steadier than wall-clock time on a shared machine: a busy host slows the run, not the work per delivery.
     const cpuMs = (cpu.user + cpu.system) / 1000;
     console.log(
-      `  this process (service, worker, receiver and writers) used ${(cpuMs / 1000).toFixed(1)} s of CPU meanwhile (${((100 * cpuMs) / (end - t0)).toFixed(0)}% of a core), ` +
+      `  this process (service, worker and writers; the receivers run in a process of their own) used ${(cpuMs / 1000).toFixed(1)} s of CPU meanwhile (${((100 * cpuMs) / (end - t0)).toFixed(0)}% of a core), ` +
         `${((cpuMs * 1000) / Math.max(1, delivered)).toFixed(0)} µs per healthy delivery`,
     );
     console.log(`  load average at the end: ${os.loadavg().map((l) => l.toFixed(1)).join(', ')} (1, 5, 15 min)`);
     console.log(
-      `  meanwhile the slow receiver (${SLOW_MS / 1000} s an answer) took ${fmtInt(slow.ids.size)} events and the failing one ${fmtInt(failing.received)} attempts, each within its own ${config.webhooks.perSubscriptionConcurrency} slots`,
+      `  meanwhile the slow receiver (${SLOW_MS / 1000} s an answer) took ${fmtInt(slow.unique)} events and the failing one ${fmtInt(failing.received)} attempts, each within its own ${config.webhooks.perSubscriptionConcurrency} slots`,
     );
     console.log(
       `  target ≥ ${fmtInt(TARGET_PER_S)} deliveries/s to healthy receivers: ${perS >= TARGET_PER_S ? 'met' : 'NOT met'}; p99 < ${fmtMs(TARGET_P99_MS)}: ${percentile(all, 99) < TARGET_P99_MS ? 'met' : 'NOT met'} ` +
@@ -286,7 +284,7 @@ async function main(): Promise<void> {
     const again = healthy.reduce((n, r) => n + r.duplicates, 0);
     if (again > 0) console.log(`  ${fmtInt(again)} deliveries to healthy receivers were sent again after their answer missed the ${config.webhooks.timeoutMs / 1000} s time-out (same event id)`);
     for (const r of healthy) {
-      if (r.ids.size < opts.events) problems.push(`${r.name} received ${r.ids.size} of ${opts.events} events`);
+      if (r.unique < opts.events) problems.push(`${r.name} received ${r.unique} of ${opts.events} events`);
     }
   } finally {
     await service?.close().catch((err: Error) => problems.push(`closing the service: ${err.message}`));
