@@ -129,7 +129,6 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const runner = new ProjectionRunner(knex, runtime.store, [...allProjections(search), ...processes.reactors.map(reactorProjection)], {
     batchSize: config.projections.batchSize,
     batchBytes: config.projections.batchBytes,
-    catchUpConcurrency: config.projections.catchUpConcurrency,
     log: (msg, fields) => logger.warn(fields ?? {}, msg),
   });
   await runner.init();

@@ -14,7 +14,7 @@ export interface Config {
   logLevel: string;
   /** Pool size of the pg connection pool used by read models and the PostgreSQL event store. */
   dbPoolSize: number;
-  projections: { batchSize: number; batchBytes: number; catchUpConcurrency: number; waitTimeoutMs: number; stalledAfterMs: number };
+  projections: { batchSize: number; batchBytes: number; waitTimeoutMs: number; stalledAfterMs: number };
   /** Connect requests per second per workspace (token bucket; 0 disables) and burst size. */
   connectRateLimit: { perSecond: number; burst: number };
   /** Back-pressure (http/write-limit.ts): write requests executing at once (0: no limit), waiting at most, longest wait. */
@@ -113,7 +113,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     projections: {
       batchSize: intFrom('PROJECTION_BATCH_SIZE', 500, env),
       batchBytes: intFrom('PROJECTION_BATCH_BYTES', 2 * 1024 * 1024, env),
-      catchUpConcurrency: intFrom('PROJECTION_CATCH_UP_CONCURRENCY', 3, env),
       waitTimeoutMs: intFrom('PROJECTION_WAIT_TIMEOUT_MS', 5000, env),
       stalledAfterMs: intFrom('PROJECTION_STALLED_AFTER_MS', 30000, env),
     },

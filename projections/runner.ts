@@ -7,7 +7,6 @@
  */
 import { EventEmitter, setMaxListeners } from 'node:events';
 import type { Knex } from 'knex';
-import pLimit, { type LimitFunction } from 'p-limit';
 import { comparePositions, endedByBytes, pageMayContinue, START, type EventStore, type Position, type RecordedEvent } from '../commands/eventstore/port.js';
 import { wakeSource } from '../commands/eventstore/catch-up-subscription.js';
 import { LogTail } from './log-tail.js';
@@ -23,8 +22,6 @@ const PERSIST_IDLE_POSITION_MS = 1000;
  * hundreds.
  */
 export const DEFAULT_BATCH_BYTES = 2 * 1024 * 1024;
-/** Projections applying a catch-up batch at once, by default (RunnerOptions.catchUpConcurrency). */
-export const DEFAULT_CATCH_UP_CONCURRENCY = 3;
 
 export class CheckpointMovedError extends Error {
   override readonly name = 'CheckpointMovedError';
@@ -179,12 +176,6 @@ export interface RunnerOptions {
   batchBytes?: number;
   /** Poll interval when no append notification arrives (events held back by an in-flight transaction). */
   pollIntervalMs?: number;
-  /**
-   * How many projections of this runner may apply a batch at once while catching up (their last
-   * batch was full): each such batch holds up to batchBytes of decoded events, so this bounds the
-   * memory of a catch-up; projections at the tail of the log are never held back by it.
-   */
-  catchUpConcurrency?: number;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -200,7 +191,6 @@ export class ProjectionRunner {
   private readonly batchSize: number;
   private readonly batchBytes: number;
   private readonly pollIntervalMs: number;
-  private readonly catchUpSlots: LimitFunction;
   private readonly log: NonNullable<RunnerOptions['log']>;
 
   constructor(
@@ -212,7 +202,6 @@ export class ProjectionRunner {
     this.batchSize = options.batchSize ?? 500;
     this.batchBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES;
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
-    this.catchUpSlots = pLimit(Math.max(1, options.catchUpConcurrency ?? DEFAULT_CATCH_UP_CONCURRENCY));
     this.log = options.log ?? (() => {});
     const readSize = Math.max(this.batchSize, 1000);
     // Up to 8 byte-bounded reads (16 MB by default): runners a few batches apart still share them.
@@ -318,16 +307,11 @@ export class ProjectionRunner {
     // whether part of that is only in memory (batches with nothing to apply are not stored).
     let scanned: Position | undefined;
     let unpersistedSince: number | null = null;
-    // Whether more events may wait (at the start, and after a full batch): the next batch then
-    // takes a catch-up slot.
-    let catchingUp = true;
     while (!signal.aborted) {
       const wake = nextWake();
       try {
         const persist = unpersistedSince !== null && Date.now() - unpersistedSince >= PERSIST_IDLE_POSITION_MS;
-        const batch = () => applyBatch(this.knex, this.tail, p, this.batchSize, { maxBytes: this.batchBytes }, { scannedTo: scanned, persist });
-        const result: BatchResult | 'locked' = catchingUp ? await this.catchUpSlots(batch) : await batch();
-        catchingUp = result !== 'locked' && result.more;
+        const result = await applyBatch(this.knex, this.tail, p, this.batchSize, { maxBytes: this.batchBytes }, { scannedTo: scanned, persist });
         const s = this.status.get(p.name)!;
         s.lastError = null;
         s.failingSince = null;
@@ -350,7 +334,6 @@ export class ProjectionRunner {
         if (signal.aborted) break;
         scanned = undefined;
         unpersistedSince = null;
-        catchingUp = true;
         // Another runner moved the checkpoint (an instance that held the projection before):
         // nothing failed; read again from the stored checkpoint.
         if (err instanceof CheckpointMovedError) continue;
