@@ -152,6 +152,18 @@ describe('PostgreSQL event store: the artifact table', () => {
   });
 });
 
+/** Counts the statements a store sends from here on (those of one prepared name, when given). */
+function countStatements(store: PostgresEventStore, name?: string): { n: number } {
+  const pool = (store as unknown as { pool: { query: (config: unknown, ...rest: unknown[]) => unknown } }).pool;
+  const query = pool.query.bind(pool);
+  const counter = { n: 0 };
+  pool.query = (config: unknown, ...rest: unknown[]) => {
+    if (name === undefined || (config as { name?: string })?.name === name) counter.n++;
+    return query(config, ...rest);
+  };
+  return counter;
+}
+
 describe('PostgreSQL event store: artifacts it appended lately', () => {
   it('serves an artifact it has just written without a query; another store reads it from the table', async () => {
     const store = await PostgresEventStore.connect(testDb().url, { poolSize: 4 });
@@ -163,18 +175,8 @@ describe('PostgreSQL event store: artifacts it appended lately', () => {
       const first = event();
       await store.append(stream, [first], 'no_stream', { artifacts: [written] });
       // Count the statements each store sends from here on.
-      const sent = (s: PostgresEventStore) => {
-        const pool = (s as unknown as { pool: { query: (...args: unknown[]) => unknown } }).pool;
-        const query = pool.query.bind(pool);
-        const counter = { n: 0 };
-        pool.query = (...args: unknown[]) => {
-          counter.n++;
-          return query(...args);
-        };
-        return counter;
-      };
-      const mine = sent(store);
-      const theirs = sent(other);
+      const mine = countStatements(store);
+      const theirs = countStatements(other);
       const here = await store.readArtifacts([written.sha256]);
       expect(Buffer.compare(here.get(written.sha256)!, written.content)).to.equal(0);
       expect(mine.n).to.equal(0);
@@ -191,18 +193,6 @@ describe('PostgreSQL event store: artifacts it appended lately', () => {
 });
 
 describe('PostgreSQL event store: waking other processes', () => {
-  /** Counts the statements of one name a store sends from here on. */
-  function counting(store: PostgresEventStore, name: string) {
-    const pool = (store as unknown as { pool: { query: (config: unknown, ...rest: unknown[]) => unknown } }).pool;
-    const query = pool.query.bind(pool);
-    const counter = { n: 0 };
-    pool.query = (config: unknown, ...rest: unknown[]) => {
-      if ((config as { name?: string })?.name === name) counter.n++;
-      return query(config, ...rest);
-    };
-    return counter;
-  }
-
   it('notifies a store listening in another session, which wakes at once', async () => {
     const writer = await PostgresEventStore.connect(testDb().url, { poolSize: 4 });
     const reader = await PostgresEventStore.connect(testDb().url, { poolSize: 4 });
@@ -223,7 +213,7 @@ describe('PostgreSQL event store: waking other processes', () => {
     const alone = await PostgresEventStore.connect(testDb().url, { poolSize: 4 });
     try {
       await alone.waitForAppends(50); // its own LISTEN session does not count as another
-      const asked = counting(alone, 'es_notify_if_listened');
+      const asked = countStatements(alone, 'es_notify_if_listened');
       const started = Date.now();
       for (let i = 0; i < 40; i++) {
         await alone.append(`alone-${randomUUID()}`, [newEvent('Alone', {})], 'no_stream');
