@@ -90,9 +90,10 @@ export interface BatchResult {
 /**
  * Reads at most `batchSize` events (or the projection's own larger `batch` limits) after
  * `scannedTo` (default: the stored checkpoint) and applies those the projection reads,
- * atomically with its checkpoint, under the projection's advisory lock. A batch with nothing to apply opens no transaction unless `persist` asks for
- * the position to be stored: replaying events a projection ignores changes nothing, so the
- * position may run ahead of the stored checkpoint in memory.
+ * atomically with its checkpoint, under the projection's advisory lock. A batch with nothing to
+ * apply opens no transaction unless `persist` asks for the position to be stored: replaying
+ * events a projection ignores changes nothing, so the position may run ahead of the stored
+ * checkpoint in memory.
  */
 export async function applyBatch(
   knex: Knex,
