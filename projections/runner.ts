@@ -9,6 +9,7 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 import type { Knex } from 'knex';
 import { comparePositions, endedByBytes, pageMayContinue, START, type EventStore, type Position, type RecordedEvent } from '../commands/eventstore/port.js';
 import { wakeSource } from '../commands/eventstore/catch-up-subscription.js';
+import { advanceCheckpoint, checkpointVersion, ensureCheckpoint, lockAndReadCheckpoint, readCheckpoint, tryTransactionLock, useSchema } from '../readmodels/checkpoints.js';
 import { LogTail } from './log-tail.js';
 import { batchLimits, type Projection } from './projection.js';
 
@@ -64,14 +65,7 @@ export function lockKey(checkpoint: string): string {
   return `projection:${checkpoint}`;
 }
 
-export async function ensureCheckpoint(knex: Knex, checkpoint: string, version: number): Promise<void> {
-  await knex('projection_checkpoints').insert({ projection: checkpoint, version }).onConflict('projection').ignore();
-}
-
-export async function readCheckpoint(knex: Knex, checkpoint: string): Promise<Position | null> {
-  const row = await knex('projection_checkpoints').where({ projection: checkpoint }).first();
-  return row ? { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) } : null;
-}
+export { ensureCheckpoint, readCheckpoint };
 
 /** The part of the store a batch reads from (the store itself, or the shared LogTail). */
 export type LogReader = Pick<EventStore, 'readAll'>;
@@ -123,23 +117,13 @@ export async function applyBatch(
   return knex.transaction(async (trx) => {
     let stored: Position | null;
     if (target.schema) {
-      const lock = await trx.raw('select pg_try_advisory_xact_lock(hashtext(?)) as ok', [lockKey(checkpoint)]);
-      if (!lock.rows[0].ok) return 'locked' as const;
-      await trx.raw(`set local search_path to "${target.schema}", public`);
+      if (!(await tryTransactionLock(trx, lockKey(checkpoint)))) return 'locked' as const;
+      await useSchema(trx, target.schema);
       stored = await readCheckpoint(trx, checkpoint);
     } else {
-      // The lock and the checkpoint in one round trip. The statement's snapshot may predate the
-      // commit of the runner that held the lock just before: the checkpoint's compare-and-set
-      // below then fails and the batch rolls back (CheckpointMovedError), so a stale read never
-      // applies a batch twice.
-      const { rows } = await trx.raw(
-        `select pg_try_advisory_xact_lock(hashtext(?)) as ok, c.commit_position, c.prepare_position
-           from (select 1) as one left join projection_checkpoints c on c.projection = ?`,
-        [lockKey(checkpoint), checkpoint],
-      );
-      const row = rows[0] as { ok: boolean; commit_position: string | null; prepare_position: string | null };
-      if (!row.ok) return 'locked' as const;
-      stored = row.commit_position === null ? null : { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position!) };
+      const held = await lockAndReadCheckpoint(trx, lockKey(checkpoint), checkpoint);
+      if (!held.locked) return 'locked' as const;
+      stored = held.stored;
     }
     if (!stored) {
       await ensureCheckpoint(trx, checkpoint, projection.version);
@@ -150,15 +134,7 @@ export async function applyBatch(
     if (comparePositions(stored, last) >= 0) return { read: events.length, position: stored, persisted: true, more };
     const fresh = comparePositions(stored, from) > 0 ? events.filter((e) => comparePositions(e.position, stored!) > 0) : events;
     const applied = await applyEvents(trx, projection, fresh);
-    const updated = await trx('projection_checkpoints')
-      .where({ projection: checkpoint, commit_position: stored.commit.toString(), prepare_position: stored.prepare.toString() })
-      .update({
-        commit_position: last.commit.toString(),
-        prepare_position: last.prepare.toString(),
-        events_applied: trx.raw('events_applied + ?', [applied]),
-        updated_at: trx.fn.now(),
-      });
-    if (updated !== 1) throw new CheckpointMovedError(`checkpoint ${checkpoint} moved during the batch`);
+    if (!(await advanceCheckpoint(trx, checkpoint, stored, last, applied))) throw new CheckpointMovedError(`checkpoint ${checkpoint} moved during the batch`);
     return { read: events.length, position: last, persisted: true, more };
   });
 }
@@ -213,9 +189,9 @@ export class ProjectionRunner {
   async init(): Promise<void> {
     for (const p of this.projections) {
       await ensureCheckpoint(this.knex, p.name, p.version);
-      const row = await this.knex('projection_checkpoints').where({ projection: p.name }).first();
-      if (row.version !== p.version) {
-        this.log(`projection ${p.name} tables are version ${row.version}, code is version ${p.version}: run "npm run rebuild -- ${p.name}"`);
+      const version = await checkpointVersion(this.knex, p.name);
+      if (version !== p.version) {
+        this.log(`projection ${p.name} tables are version ${version}, code is version ${p.version}: run "npm run rebuild -- ${p.name}"`);
       }
     }
   }

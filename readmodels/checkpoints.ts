@@ -1,0 +1,63 @@
+/**
+ * The projections' checkpoints (projection_checkpoints) and the transaction-scoped advisory lock
+ * a batch holds: the statements of the projection runner (projections/runner.ts).
+ */
+import type { Knex } from 'knex';
+import type { Position } from '../commands/eventstore/port.js';
+
+const positionOf = (row: { commit_position: string; prepare_position: string }): Position => ({ commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) });
+
+export async function ensureCheckpoint(knex: Knex, checkpoint: string, version: number): Promise<void> {
+  await knex('projection_checkpoints').insert({ projection: checkpoint, version }).onConflict('projection').ignore();
+}
+
+export async function readCheckpoint(knex: Knex, checkpoint: string): Promise<Position | null> {
+  const row = await knex('projection_checkpoints').where({ projection: checkpoint }).first();
+  return row ? positionOf(row) : null;
+}
+
+/** The version of the tables a checkpoint was written for (null: no checkpoint). */
+export async function checkpointVersion(knex: Knex, checkpoint: string): Promise<number | null> {
+  const row = await knex('projection_checkpoints').where({ projection: checkpoint }).first('version');
+  return row ? Number(row.version) : null;
+}
+
+/** Takes the transaction's advisory lock named `lock` if it is free. */
+export async function tryTransactionLock(trx: Knex.Transaction, lock: string): Promise<boolean> {
+  const { rows } = await trx.raw('select pg_try_advisory_xact_lock(hashtext(?)) as ok', [lock]);
+  return rows[0].ok === true;
+}
+
+/** Points the rest of the transaction at `schema` (a rebuild's fresh tables) before public. */
+export async function useSchema(trx: Knex.Transaction, schema: string): Promise<void> {
+  await trx.raw(`set local search_path to "${schema}", public`);
+}
+
+/**
+ * The lock and the checkpoint in one round trip. The statement's snapshot may predate the commit
+ * of the transaction that held the lock just before: advanceCheckpoint's compare-and-set then
+ * fails, so a stale read never applies a batch twice.
+ */
+export async function lockAndReadCheckpoint(trx: Knex.Transaction, lock: string, checkpoint: string): Promise<{ locked: false } | { locked: true; stored: Position | null }> {
+  const { rows } = await trx.raw(
+    `select pg_try_advisory_xact_lock(hashtext(?)) as ok, c.commit_position, c.prepare_position
+       from (select 1) as one left join projection_checkpoints c on c.projection = ?`,
+    [lock, checkpoint],
+  );
+  const row = rows[0] as { ok: boolean; commit_position: string | null; prepare_position: string | null };
+  if (!row.ok) return { locked: false };
+  return { locked: true, stored: row.commit_position === null ? null : positionOf({ commit_position: row.commit_position, prepare_position: row.prepare_position! }) };
+}
+
+/** Moves the checkpoint from `from` to `to` (compare-and-set); false when it no longer stood at `from`. */
+export async function advanceCheckpoint(trx: Knex.Transaction, checkpoint: string, from: Position, to: Position, applied: number): Promise<boolean> {
+  const updated = await trx('projection_checkpoints')
+    .where({ projection: checkpoint, commit_position: from.commit.toString(), prepare_position: from.prepare.toString() })
+    .update({
+      commit_position: to.commit.toString(),
+      prepare_position: to.prepare.toString(),
+      events_applied: trx.raw('events_applied + ?', [applied]),
+      updated_at: trx.fn.now(),
+    });
+  return updated === 1;
+}
