@@ -32,7 +32,7 @@ import { decodeEventData } from '../domain/events/envelope.js';
 import type { Clock } from '../platform/clock.js';
 import { countLedgerBefore } from '../readmodels/credits.js';
 import type { Reactor, Worker } from './reactor.js';
-import { readCheckpoint } from './runner.js';
+import { readCheckpoint } from '../readmodels/checkpoints.js';
 
 export interface CreditProcessDeps {
   knex: Knex;
@@ -104,7 +104,7 @@ export function meteringReactor(deps: CreditProcessDeps): Reactor {
         // in the event's metadata: no read of the submission. Settling a document that holds no
         // reservation (not of a Connect company, or refused) changes nothing. Events without them
         // read the submission, as before.
-        let target: { workspaceId: string; environment: string } | null = null;
+        let target: { workspaceId: string; environment: string };
         if (event.metadata.workspaceId && event.metadata.environment) {
           target = { workspaceId: event.metadata.workspaceId, environment: event.metadata.environment };
         } else {

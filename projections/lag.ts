@@ -6,7 +6,8 @@
 import type { Knex } from 'knex';
 import { START, comparePositions, pageMayContinue, type EventStore, type Position } from '../commands/eventstore/port.js';
 import type { ProjectionLag } from '../platform/metrics.js';
-import { DEFAULT_BATCH_BYTES, readCheckpoint } from './runner.js';
+import { readCheckpoint } from '../readmodels/checkpoints.js';
+import { DEFAULT_BATCH_BYTES } from './runner.js';
 
 export function projectionLagSource(knex: Knex, store: EventStore, names: readonly string[], bound = 10_000): () => Promise<ProjectionLag[]> {
   return async () => {

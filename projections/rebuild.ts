@@ -10,7 +10,8 @@
 import type { Knex } from 'knex';
 import { pageMayContinue, type EventStore } from '../commands/eventstore/port.js';
 import type { Projection, ProjectionRebuild } from './projection.js';
-import { applyBatch, applyEvents, DEFAULT_BATCH_BYTES, ensureCheckpoint, lockKey, readCheckpoint } from './runner.js';
+import { advanceCheckpoint, ensureCheckpoint, readCheckpoint } from '../readmodels/checkpoints.js';
+import { applyBatch, applyEvents, CheckpointMovedError, DEFAULT_BATCH_BYTES, lockKey } from './runner.js';
 
 export interface RebuildProgress {
   projection: string;
@@ -91,13 +92,7 @@ async function rebuildTables(
       if (events.length === 0) break;
       const applied = await applyEvents(trx, projection, events);
       const last = events[events.length - 1]!.position;
-      await trx('projection_checkpoints')
-        .where({ projection: checkpoint })
-        .update({
-          commit_position: last.commit.toString(),
-          prepare_position: last.prepare.toString(),
-          events_applied: trx.raw('events_applied + ?', [applied]),
-        });
+      if (!(await advanceCheckpoint(trx, checkpoint, from, last, applied))) throw new CheckpointMovedError(`checkpoint ${checkpoint} moved during the swap`);
       eventsRead += events.length;
     }
     await trx.raw('set local search_path to public');

@@ -33,6 +33,9 @@ export const SEARCH_PROJECTION = 'search';
  */
 export const SEARCH_BATCH: BatchLimits = { size: 5000, bytes: 8 * 1024 * 1024 };
 
+/** The search projection's own batch limits on an engine (none: the runner's). */
+export const searchBatchFor = (engine: SearchIndex['engine']): BatchLimits | undefined => (engine === 'elasticsearch' ? SEARCH_BATCH : undefined);
+
 export const defaultSearchSources = (): SearchSource[] => [salesSearchSource, purchasesSearchSource];
 
 /** The newest version of each document (by workspace, type and id). */
@@ -72,7 +75,7 @@ export function searchProjection(
   return defineProjection({
     name: SEARCH_PROJECTION,
     version: 1,
-    batch: options.batch ?? (index.engine === 'elasticsearch' ? SEARCH_BATCH : undefined),
+    batch: options.batch ?? searchBatchFor(index.engine),
     // The sources' facts, and the index's own tables when it keeps them in PostgreSQL.
     tables: [...sources.flatMap((s) => s.tables), ...(options.indexTables ?? [])],
     eventTypes: new Set(sources.flatMap((s) => [...s.eventTypes])),

@@ -8,9 +8,9 @@
  * 2. indexing through the search projection: per engine, the `search` projection catches up
  *    from the start of that log in the runner's batches (the larger of PROJECTION_BATCH_SIZE /
  *    PROJECTION_BATCH_BYTES and, into Elasticsearch, the projection's own catch-up batch,
- *    SEARCH_BATCH: 5,000 events or 8 MB; each batch one transaction with its checkpoint, the index write acknowledged and
- *    searchable before the commit), exactly as the service's runner applies it: documents/s and
- *    events/s;
+ *    SEARCH_BATCH: 5,000 events or 8 MB; each batch one transaction with its checkpoint, the
+ *    index write acknowledged and searchable before the commit), exactly as the service's runner
+ *    applies it: documents/s and events/s;
  * 3. the query mix of the issue — a date range + status filter, a seller-name search, a
  *    document-number search, an amount range sorted by amount, paging to page 50 — on random
  *    workspaces, at 1 and 16 concurrent clients: queries/s and p50/p95/p99 per engine (and per
@@ -40,7 +40,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { Knex } from 'knex';
 import { comparePositions, type EventStore, type Position } from '../commands/eventstore/port.js';
 import { openRuntime, type Runtime } from '../commands/runtime.js';
-import { searchProjection, SEARCH_BATCH, SEARCH_PROJECTION } from '../projections/search.js';
+import { searchBatchFor, searchProjection, SEARCH_PROJECTION } from '../projections/search.js';
 import { batchLimits } from '../projections/projection.js';
 import { applyBatch, DEFAULT_BATCH_BYTES, ProjectionRunner } from '../projections/runner.js';
 import { ElasticsearchSearchIndex } from '../readmodels/search/elasticsearch.js';
@@ -86,8 +86,8 @@ const opts = program.opts<{ documents: number; workspaces: number; batchSize: nu
 const problems: string[] = [];
 const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' / ');
 /** The batches the search projection is read in per engine: the runner's, or (Elasticsearch) the larger of the runner's and its own. */
-const batchText = (engine: string) => {
-  const batch = batchLimits(engine === 'elasticsearch' ? { batch: SEARCH_BATCH } : {}, opts.batchSize, DEFAULT_BATCH_BYTES);
+const batchText = (engine: Engine) => {
+  const batch = batchLimits({ batch: searchBatchFor(engine) }, opts.batchSize, DEFAULT_BATCH_BYTES);
   return `up to ${fmtInt(batch.size)} events or ${fmtBytes(batch.bytes)} a batch`;
 };
 

@@ -106,7 +106,7 @@ const LISTENERS_RECHECK_MS = 1000;
  * name, $2: this store's own listening backend, 0 without one): a listener of any store, or a
  * session whose details PostgreSQL hides from this role (another role's: counted, to be safe).
  */
-export const NOTIFY_IF_LISTENED_SQL = `select case when exists (
+const NOTIFY_IF_LISTENED_SQL = `select case when exists (
     select 1 from pg_stat_activity a
      where a.pid <> $2 and a.pid <> pg_backend_pid() and a.datname = current_database()
        and (a.application_name = $1 or a.backend_type is null)

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
-import { readCheckpoint } from '../../projections/runner.js';
+import { readCheckpoint } from '../../readmodels/checkpoints.js';
 import { describeProgress, runRebuild, UnknownProjectionError } from '../../scripts/rebuild.js';
 import { newEvent } from '../eventstore/contract.js';
 import { testDb } from '../support/db.js';
