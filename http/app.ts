@@ -121,7 +121,7 @@ async function httpMetrics(ctx: Koa.Context, next: Koa.Next): Promise<void> {
 export function createHttpApp(deps: HttpDeps, families: readonly FamilyRoutes[]): Koa {
   const app = new Koa({ proxy: false });
   const auth = createAuthenticator(deps.keys, deps.clock, async () => {
-    await deps.runner.waitFor(await deps.store.headPosition(), { timeoutMs: KEY_CATCH_UP_MS, projections: ['workspaces'] });
+    await deps.runner.waitFor(await deps.store.committedHead(), { timeoutMs: KEY_CATCH_UP_MS, projections: ['workspaces'] });
   });
   app.use(requestContext(deps.logger));
   app.use(httpMetrics);

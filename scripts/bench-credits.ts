@@ -211,7 +211,7 @@ async function main(): Promise<void> {
         ctx(),
       );
     });
-    await settle(await store.headPosition());
+    await settle(await store.committedHead());
     log(`pool of 100,000,000 credits and ${fmtInt(COMPANIES + 1)} allowances written in ${fmtMs(performance.now() - t0)}`);
     if (interrupted) return;
 
@@ -320,9 +320,9 @@ async function main(): Promise<void> {
     });
     const appendMs = performance.now() - t0;
     // Until the metering reactor has passed the last document, then until the read models have its reservations.
-    await settle(await store.headPosition(), 600_000);
+    await settle(await store.committedHead(), 600_000);
     const meteringMs = performance.now() - t0;
-    await settle(await store.headPosition(), 600_000);
+    await settle(await store.committedHead(), 600_000);
     const metered = Number((await knex('credit_transactions').where({ workspace_id: workspaceId, event_type: 'reservation.created' }).count({ n: '*' }))[0]!.n) - ledgerCount;
     if (metered !== opts.documents) problems.push(`metering reserved ${metered} of ${opts.documents} documents`);
     console.log(

@@ -531,6 +531,11 @@ export class EventStoreDbEventStore implements EventStore {
     }
   }
 
+  /** EventStoreDB's readers see every committed event at once: the committed head is the head. */
+  committedHead(): Promise<Position> {
+    return this.headPosition();
+  }
+
   async countEvents(): Promise<number | null> {
     return null;
   }

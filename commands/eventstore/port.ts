@@ -178,8 +178,18 @@ export interface EventStore {
   subscribe(after: Position, options?: { batchSize?: number }): EventSubscription;
   /** Resolves when events may have been appended since the call, or after `timeoutMs`. */
   waitForAppends(timeoutMs: number, signal?: AbortSignal): Promise<void>;
-  /** Position of the newest event a reader can see now (START when the log is empty). */
+  /**
+   * Position of the newest event a reader can see now (START when the log is empty): a safe
+   * place to start reading "from now on", since no event committed later sorts before it.
+   */
   headPosition(): Promise<Position>;
+  /**
+   * Position of the newest committed event, which readers may not see yet while a transaction
+   * begun before it is still open (START when the log is empty). Wait for this one to have
+   * everything committed so far applied: the head a reader sees can stop short of an append
+   * that has already returned.
+   */
+  committedHead(): Promise<Position>;
   /** Number of events in the log, or null where the engine cannot count cheaply. */
   countEvents(): Promise<number | null>;
   /** Throws when the engine cannot be reached. */

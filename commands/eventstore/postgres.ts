@@ -48,6 +48,10 @@ export const HEAD_POSITION_SQL = `select es_events.transaction_id::text as tx, e
   where es_events.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
   order by es_events.transaction_id desc, es_events.global_position desc limit 1`;
 
+/** The newest committed event, readable or not yet (see EventStore.committedHead). */
+export const COMMITTED_HEAD_SQL = `select es_events.transaction_id::text as tx, es_events.global_position from es_events
+  order by es_events.transaction_id desc, es_events.global_position desc limit 1`;
+
 interface EventRow {
   global_position: string;
   tx: string;
@@ -551,6 +555,12 @@ export class PostgresEventStore implements EventStore {
 
   async headPosition(): Promise<Position> {
     const { rows } = await this.pool.query<{ tx: string; global_position: string }>({ name: 'es_head_position', text: HEAD_POSITION_SQL });
+    const row = rows[0];
+    return row ? { commit: BigInt(row.tx), prepare: BigInt(row.global_position) } : START;
+  }
+
+  async committedHead(): Promise<Position> {
+    const { rows } = await this.pool.query<{ tx: string; global_position: string }>({ name: 'es_committed_head', text: COMMITTED_HEAD_SQL });
     const row = rows[0];
     return row ? { commit: BigInt(row.tx), prepare: BigInt(row.global_position) } : START;
   }

@@ -69,7 +69,7 @@ describe('credits: ledger, exports, audit', function () {
     const paged = await pageAll(c, '', 7);
     writing = false;
     await writer;
-    await t.settle(await t.service.runtime.store.headPosition());
+    await t.settleAll();
     const full = await pageAll(c, '', 100);
 
     const ids = paged.map((x) => x.transactionId);
@@ -111,7 +111,7 @@ describe('credits: ledger, exports, audit', function () {
     const jobId = bulk.json.data.jobId;
     const deadline = Date.now() + 10_000;
     while ((await c.get(`/allowances/bulk/${jobId}`)).json.data.status !== 'completed' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-    await t.settle(await t.service.runtime.store.headPosition());
+    await t.settleAll();
 
     const q = async (query: string) => (await c.get(`/transactions?${query}`)).json.data.items as any[];
     const all = await q('limit=100');
@@ -268,7 +268,7 @@ describe('credits: ledger, exports, audit', function () {
     await settleDocumentReservation(engineOf(t), c.workspaceId, docs[2]!, 'finalize', null, { now: clock.now() });
     const replaced = await c.write('PUT', `/allowances/${c.companyId}/current`, allowanceBody(clock.now(), { limit: 30 }), { 'if-match': '"1"' });
     expect(replaced.status).to.equal(200);
-    await t.settle(await t.service.runtime.store.headPosition());
+    await t.settleAll();
     const asOf2 = clock.now().toISOString();
     const read2 = (await c.get(`/allowances/${c.companyId}`)).json.data;
     const pool2 = (await c.get('/pool')).json.data;

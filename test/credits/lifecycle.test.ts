@@ -26,8 +26,7 @@ describe('credits: allowance lifecycle worker', function () {
   async function tick(): Promise<number> {
     const n = await worker.tick(clock.now());
     // Let the read models catch up with what the tick wrote.
-    const head = await t.service.runtime.store.headPosition();
-    await t.settle(head);
+    await t.settleAll();
     return n;
   }
 

@@ -49,7 +49,7 @@ async function meteredTenant(t: TestService, environment: 'sandbox' | 'productio
     ledger: async (query = '') => (await c.get(`/transactions?companyId=${c.companyId}${query}`)).json.data.items as any[],
     /** The company's credit state once every read model has applied everything written so far. */
     state: async () => {
-      await t.settle(await t.service.runtime.store.headPosition());
+      await t.settleAll();
       return (await c.get(`/allowances/${c.companyId}`)).json.data;
     },
   };

@@ -52,7 +52,7 @@ describe('credits: read models rebuild from the event log into the same rows', f
     const deadline = Date.now() + 10_000;
     while ((await c.get(`/allowances/bulk/${bulk.json.data.jobId}`)).json.data.status !== 'completed' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
     await new Promise((r) => setTimeout(r, 300));
-    await t.settle(await t.service.runtime.store.headPosition());
+    await t.settleAll();
 
     const knex = testDb().knex;
     const snapshot = async () => ({

@@ -375,6 +375,12 @@ export function eventStoreContract(
       expect(endedByBytes(whole)).to.equal(false);
     });
 
+    it('has every append that returned in its committed head at once, whatever else is in flight', async () => {
+      const appends = await Promise.all(Array.from({ length: 8 }, (_, i) => store.append(stream(`committed-${i}`), [newEvent('Noted', { i })], 'no_stream')));
+      const committed = await store.committedHead();
+      for (const a of appends) expect(comparePositions(committed, a.position)).to.be.at.least(0);
+    });
+
     it('delivers to a subscriber first the past, then live events', async () => {
       const s = stream('sub');
       const before = await store.headPosition();

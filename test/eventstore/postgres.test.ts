@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { HEAD_POSITION_SQL, PostgresEventStore, READ_ALL_SQL } from '../../commands/eventstore/postgres.js';
-import { artifactOf, DuplicateEventError, START, WrongExpectedVersionError, type Position, type RecordedEvent } from '../../commands/eventstore/port.js';
+import { COMMITTED_HEAD_SQL, HEAD_POSITION_SQL, PostgresEventStore, READ_ALL_SQL } from '../../commands/eventstore/postgres.js';
+import { artifactOf, comparePositions, DuplicateEventError, START, WrongExpectedVersionError, type Position, type RecordedEvent } from '../../commands/eventstore/port.js';
 import { eventStoreContract, newEvent } from './contract.js';
 import { testDb } from '../support/db.js';
 
@@ -104,6 +104,27 @@ describe('PostgreSQL event store: group commit and read-ahead', () => {
   });
 });
 
+describe('PostgreSQL event store: the head while an older transaction is open', () => {
+  it('headPosition stops short of an append an older open transaction may still precede; committedHead has it, and readers reach it once that transaction ends', async () => {
+    const store = await PostgresEventStore.connect(testDb().url, { poolSize: 5 });
+    const older = await testDb().knex.client.acquireConnection();
+    try {
+      // A transaction with a transaction id older than the append's, still open: a reader
+      // cannot yet be sure nothing will commit before the append, so it does not see it.
+      await testDb().knex.raw('begin').connection(older);
+      await testDb().knex.raw('select pg_current_xact_id()').connection(older);
+      const appended = await store.append(`head-${randomUUID()}`, [newEvent('Noted', {})], 'no_stream');
+      expect(comparePositions(await store.headPosition(), appended.position)).to.be.lessThan(0);
+      expect(await store.committedHead()).to.deep.equal(appended.position);
+      await testDb().knex.raw('rollback').connection(older);
+      expect(comparePositions(await store.headPosition(), appended.position)).to.be.at.least(0);
+    } finally {
+      await testDb().knex.client.releaseConnection(older);
+      await store.close();
+    }
+  });
+});
+
 describe('PostgreSQL event store queries', () => {
   // Ordering by a text rendering of the transaction id sorts '10000' before '9999', which skips
   // and repeats events whenever transaction ids gain a digit, and forces a sort of the whole
@@ -111,6 +132,7 @@ describe('PostgreSQL event store queries', () => {
   for (const [name, sql, params] of [
     ['readAll', READ_ALL_SQL, ['0', '0', 100]],
     ['headPosition', HEAD_POSITION_SQL, []],
+    ['committedHead', COMMITTED_HEAD_SQL, []],
   ] as const) {
     it(`${name} walks the (transaction_id, global_position) index with no sort`, async () => {
       const plan = await testDb().knex.transaction(async (trx) => {

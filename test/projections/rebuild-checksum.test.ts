@@ -17,7 +17,7 @@ import { receiver, storePurchase } from '../purchases/support.js';
 import { openOwnTestDatabase } from '../support/db.js';
 import { call, startTestService, type TestService } from '../support/http.js';
 import type { ManualClock } from '../../platform/clock.js';
-import { settleAll, startReceiver, subscribe, webhooksClient, webhookWorker } from '../webhooks/support.js';
+import { startReceiver, subscribe, webhooksClient, webhookWorker } from '../webhooks/support.js';
 import { freshNumber } from '../unify/support.js';
 
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
@@ -58,10 +58,10 @@ describe('every projection rebuilds into read models with the same checksum as t
     // Reactions append events of their own: wait until the log stops growing and everything is applied.
     const store = t.service.runtime.store;
     for (let previous = ''; ; ) {
-      const head = await store.headPosition();
-      await t.settle(head);
+      await t.settleAll();
       await new Promise((r) => setTimeout(r, 300));
-      const now = `${(await store.headPosition()).commit}/${(await store.headPosition()).prepare}`;
+      const head = await store.committedHead();
+      const now = `${head.commit}/${head.prepare}`;
       if (now === previous) return;
       previous = now;
     }
@@ -132,7 +132,7 @@ describe('every projection rebuilds into read models with the same checksum as t
       const failing = await subscribe(w, { webhookUrl: hooks.route([500]).url, events: ['isv.credits.allowance.changed'] });
       const third = await credits.client.onboard({ sourceName: `Checksum third ${randomUUID().slice(0, 8)}` });
       await createCurrent({ ...c, companyId: third.companyId as string }, t.clock.now(), { limit: 20 });
-      await settleAll(t);
+      await t.settleAll();
       const worker = webhookWorker(t);
       await worker.tick(t.clock.now());
       await worker.idle();

@@ -28,6 +28,8 @@ export interface TestService {
   clock: Clock;
   /** Waits until every projection has applied the event at `position`. */
   settle(position: Position): Promise<void>;
+  /** Waits until every projection has applied everything committed so far. */
+  settleAll(): Promise<void>;
   workspace(name?: string): Promise<string>;
   key(workspaceId: string, options?: KeyOptions): Promise<{ keyId: string; apiKey: string }>;
   /** A new workspace with one key (read_write owner in sandbox unless told otherwise). */
@@ -80,6 +82,9 @@ export async function startTestService(
     service,
     clock,
     settle,
+    async settleAll() {
+      await settle(await store.committedHead());
+    },
     async workspace(name = 'Test workspace') {
       const { workspaceId, position } = await createWorkspace(store, name, ctx());
       await settle(position);

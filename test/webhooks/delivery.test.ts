@@ -16,7 +16,7 @@ import { webhookAttemptsProjection } from '../../projections/webhook-attempts.js
 import { webhooksProjection } from '../../projections/webhooks.js';
 import { startTestService, type TestService } from '../support/http.js';
 import { createCurrent, creditsTenant, iso } from '../credits/support.js';
-import { drive, settleAll, startReceiver, subscribe, webhooksClient, webhookWorker, type Receiver } from './support.js';
+import { drive, startReceiver, subscribe, webhooksClient, webhookWorker, type Receiver } from './support.js';
 
 const MIN = 60_000;
 
@@ -56,7 +56,7 @@ describe('webhooks: delivery', function () {
     }
     const trigger = async () => {
       await createCurrent(c, clock.now(), { limit: 50 });
-      await settleAll(t);
+      await t.settleAll();
     };
     return { c, w, subs, trigger };
   }
@@ -187,12 +187,12 @@ describe('webhooks: delivery', function () {
     clock.set(iso(t0 + MIN));
     await Promise.all([a.tick(clock.now()), b.tick(clock.now()), webhookWorker(t).tick(clock.now())]);
     await Promise.all([a.idle(), b.idle(), webhookWorker(t).idle()]);
-    await settleAll(t);
+    await t.settleAll();
     expect(s.received).to.have.length(2);
     clock.set(iso(t0 + 6 * MIN));
     await Promise.all([a.tick(clock.now()), b.tick(clock.now())]);
     await Promise.all([a.idle(), b.idle()]);
-    await settleAll(t);
+    await t.settleAll();
     await drive(t, clock, t0 + 7 * MIN);
     expect(s.received.map((r) => r.headers['x-webhook-timestamp'])).to.deep.equal([iso(t0), iso(t0 + MIN), iso(t0 + 6 * MIN)]);
     await a.stop();
@@ -211,19 +211,19 @@ describe('webhooks: delivery', function () {
     for (const limit of [60, 70]) {
       await c.write('PUT', `/allowances/${c.companyId}/current`, { limit, periodType: 'monthly', startAt: iso(t0 - 3600_000), endAt: iso(t0 + 86400_000), reason: 'more' }, { 'if-match': `"${limit === 60 ? 1 : 2}"` });
     }
-    await settleAll(t);
+    await t.settleAll();
     const one = webhookDeliveryWorker(deps);
     await one.tick(clock.now());
     await one.idle();
     await one.stop();
-    await settleAll(t);
+    await t.settleAll();
     expect(s.received).to.have.length(2); // the later two; the first is held by the dead claim
     // A restarted worker, once the claim has lapsed: the first delivery is still due, and only it.
     clock.set(iso(t0 + 2 * MIN));
     const two = webhookDeliveryWorker(deps);
     await two.tick(clock.now());
     await two.idle();
-    await settleAll(t);
+    await t.settleAll();
     await two.tick(clock.now());
     await two.idle();
     await two.stop();
@@ -286,7 +286,7 @@ describe('webhooks: delivery', function () {
     await trigger();
     await drive(t, clock, clock.now().getTime());
     await c.write('PUT', `/allowances/${c.companyId}/current`, { limit: 60, periodType: 'monthly', startAt: iso(clock.now().getTime() - 3600_000), endAt: iso(clock.now().getTime() + 86400_000), reason: 'more' }, { 'if-match': '"1"' });
-    await settleAll(t);
+    await t.settleAll();
     await drive(t, clock, clock.now().getTime());
     const all = (await w.get(s.id, '/deliveries')).json.data;
     expect(all.items.map((d: any) => d.eventType)).to.deep.equal(['isv.credits.allowance.changed', 'isv.credits.allowance.changed', 'webhook.test']);

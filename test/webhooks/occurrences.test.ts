@@ -12,7 +12,7 @@ import { ManualClock } from '../../platform/clock.js';
 import type { Worker } from '../../projections/reactor.js';
 import { startTestService, type TestService } from '../support/http.js';
 import { DAY, HOUR, allowanceBody, createCurrent, creditsTenant, engineOf, iso, issue } from '../credits/support.js';
-import { drive, settleAll, startReceiver, subscribe, webhooksClient, type Receiver } from './support.js';
+import { drive, startReceiver, subscribe, webhooksClient, type Receiver } from './support.js';
 
 const CREDIT_TYPES = WEBHOOK_EVENT_TYPES.filter((e) => e.startsWith('isv.credits.'));
 
@@ -37,7 +37,7 @@ describe('webhooks: occurrences', function () {
     return { reservationId, out };
   };
   const deliver = async () => {
-    await settleAll(t);
+    await t.settleAll();
     await drive(t, clock, clock.now().getTime());
   };
   const types = (received: { body: any }[]) => received.map((r) => r.body.data.type);
@@ -131,12 +131,12 @@ describe('webhooks: occurrences', function () {
     // A finalized consumption, reversed by an operator.
     const { reservationId } = await reserve(c.workspaceId, c.companyId, 1);
     const fin = await engineOf(t).execute(c.workspaceId, { type: 'Finalize', reservationId, reason: 'valid', now: clock.now().toISOString() }, { now: clock.now(), workspaceId: c.workspaceId, environment: 'sandbox' });
-    await settleAll(t);
+    await t.settleAll();
     const finalized = transactionIdFor(fin.events.length > 0 ? (await t.service.runtime.store.readStream(`credits-${c.workspaceId}`, { backwards: true, maxCount: 1 }))[0]!.id : '');
     const deps = { engine: engineOf(t), knex: t.service.deps.knex, store: t.service.runtime.store };
     const rev = await reverseConsumption(deps, { workspaceId: c.workspaceId, transactionId: finalized, reason: 'billing error', restorePool: true }, { now: clock.now(), actor: 'test' });
     expect(rev.alreadyReversed).to.equal(false);
-    await settleAll(t);
+    await t.settleAll();
     const again = await reverseConsumption(deps, { workspaceId: c.workspaceId, transactionId: finalized, reason: 'billing error', restorePool: true }, { now: clock.now(), actor: 'test' });
     expect(again.alreadyReversed).to.equal(true);
     await deliver();

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { ManualClock } from '../../platform/clock.js';
 import { startTestService, type TestService } from '../support/http.js';
 import { receiver as purchaseReceiver, storePurchase } from '../purchases/support.js';
-import { drive, settleAll, startReceiver, subscribe, webhooksClient, type Receiver } from './support.js';
+import { drive, startReceiver, subscribe, webhooksClient, type Receiver } from './support.js';
 
 const TYPE = 'purchase.invoice.stored';
 
@@ -48,7 +48,7 @@ describe('webhooks: purchase.invoice.stored', function () {
     // The same transmission again stores nothing and announces nothing.
     const again = await storePurchase(t, r, { number: 'PUR-HOOK-1', storedAt: new Date('2026-08-01T09:31:00.000Z') });
     expect(again.duplicate).to.equal(true);
-    await settleAll(t);
+    await t.settleAll();
     await drive(t, clock, '2026-08-01T09:35:00Z');
     await drive(t, clock, '2026-08-01T12:00:00Z');
 

@@ -83,14 +83,10 @@ export function webhookWorker(t: TestService): WebhookWorker {
 /** Sets the clock, ticks the worker, waits for its sends and for the read models to apply what they recorded. */
 export async function drive(t: TestService, clock: ManualClock, at: number | string, worker = webhookWorker(t)): Promise<void> {
   clock.set(typeof at === 'number' ? new Date(at) : at);
-  await settleAll(t);
+  await t.settleAll();
   await worker.tick(clock.now());
   await worker.idle();
-  await settleAll(t);
-}
-
-export async function settleAll(t: TestService): Promise<void> {
-  await t.settle(await t.service.runtime.store.headPosition());
+  await t.settleAll();
 }
 
 export function webhooksClient(t: TestService, apiKey: string) {
