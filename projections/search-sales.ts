@@ -2,11 +2,17 @@
  * Sales documents (and receipts) as a source of the search projection: keeps each document's
  * facts in `search_sales_facts` (the submission and the states it went through) and rebuilds
  * its indexed document (domain/query/indexed-document.ts) on submit, rejection and every
- * state change. One read and one upsert of the facts per batch.
+ * state change. One read and one write of the facts per batch.
+ *
+ * The facts of a document in a terminal state (rejected, final valid or invalid) are not kept:
+ * no later event can change its indexed document (the state machine has no transition out of
+ * those states), so they would never be read again. A catch-up, where most documents reach
+ * their final state within one batch, then writes no facts for them at all; a document that
+ * becomes final in a later batch has its row dropped. The table holds documents in flight.
  */
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../commands/eventstore/port.js';
-import { DocumentRejected, DocumentSubmitted, Finalized, TRANSITIONS, documentDecider, type DocumentState } from '../domain/document/document.js';
+import { DocumentRejected, DocumentSubmitted, Finalized, TRANSITIONS, documentDecider, isTerminal, type DocumentState } from '../domain/document/document.js';
 import { decodeEventData } from '../domain/events/envelope.js';
 import { indexedSalesDocument, type SalesDocumentFacts } from '../domain/query/indexed-document.js';
 import type { IndexedDocument } from '../readmodels/search/port.js';
@@ -19,7 +25,11 @@ interface Known {
   facts: SalesDocumentFacts;
   revision: bigint;
   changed: boolean;
+  /** Whether the table has a row for it (read at the start of the batch). */
+  stored: boolean;
 }
+
+const isFinal = (facts: SalesDocumentFacts) => isTerminal(facts.transitions[facts.transitions.length - 1]!.state);
 
 function received(event: RecordedEvent): SalesDocumentFacts {
   const submitted = event.type === DocumentSubmitted.type;
@@ -53,27 +63,30 @@ export const salesSearchSource: SearchSource = {
     const documents = events.filter((e) => e.streamId.startsWith(STREAM_PREFIX));
     const ids = [...new Set(documents.map((e) => e.streamId.slice(STREAM_PREFIX.length)))];
     const known = new Map<string, Known>();
-    for (const r of await readSalesFacts<SalesDocumentFacts>(trx, ids)) known.set(r.documentId, { facts: r.facts, revision: r.revision, changed: false });
+    for (const r of await readSalesFacts<SalesDocumentFacts>(trx, ids)) known.set(r.documentId, { facts: r.facts, revision: r.revision, changed: false, stored: true });
     for (const event of documents) {
       const id = event.streamId.slice(STREAM_PREFIX.length);
       const k = known.get(id);
       if (k && event.revision <= k.revision) continue; // applied before (a replay)
       if (event.type === DocumentSubmitted.type || event.type === DocumentRejected.type) {
-        known.set(id, { facts: received(event), revision: event.revision, changed: true });
+        known.set(id, { facts: received(event), revision: event.revision, changed: true, stored: k?.stored ?? false });
         continue;
       }
       if (!k) continue; // a state change of a document never received: nothing to index
       const transitions = k.facts.transitions;
       const next = nextState(transitions[transitions.length - 1]!.state, event);
       const facts = next ? { ...k.facts, transitions: [...transitions, { state: next, at: event.metadata.occurredAt }] } : k.facts;
-      known.set(id, { facts, revision: event.revision, changed: true });
+      known.set(id, { facts, revision: event.revision, changed: true, stored: k.stored });
     }
     const changed = [...known.values()].filter((k) => k.changed);
     if (changed.length === 0) return { documents: [], written: Promise.resolve() };
     // Not awaited here: the projection awaits it beside the index write.
     const written = writeSalesFacts(
       trx,
-      changed.map((k) => ({ documentId: k.facts.documentId, workspaceId: k.facts.workspaceId, environment: k.facts.environment, revision: k.revision, facts: k.facts })),
+      changed
+        .filter((k) => !isFinal(k.facts))
+        .map((k) => ({ documentId: k.facts.documentId, workspaceId: k.facts.workspaceId, environment: k.facts.environment, revision: k.revision, facts: k.facts })),
+      changed.filter((k) => k.stored && isFinal(k.facts)).map((k) => k.facts.documentId),
     );
     const indexed = changed.map((k): IndexedDocument => {
       const { type, document } = indexedSalesDocument(k.facts);

@@ -18,6 +18,7 @@ import { salesDocumentsArtifactsMigration } from './0061_sales_documents_artifac
 import { searchSalesFactsJsonMigration } from './0062_search_sales_facts_json.js';
 import { webhookDeliveryStateMigration } from './0065_webhook_delivery_state.js';
 import { webhookDeliveryFloorsMigration } from './0066_webhook_delivery_floors.js';
+import { searchSalesFactsInFlightMigration } from './0067_search_sales_facts_in_flight.js';
 
 interface Migration {
   name: string;
@@ -46,6 +47,7 @@ export const migrations: readonly Migration[] = [
   searchSalesFactsJsonMigration,
   webhookDeliveryStateMigration,
   webhookDeliveryFloorsMigration,
+  searchSalesFactsInFlightMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

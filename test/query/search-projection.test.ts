@@ -7,6 +7,8 @@ import { ProjectionRunner } from '../../projections/runner.js';
 import { searchProjection } from '../../projections/search.js';
 import type { IndexedDocument, SearchIndex, SearchQuery } from '../../readmodels/search/port.js';
 import { PostgresSearchIndex, SEARCH_TABLE } from '../../readmodels/search/postgres.js';
+import { SALES_FACTS_TABLE } from '../../readmodels/search/sales-facts.js';
+import { searchSalesFactsInFlightMigration } from '../../readmodels/migrations/0067_search_sales_facts_in_flight.js';
 import { newEvent } from '../eventstore/contract.js';
 import { NO_ELASTICSEARCH, openTestElasticsearch, requireElasticsearch } from '../search/support.js';
 import { testDb } from '../support/db.js';
@@ -124,6 +126,42 @@ describe('search projection (sales documents and receipts into the index)', func
     const again = await index.search(query('receipts', [{ field: 'documentId', values: [id] }]));
     expect(again.documents).to.deep.equal(processing.documents);
     expect(index.writes.length, 'nothing newer: no write').to.equal(writes);
+  });
+
+  it('keeps the facts of documents in flight only, dropping them when a document becomes final', async () => {
+    const facts = async () =>
+      (await testDb().knex(SALES_FACTS_TABLE).where({ workspace_id: workspaceId }).select('document_id')).map((r: { document_id: string }) => r.document_id).sort();
+    const id = (n: number) => `doc_sp_${workspaceId}_${n}`;
+    // Finalized and rejected documents (0–17) have none; the receipts in flight (18–20) have theirs.
+    expect(await facts()).to.deep.equal([id(18), id(19), id(20)]);
+    await store.append(`document-${id(18)}`, [
+      ev('DocumentDelivered', { attempt: 1, government: null }, '2026-03-02T00:00:01.000Z'),
+      ev('DocumentFinalized', { outcome: 'valid', government: null, errors: [] }, '2026-03-02T00:00:02.000Z'),
+    ], 1n);
+    await store.append(`document-${id(19)}`, [ev('DocumentDeliveryStarted', { attempt: 1, destination: 'TAX_AUTHORITY' }, '2026-03-02T00:00:03.000Z')], 0n);
+    const index = new PostgresSearchIndex(testDb().knex);
+    await new ProjectionRunner(testDb().knex, store, [searchProjection(index)]).catchUp();
+    expect(await facts()).to.deep.equal([id(19), id(20)]);
+    const final = await index.search(query('receipts', [{ field: 'documentId', values: [id(18)] }]));
+    expect((final.documents[0] as any).meta.statuses.document.current).to.equal('COMPLIANT');
+    const inFlight = await index.search(query('receipts', [{ field: 'documentId', values: [id(19)] }]));
+    expect((inFlight.documents[0] as any).meta.statuses.delivery.current).to.equal('IN_PROGRESS');
+  });
+
+  it('migration 0067 drops the stored facts of documents already final, keeping those in flight', async () => {
+    const row = (n: number, state: string) => ({
+      document_id: `doc_mig_${workspaceId}_${n}`,
+      workspace_id: workspaceId,
+      environment: 'sandbox',
+      revision: 1,
+      facts: JSON.stringify({ transitions: [{ state: 'submitted', at: '2026-03-01T00:00:00Z' }, { state, at: '2026-03-01T00:00:01Z' }] }),
+    });
+    const states = ['processing', 'final_valid', 'final_invalid', 'rejected', 'delivery_failed'];
+    await testDb().knex(SALES_FACTS_TABLE).insert(states.map((state, n) => row(n, state)));
+    await searchSalesFactsInFlightMigration.up(testDb().knex);
+    const left = await testDb().knex(SALES_FACTS_TABLE).where('document_id', 'like', `doc_mig_${workspaceId}_%`).orderBy('document_id').select('document_id');
+    expect(left.map((r: { document_id: string }) => r.document_id)).to.deep.equal([`doc_mig_${workspaceId}_0`, `doc_mig_${workspaceId}_4`]);
+    await testDb().knex(SALES_FACTS_TABLE).where('document_id', 'like', `doc_mig_${workspaceId}_%`).delete();
   });
 
   it('npm run rebuild -- search: fresh facts and index tables, same answers, swapped in', async () => {
