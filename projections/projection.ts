@@ -35,7 +35,7 @@ export interface Projection {
    * when present the runner uses it instead of `apply` one by one. Reactors use it to react
    * to independent events concurrently.
    */
-  applyMany?(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<void>;
+  applyMany?(trx: Knex.Transaction, events: readonly RecordedEvent[], context?: BatchContext): Promise<void>;
   /**
    * For a read model kept partly outside PostgreSQL (a search engine): the projection a rebuild
    * runs, writing to a fresh copy there, and how that copy becomes the live one. `swap` runs in
@@ -43,6 +43,18 @@ export interface Projection {
    * the projection's lock keeps the live runner out; `abandon` drops the copy if the rebuild fails.
    */
   beginRebuild?(): Promise<ProjectionRebuild>;
+}
+
+/** What the runner knows of a batch beyond its events. */
+export interface BatchContext {
+  /**
+   * Whether the batch's effects may be awaited as soon as it commits: true when it reaches the
+   * end of the log as read, or when a caller of the runner's waitFor in this process waits for
+   * a position in it; false while the projection catches up on a backlog nobody here waits
+   * for. A projection may then skip work that only makes its writes visible sooner (a search
+   * engine's refresh). Absent: awaited.
+   */
+  readonly awaited: boolean;
 }
 
 export interface BatchLimits {

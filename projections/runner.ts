@@ -11,7 +11,7 @@ import { comparePositions, endedByBytes, pageMayContinue, START, type EventStore
 import { wakeSource } from '../commands/eventstore/catch-up-subscription.js';
 import { advanceCheckpoint, checkpointVersion, ensureCheckpoint, lockAndReadCheckpoint, readCheckpoint, tryTransactionLock, useSchema } from '../readmodels/checkpoints.js';
 import { LogTail } from './log-tail.js';
-import { batchLimits, type Projection } from './projection.js';
+import { batchLimits, type BatchContext, type Projection } from './projection.js';
 
 /** How long a position read past events a projection ignores may stay in memory only. */
 const PERSIST_IDLE_POSITION_MS = 1000;
@@ -51,10 +51,10 @@ export function readsEvent(projection: Projection, event: RecordedEvent): boolea
 const MAX_PAGES_PER_BATCH = 4;
 
 /** Applies the events the projection reads; returns how many that was. */
-export async function applyEvents(trx: Knex.Transaction, projection: Projection, events: readonly RecordedEvent[]): Promise<number> {
+export async function applyEvents(trx: Knex.Transaction, projection: Projection, events: readonly RecordedEvent[], context?: BatchContext): Promise<number> {
   const relevant = events.filter((e) => readsEvent(projection, e));
   if (projection.applyMany) {
-    if (relevant.length > 0) await projection.applyMany(trx, relevant);
+    if (relevant.length > 0) await projection.applyMany(trx, relevant, context);
   } else {
     for (const event of relevant) await projection.apply(trx, event);
   }
@@ -94,7 +94,12 @@ export async function applyBatch(
   projection: Projection,
   batchSize: number,
   target: BatchTarget = {},
-  options: { scannedTo?: Position; persist?: boolean } = {},
+  options: {
+    scannedTo?: Position;
+    persist?: boolean;
+    /** Whether someone waits for a position up to `through` (see BatchContext.awaited); batches that end the log are awaited anyway. */
+    awaited?: (through: Position) => boolean;
+  } = {},
 ): Promise<BatchResult | 'locked'> {
   const checkpoint = target.checkpoint ?? projection.name;
   const from = options.scannedTo ?? (await readCheckpoint(knex, checkpoint)) ?? START;
@@ -132,7 +137,7 @@ export async function applyBatch(
     // checkpoint is beyond `from`, another runner applied part of this batch: skip that part.
     if (comparePositions(stored, last) >= 0) return { read: events.length, position: stored, persisted: true, more };
     const fresh = comparePositions(stored, from) > 0 ? events.filter((e) => comparePositions(e.position, stored!) > 0) : events;
-    const applied = await applyEvents(trx, projection, fresh);
+    const applied = await applyEvents(trx, projection, fresh, { awaited: !more || (options.awaited?.(last) ?? false) });
     if (!(await advanceCheckpoint(trx, checkpoint, stored, last, applied))) throw new CheckpointMovedError(`checkpoint ${checkpoint} moved during the batch`);
     return { read: events.length, position: last, persisted: true, more };
   });
@@ -162,6 +167,8 @@ export class ProjectionRunner {
   /** The log as all loops of this runner read it: one shared read of the tail. */
   private readonly tail: LogTail;
   private readonly status = new Map<string, ProjectionStatus>();
+  /** The positions callers of waitFor wait for, and for which projections. */
+  private readonly waits = new Set<{ position: Position; names: readonly string[] }>();
   private readonly abort = uncappedAbortController();
   private loops: Promise<void>[] = [];
   private readonly batchSize: number;
@@ -237,6 +244,18 @@ export class ProjectionRunner {
       const at = this.status.get(n)?.position;
       return at !== null && at !== undefined && comparePositions(at, position) >= 0;
     });
+    if (reached()) return true;
+    // Known to the loops while it waits: a batch holding its position is then awaited (BatchContext).
+    const wait = { position, names };
+    this.waits.add(wait);
+    try {
+      return await this.waitUntil(reached, deadline, names);
+    } finally {
+      this.waits.delete(wait);
+    }
+  }
+
+  private async waitUntil(reached: () => boolean, deadline: number, names: readonly string[]): Promise<boolean> {
     let checkedDbAt = 0;
     while (!reached()) {
       const left = deadline - Date.now();
@@ -266,6 +285,12 @@ export class ProjectionRunner {
     return true;
   }
 
+  /** Whether a caller of waitFor waits for `projection` to pass a position up to `through`. */
+  private awaitedWithin(projection: string, through: Position): boolean {
+    for (const w of this.waits) if (w.names.includes(projection) && comparePositions(w.position, through) <= 0) return true;
+    return false;
+  }
+
   private recordProgress(name: string, position: Position): void {
     const s = this.status.get(name);
     if (!s) return;
@@ -287,7 +312,14 @@ export class ProjectionRunner {
       const wake = nextWake();
       try {
         const persist = unpersistedSince !== null && Date.now() - unpersistedSince >= PERSIST_IDLE_POSITION_MS;
-        const result = await applyBatch(this.knex, this.tail, p, this.batchSize, { maxBytes: this.batchBytes }, { scannedTo: scanned, persist });
+        const result = await applyBatch(
+          this.knex,
+          this.tail,
+          p,
+          this.batchSize,
+          { maxBytes: this.batchBytes },
+          { scannedTo: scanned, persist, awaited: (through) => this.awaitedWithin(p.name, through) },
+        );
         const s = this.status.get(p.name)!;
         s.lastError = null;
         s.failingSince = null;

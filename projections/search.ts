@@ -13,7 +13,7 @@
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../commands/eventstore/port.js';
 import type { IndexedDocument, SearchIndex } from '../readmodels/search/port.js';
-import { defineProjection, type BatchLimits, type Projection } from './projection.js';
+import { defineProjection, type BatchContext, type BatchLimits, type Projection } from './projection.js';
 import { purchasesSearchSource } from './search-purchases.js';
 import { salesSearchSource } from './search-sales.js';
 import type { SearchSource } from './search-source.js';
@@ -54,7 +54,7 @@ export function searchProjection(
   options: { sources?: readonly SearchSource[]; indexTables?: readonly string[]; batch?: BatchLimits } = {},
 ): Projection {
   const sources = options.sources ?? defaultSearchSources();
-  const applyMany = async (trx: Knex.Transaction, events: readonly RecordedEvent[]) => {
+  const applyMany = async (trx: Knex.Transaction, events: readonly RecordedEvent[], context?: BatchContext) => {
     const changed: IndexedDocument[] = [];
     const writes: Promise<unknown>[] = [];
     for (const source of sources) {
@@ -67,7 +67,8 @@ export function searchProjection(
     const documents = newestPerDocument(changed);
     // The facts tables and the index are written side by side (an index outside PostgreSQL
     // works meanwhile); the batch, and so its checkpoint, completes only once both are done.
-    if (documents.length > 0) writes.push(index.write(trx, documents));
+    // A backlog nobody waits for need not be searchable batch by batch (WriteOptions).
+    if (documents.length > 0) writes.push(index.write(trx, documents, { searchableAtOnce: context?.awaited ?? true }));
     const settled = await Promise.allSettled(writes);
     const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;

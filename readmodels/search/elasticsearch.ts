@@ -25,8 +25,13 @@
  *   single bulk request is sent with `refresh: true`; several are sent without and followed by
  *   one refresh of the indices they wrote (`wait_for` would wait for the next scheduled
  *   refresh, up to a second per batch, which caps a serial projection at batch-size documents
- *   per second). Rebuild writes skip the refresh (their indices have `refresh_interval: -1`);
- *   `complete()` restores the interval and refreshes once before the swap.
+ *   per second). A write told the documents need not be searchable at once (the projection
+ *   catching up on a backlog nobody waits for) skips the refresh: a refresh per batch leaves
+ *   a small segment each, and refreshing and merging those took most of the engine's time in
+ *   a catch-up; the scheduled refresh (or the next search of an idle index, or the next
+ *   refreshing write) makes them searchable. Rebuild writes skip the refresh (their indices
+ *   have `refresh_interval: -1`); `complete()` restores the interval and refreshes once
+ *   before the swap.
  * - Every query is built by `buildSearchRequest`, which puts the workspace and environment in
  *   the filter clauses.
  */
@@ -34,7 +39,7 @@ import { Client, errors, type estypes } from '@elastic/elasticsearch';
 import type { Knex } from 'knex';
 import { QUERY_TYPES, queryFields, issueDateField, type QueryType } from '../../domain/query/fields.js';
 import { indexedValue, MAX_KEYWORD_BYTES, resolvedFields, resolveField, type ResolvedField } from './fields.js';
-import { MAX_RESULT_WINDOW, type IndexedDocument, type SearchFilter, type SearchIndex, type SearchQuery, type SearchRebuild, type SearchResult } from './port.js';
+import { MAX_RESULT_WINDOW, type IndexedDocument, type SearchFilter, type SearchIndex, type SearchQuery, type SearchRebuild, type SearchResult, type WriteOptions } from './port.js';
 
 export const SCOPE_WORKSPACE = 'scope.workspaceId';
 export const SCOPE_ENVIRONMENT = 'scope.environment';
@@ -204,8 +209,9 @@ class IndexSet implements SearchIndex {
     private readonly bulk: BulkOptions,
   ) {}
 
-  async write(_trx: Knex.Transaction, documents: readonly IndexedDocument[]): Promise<void> {
+  async write(_trx: Knex.Transaction, documents: readonly IndexedDocument[], options: WriteOptions = {}): Promise<void> {
     const latest = latestPerDocument(documents);
+    const refresh = this.refresh && (options.searchableAtOnce ?? true);
     if (latest.length === 0) return;
     await this.ready();
     for (const d of latest) {
@@ -254,7 +260,7 @@ class IndexSet implements SearchIndex {
     }
     // A batch in one request refreshes its own shards (`refresh: true`); several are followed by
     // one refresh of the indices they wrote.
-    if (!failed) send(lines, sent === 0 && this.refresh);
+    if (!failed) send(lines, sent === 0 && refresh);
     while (inFlight.size > 0) await Promise.race(inFlight);
     if (failed) throw failed;
     if (failures.length > 0) {
@@ -263,7 +269,7 @@ class IndexSet implements SearchIndex {
         `${failures.length} of ${latest.length} index writes failed; first: ${first._id}: ${first.error!.type}: ${first.error!.reason ?? ''}`,
       );
     }
-    if (sent > 1 && this.refresh) await this.client.indices.refresh({ index: [...touched] });
+    if (sent > 1 && refresh) await this.client.indices.refresh({ index: [...touched] });
   }
 
   async search(query: SearchQuery): Promise<SearchResult> {
@@ -297,8 +303,8 @@ export class ElasticsearchSearchIndex implements SearchIndex {
     return new ElasticsearchSearchIndex(new Client({ node: url, requestTimeout: 30_000, maxRetries: 2 }), options);
   }
 
-  write(trx: Knex.Transaction, documents: readonly IndexedDocument[]): Promise<void> {
-    return this.live.write(trx, documents);
+  write(trx: Knex.Transaction, documents: readonly IndexedDocument[], options?: WriteOptions): Promise<void> {
+    return this.live.write(trx, documents, options);
   }
 
   search(query: SearchQuery): Promise<SearchResult> {

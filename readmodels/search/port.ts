@@ -41,6 +41,17 @@ export interface SearchResult {
 }
 
 
+export interface WriteOptions {
+  /**
+   * Whether the documents must be searchable when the write resolves (default true). False
+   * while the search projection catches up on a backlog nobody waits for: an engine that makes
+   * writes searchable by a refresh (Elasticsearch) then skips the refresh each write would
+   * cost, and the documents become searchable at its scheduled refresh (within a second, or at
+   * the next search of an idle index) or with the next write that refreshes.
+   */
+  readonly searchableAtOnce?: boolean;
+}
+
 export interface SearchIndex {
   readonly engine: 'postgres' | 'elasticsearch';
   /**
@@ -50,7 +61,7 @@ export interface SearchIndex {
    * search_path redirects it); the Elasticsearch adapter ignores `trx` and resolves only
    * once the engine has acknowledged every write, so the checkpoint commits after it.
    */
-  write(trx: Knex.Transaction, documents: readonly IndexedDocument[]): Promise<void>;
+  write(trx: Knex.Transaction, documents: readonly IndexedDocument[], options?: WriteOptions): Promise<void>;
   search(query: SearchQuery): Promise<SearchResult>;
   /**
    * Rebuild hook of engines whose index lives outside PostgreSQL (Elasticsearch): opens fresh,

@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
-import { START, type EventStore } from '../../commands/eventstore/port.js';
+import { comparePositions, START, type EventStore, type Position } from '../../commands/eventstore/port.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
 import { defineProjection, type Projection } from '../../projections/projection.js';
 import { applyBatch, ProjectionRunner } from '../../projections/runner.js';
-import { readCheckpoint } from '../../readmodels/checkpoints.js';
+import { advanceCheckpoint, ensureCheckpoint, readCheckpoint } from '../../readmodels/checkpoints.js';
 import { newEvent } from '../eventstore/contract.js';
 import { testDb } from '../support/db.js';
 import { createTestProjectionTable, TEST_TABLE, testProjection } from '../support/test-projection.js';
@@ -127,6 +127,60 @@ describe('projection runner', function () {
     // The runner's own limits win when they are the larger.
     const small = await applyBatch(testDb().knex, store, counting(`test_limits_small_${suffix}`, { size: 5, bytes: 1024 }), 20, {}, { persist: true });
     expect(pagesOf(small, 20)).to.be.within(1, 4);
+  });
+
+  it('tells a batch whether it is awaited: at the end of the log, or when a waiter waits for a position in it; not a backlog nobody waits for', async () => {
+    const suffix = randomUUID().slice(0, 8).replace(/-/g, '');
+    const seen: { positions: Position[]; awaited: boolean | undefined }[] = [];
+    const recording = (name: string) =>
+      defineProjection({
+        name,
+        version: 1,
+        tables: [],
+        eventTypes: new Set(['Test.Added']),
+        apply: async () => {},
+        applyMany: async (_trx, events, context) => void seen.push({ positions: events.map((e) => e.position), awaited: context?.awaited }),
+      });
+    // Projections that start at `from` rather than the start of the log.
+    const startingAt = async (name: string, from: Position) => {
+      const p = recording(name);
+      await ensureCheckpoint(testDb().knex, name, 1);
+      await testDb().knex.transaction((trx) => advanceCheckpoint(trx, name, START, from, 0));
+      return p;
+    };
+    const from = await store.committedHead();
+    const mid = await store.append(`test_awaited-${suffix}`, [newEvent('Test.Added', { n: 1 })], 'no_stream');
+    await appendMany(store, 1, 40);
+
+    // A catch-up nobody waits for: only the batch that ends the log is awaited.
+    // (A batch that reads the log's last page to its end is not known to end it: the next, empty read says so.)
+    const catchUp = await startingAt(`test_awaited_catchup_${suffix}`, from);
+    const endsLog: boolean[] = [];
+    for (;;) {
+      const applied = seen.length;
+      const r = await applyBatch(testDb().knex, store, catchUp, 10, {});
+      if (r === 'locked') throw new Error('locked');
+      if (seen.length > applied) endsLog.push(!r.more);
+      if (!r.more) break;
+    }
+    expect(seen.length).to.be.greaterThan(2);
+    expect(seen.map((b) => b.awaited)).to.deep.equal(endsLog);
+    expect(endsLog.slice(0, -1)).to.not.include(true);
+
+    // A runner's loop with a waiter for `mid`: the batch holding it is awaited as well.
+    seen.length = 0;
+    const runner = new ProjectionRunner(testDb().knex, store, [await startingAt(`test_awaited_waiter_${suffix}`, from)], { batchSize: 10 });
+    const waited = runner.waitFor(mid.position, { timeoutMs: 30000 });
+    runner.start();
+    expect(await waited).to.equal(true);
+    await runner.waitFor(await store.committedHead(), { timeoutMs: 30000 });
+    await runner.stop();
+    const holding = seen.findIndex((b) => b.positions.some((p) => comparePositions(p, mid.position) === 0));
+    expect(holding).to.be.at.least(0);
+    expect(seen.length).to.be.greaterThan(holding + 2);
+    expect(seen[holding]!.awaited).to.equal(true);
+    expect(seen.slice(0, holding).map((b) => b.awaited)).to.not.include(true);
+    expect(seen.slice(holding + 1, -1).map((b) => b.awaited)).to.not.include(true);
   });
 
   it('never applies a batch twice when two instances run the same projection', async () => {

@@ -187,6 +187,30 @@ describe('Elasticsearch search index', function () {
     }
   });
 
+  it('skips the refresh of a write whose documents need not be searchable at once (a catch-up), and refreshes otherwise', async () => {
+    const requests: { path: string; refresh: boolean }[] = [];
+    const onRequest = (_err: unknown, result: any) => {
+      const params = result?.meta?.request?.params;
+      if (params) requests.push({ path: String(params.path), refresh: /refresh=true/.test(String(params.querystring ?? '')) });
+    };
+    es.client.diagnostic.on('request', onRequest);
+    try {
+      const scope = newScope();
+      const docs = [makeDocument(scope, 'sales', { documentId: 'behind1' }), makeDocument(scope, 'receipts', { documentId: 'behind2' })];
+      await testDb().knex.transaction((trx) => es.write(trx, docs, { searchableAtOnce: false }));
+      expect(requests.filter((r) => /_bulk/.test(r.path))).to.have.length(1);
+      expect(requests.some((r) => r.refresh || /_refresh/.test(r.path)), 'no refresh').to.equal(false);
+      requests.length = 0;
+      await testDb().knex.transaction((trx) => es.write(trx, docs.map((d) => ({ ...d, version: d.version + 1n }))));
+      expect(requests.filter((r) => /_bulk/.test(r.path) && r.refresh)).to.have.length(1);
+      // The next refreshing write made the earlier ones searchable too.
+      const found = [...(await es.search(query(scope, 'sales'))).documents, ...(await es.search(query(scope, 'receipts'))).documents];
+      expect(found.map((d) => d.documentId).sort()).to.deep.equal(['behind1', 'behind2']);
+    } finally {
+      es.client.diagnostic.off('request', onRequest);
+    }
+  });
+
   it('rebuilds into fresh indices while the live ones answer, then swaps the aliases in one step', async () => {
     const scope = newScope();
     await writeDocuments(es, [makeDocument(scope, 'sales', { documentId: 'old-1' }), makeDocument(scope, 'receipts', { documentId: 'old-r' })]);
