@@ -7,7 +7,36 @@
  */
 import type { Knex } from 'knex';
 import { MAX_KEYWORD_BYTES } from '../search/fields.js';
-import { SEARCH_TABLE, searchIndexDefinitions } from '../search/postgres.js';
+import { SEARCH_TABLE } from '../search/postgres.js';
+
+/**
+ * The indexes as this migration created them (the query-field catalogue of the time, each
+ * field's value read through an expression): frozen here, since the catalogue's indexes have
+ * changed since (migration 0068 reads the scalar fields from stored columns).
+ */
+export const INDEXES_0040: readonly (readonly [string, string])[] = [
+  ["search_country_document_status_asc", "btree (workspace_id, environment, type, (search_keyword((document #> '{countryDocumentStatus}')) collate \"C\") asc nulls last, document_id)"],
+  ["search_document_id_asc", "btree (workspace_id, environment, type, (search_keyword((document #> '{documentId}')) collate \"C\") asc nulls last, document_id)"],
+  ["search_document_type_base_asc", "btree (workspace_id, environment, type, (search_keyword((document #> '{documentType,base}')) collate \"C\") asc nulls last, document_id)"],
+  ["search_document_type_modifiers", "gin (search_keywords((document #> '{documentType,modifiers}')))"],
+  ["search_document_type_variants", "gin (search_keywords((document #> '{documentType,variants}')))"],
+  ["search_header_currency_asc", "btree (workspace_id, environment, type, (search_keyword((case when type in ('purchases', 'sales') then document #> '{coreDocument,header,currency}' else document #> '{header,currency}' end)) collate \"C\") asc nulls last, document_id)"],
+  ["search_header_document_number_asc", "btree (workspace_id, environment, type, (search_keyword((case when type in ('purchases', 'sales') then document #> '{coreDocument,header,documentNumber}' else document #> '{header,documentNumber}' end)) collate \"C\") asc nulls last, document_id)"],
+  ["search_header_document_number_trgm", "gin (workspace_id, search_keyword((case when type in ('purchases', 'sales') then document #> '{coreDocument,header,documentNumber}' else document #> '{header,documentNumber}' end)) gin_trgm_ops)"],
+  ["search_header_issue_date_asc", "btree (workspace_id, environment, type, search_date((case when type in ('purchases', 'sales') then document #> '{coreDocument,header,issueDate}' else document #> '{header,issueDate}' end)) asc nulls last, document_id)"],
+  ["search_header_issue_date_desc", "btree (workspace_id, environment, type, search_date((case when type in ('purchases', 'sales') then document #> '{coreDocument,header,issueDate}' else document #> '{header,issueDate}' end)) desc nulls last, document_id)"],
+  ["search_meta_statuses_business_current_asc", "btree (workspace_id, environment, type, (search_keyword((case when type in ('purchases', 'sales') then document #> '{coreDocument,meta,statuses,business,current}' else document #> '{meta,statuses,business,current}' end)) collate \"C\") asc nulls last, document_id)"],
+  ["search_meta_statuses_delivery_current_asc", "btree (workspace_id, environment, type, (search_keyword((case when type in ('purchases', 'sales') then document #> '{coreDocument,meta,statuses,delivery,current}' else document #> '{meta,statuses,delivery,current}' end)) collate \"C\") asc nulls last, document_id)"],
+  ["search_meta_statuses_document_current_asc", "btree (workspace_id, environment, type, (search_keyword((case when type in ('purchases', 'sales') then document #> '{coreDocument,meta,statuses,document,current}' else document #> '{meta,statuses,document,current}' end)) collate \"C\") asc nulls last, document_id)"],
+  ["search_meta_statuses_userfacing_asc", "btree (workspace_id, environment, type, (search_keyword((case when type in ('purchases', 'sales') then document #> '{coreDocument,meta,statuses,userfacing}' else document #> '{meta,statuses,userfacing}' end)) collate \"C\") asc nulls last, document_id)"],
+  ["search_parties_buyer_name_asc", "btree (workspace_id, environment, type, (search_keyword((case when type in ('purchases', 'sales') then document #> '{coreDocument,parties,buyer,name}' else document #> '{parties,buyer,name}' end)) collate \"C\") asc nulls last, document_id)"],
+  ["search_parties_buyer_name_trgm", "gin (workspace_id, search_keyword((case when type in ('purchases', 'sales') then document #> '{coreDocument,parties,buyer,name}' else document #> '{parties,buyer,name}' end)) gin_trgm_ops)"],
+  ["search_parties_seller_name_asc", "btree (workspace_id, environment, type, (search_keyword((case when type in ('purchases', 'sales') then document #> '{coreDocument,parties,seller,name}' else document #> '{parties,seller,name}' end)) collate \"C\") asc nulls last, document_id)"],
+  ["search_parties_seller_name_trgm", "gin (workspace_id, search_keyword((case when type in ('purchases', 'sales') then document #> '{coreDocument,parties,seller,name}' else document #> '{parties,seller,name}' end)) gin_trgm_ops)"],
+  ["search_totals_total_amount_including_tax_asc", "btree (workspace_id, environment, type, search_number((case when type in ('purchases', 'sales') then document #> '{coreDocument,totals,totalAmountIncludingTax}' else document #> '{totals,totalAmountIncludingTax}' end)) asc nulls last, document_id)"],
+  ["search_totals_total_amount_including_tax_desc", "btree (workspace_id, environment, type, search_number((case when type in ('purchases', 'sales') then document #> '{coreDocument,totals,totalAmountIncludingTax}' else document #> '{totals,totalAmountIncludingTax}' end)) desc nulls last, document_id)"],
+];
+
 
 export const searchDocumentsMigration = {
   name: '0040_search_documents',
@@ -55,8 +84,8 @@ export const searchDocumentsMigration = {
         primary key (workspace_id, environment, type, document_id)
       )
     `);
-    for (const index of searchIndexDefinitions()) {
-      await knex.raw(`create index ${index.name} on ${SEARCH_TABLE} using ${index.definition}`);
+    for (const [name, definition] of INDEXES_0040) {
+      await knex.raw(`create index ${name} on ${SEARCH_TABLE} using ${definition}`);
     }
   },
   async down(knex: Knex) {

@@ -19,6 +19,7 @@ import { searchSalesFactsJsonMigration } from './0062_search_sales_facts_json.js
 import { webhookDeliveryStateMigration } from './0065_webhook_delivery_state.js';
 import { webhookDeliveryFloorsMigration } from './0066_webhook_delivery_floors.js';
 import { searchSalesFactsInFlightMigration } from './0067_search_sales_facts_in_flight.js';
+import { searchStoredValuesMigration } from './0068_search_stored_values.js';
 
 interface Migration {
   name: string;
@@ -48,6 +49,7 @@ export const migrations: readonly Migration[] = [
   webhookDeliveryStateMigration,
   webhookDeliveryFloorsMigration,
   searchSalesFactsInFlightMigration,
+  searchStoredValuesMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

@@ -20,6 +20,9 @@ import { resolveField, type ResolvedField } from './fields.js';
 
 export const SEARCH_TABLE = 'search_documents';
 
+/** The columns a row is written with; the value columns are generated from `document`. */
+export const SEARCH_ROW_COLUMNS = 'workspace_id, environment, type, document_id, version, document';
+
 const CORE = 'coreDocument.';
 
 /** The key of a field independent of the type: its path without the `coreDocument.` prefix. */
@@ -55,12 +58,18 @@ export function jsonbExpression(key: string): string {
   return `(case when type in (${types}) then ${under} else ${flat} end)`;
 }
 
+/** The stored column holding a scalar field's value (migration 0068), e.g. `sv_header_issue_date`. */
+export function valueColumn(key: string): string {
+  return `sv_${key.replace(/\./g, '_').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
+}
+
 /**
- * The SQL value of a field: text for dates (`YYYY-MM-DD`, whose text order is the calendar
- * order), numeric for numbers, lowercased text in byte order ("C") for keywords, text[] for
- * multi-valued keywords. Null (or an empty array) when the document holds no indexable value.
+ * What a scalar field's stored column holds, computed by PostgreSQL from the document on every
+ * write (a generated column): text for dates (`YYYY-MM-DD`, whose text order is the calendar
+ * order), numeric for numbers, lowercased text for keywords. Null when the document holds no
+ * indexable value.
  */
-export function valueExpression(field: Pick<ResolvedField, 'kind' | 'multi'>, key: string): string {
+export function storedValueExpression(field: Pick<ResolvedField, 'kind'>, key: string): string {
   const j = jsonbExpression(key);
   switch (field.kind) {
     case 'date':
@@ -68,9 +77,25 @@ export function valueExpression(field: Pick<ResolvedField, 'kind' | 'multi'>, ke
     case 'number':
       return `search_number(${j})`;
     default:
-      return field.multi ? `search_keywords(${j})` : `(search_keyword(${j}) collate "C")`;
+      return `search_keyword(${j})`;
   }
 }
+
+/**
+ * The SQL value of a field in queries: a scalar field's stored column (keywords compared in
+ * byte order, "C"), a multi-valued keyword's text[] read from the document. Stored columns let
+ * an index serve a page without reading the rows it skips (an index-only scan; an expression
+ * index cannot, since the planner then wants the whole `document` for it).
+ */
+export function valueExpression(field: Pick<ResolvedField, 'kind' | 'multi'>, key: string): string {
+  if (field.multi) return `search_keywords(${jsonbExpression(key)})`;
+  // A field of the query layer's own (`country`) has no column: its expression, unindexed.
+  const value = storedKeys().has(key) ? `"${valueColumn(key)}"` : storedValueExpression(field, key);
+  return field.kind === 'keyword' || field.kind === 'text' ? `(${value} collate "C")` : value;
+}
+
+let stored: ReadonlySet<string> | undefined;
+const storedKeys = () => (stored ??= new Set(indexedFields().filter(([, f]) => !f.multi).map(([key]) => key)));
 
 /** The expression case-insensitive substring searches run on (and their trigram index covers). */
 export function searchExpression(key: string): string {
@@ -141,7 +166,7 @@ export class PostgresSearchIndex implements SearchIndex {
     if (rows.length === 0) return;
     // One statement for the batch; a row whose stored version is not older keeps its state.
     await trx.raw(
-      `insert into ${SEARCH_TABLE} as s (workspace_id, environment, type, document_id, version, document)
+      `insert into ${SEARCH_TABLE} as s (${SEARCH_ROW_COLUMNS})
        select r.workspace_id, r.environment, r.type, r.document_id, r.version, r.document
          from jsonb_to_recordset(?::jsonb) as r(workspace_id text, environment text, type text, document_id text, version bigint, document jsonb)
        on conflict (workspace_id, environment, type, document_id)
@@ -166,12 +191,22 @@ export class PostgresSearchIndex implements SearchIndex {
     const sortField = resolveField(query.type, sort.field);
     if (!sortField.sort) throw new Error(`${sortField.path} cannot be sorted on`);
     const order = sort.order === 'asc' ? 'asc' : 'desc';
-    const page = where
+    const key = valueExpression(sortField, logicalKey(sortField.path));
+    // The page's keys first, from the sort's index alone where it can (the rows a deep page
+    // skips are never read), then the documents of those keys only.
+    const keys = where
       .clone()
-      .select('document')
-      .orderByRaw(`${valueExpression(sortField, logicalKey(sortField.path))} ${order} nulls last, document_id asc`)
+      .select('workspace_id', 'environment', 'type', 'document_id', this.knex.raw(`${key} as sort_key`))
+      .orderByRaw(`${key} ${order} nulls last, document_id asc`)
       .offset(query.offset)
       .limit(query.limit);
+    const page = this.knex
+      .select('s.document')
+      .from(keys.as('p'))
+      .join({ s: SEARCH_TABLE }, (on) => {
+        for (const c of ['workspace_id', 'environment', 'type', 'document_id']) on.on(`s.${c}`, `p.${c}`);
+      })
+      .orderByRaw(`p.sort_key ${order} nulls last, p.document_id asc`);
     const count = where.clone().count<{ count: string }[]>({ count: '*' });
     const [rows, counted] = await Promise.all([query.limit > 0 ? page : Promise.resolve([]), count]);
     return {
@@ -198,14 +233,8 @@ export interface SearchIndexDefinition {
   readonly definition: string;
 }
 
-/**
- * The indexes the queries need, derived from the catalogue (migration 0040 creates them):
- * per scalar field a btree behind the scope (workspace, environment, type) ending in
- * `document_id`, so a filtered or sorted page walks the index in the query's order (dates and
- * amounts both ways, keywords ascending); per multi-valued field a GIN over its array; per
- * searchable field a pg_trgm GIN (behind the workspace) for the substring search.
- */
-export function searchIndexDefinitions(): SearchIndexDefinition[] {
+/** The catalogued fields the table indexes, by logical key, in key order. */
+function indexedFields(): [string, ResolvedField][] {
   const fields = new Map<string, ResolvedField>();
   for (const type of QUERY_TYPES) {
     // The query layer's own fields (`country`) get no index of their own: the country is one
@@ -213,18 +242,48 @@ export function searchIndexDefinitions(): SearchIndexDefinition[] {
     // and the other fields' indexes serve the query and the condition is checked on their rows.
     for (const f of queryFields(type)) if (f.public) fields.set(logicalKey(f.path), resolveField(type, f.path));
   }
-  const defs: SearchIndexDefinition[] = [];
+  return [...fields].sort(([a], [b]) => (a < b ? -1 : 1));
+}
+
+export interface StoredValueColumn {
+  readonly name: string;
+  /** The column's SQL type (keywords in the "C" collation). */
+  readonly type: string;
+  /** What PostgreSQL stores in it (`generated always as (…) stored`). */
+  readonly expression: string;
+}
+
+/** The stored column of each scalar catalogued field (migration 0068 adds them). */
+export function storedValueColumns(): StoredValueColumn[] {
+  return indexedFields()
+    .filter(([, field]) => !field.multi)
+    .map(([key, field]) => ({
+      name: valueColumn(key),
+      type: field.kind === 'date' ? 'text' : field.kind === 'number' ? 'numeric' : 'text collate "C"',
+      expression: storedValueExpression(field, key),
+    }));
+}
+
+/**
+ * The indexes the queries need, derived from the catalogue (migrations 0040 and 0068 create
+ * them): per scalar field a btree behind the scope (workspace, environment, type) over its
+ * stored column, ending in `document_id`, so a filtered or sorted page walks the index in the
+ * query's order (dates and amounts both ways, keywords ascending); per multi-valued field a GIN
+ * over its array; per searchable field a pg_trgm GIN (behind the workspace) for the substring
+ * search.
+ */
+export function searchIndexDefinitions(): SearchIndexDefinition[] {  const defs: SearchIndexDefinition[] = [];
   const scope = 'workspace_id, environment, type';
-  for (const [key, field] of [...fields].sort(([a], [b]) => (a < b ? -1 : 1))) {
+  for (const [key, field] of indexedFields()) {
     const name = `search_${key.replace(/\./g, '_').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`.slice(0, 50);
-    const value = valueExpression(field, key);
     if (field.multi) {
-      defs.push({ name, definition: `gin (${value})` });
+      defs.push({ name, definition: `gin (${valueExpression(field, key)})` });
       continue;
     }
-    defs.push({ name: `${name}_asc`, definition: `btree (${scope}, ${value} asc nulls last, document_id)` });
+    const column = valueColumn(key);
+    defs.push({ name: `${name}_asc`, definition: `btree (${scope}, ${column} asc nulls last, document_id)` });
     if (field.kind === 'date' || field.kind === 'number') {
-      defs.push({ name: `${name}_desc`, definition: `btree (${scope}, ${value} desc nulls last, document_id)` });
+      defs.push({ name: `${name}_desc`, definition: `btree (${scope}, ${column} desc nulls last, document_id)` });
     }
     // The workspace as a GIN entry too (btree_gin), so a search reads the trigram postings of
     // one workspace rather than every workspace's matches.

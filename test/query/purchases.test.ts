@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { rebuildProjection } from '../../projections/rebuild.js';
 import { searchProjection } from '../../projections/search.js';
-import { PostgresSearchIndex, SEARCH_TABLE } from '../../readmodels/search/postgres.js';
+import { PostgresSearchIndex, SEARCH_ROW_COLUMNS, SEARCH_TABLE } from '../../readmodels/search/postgres.js';
 import { call, startTestService, type TestService } from '../support/http.js';
 import { receiver, storePurchase, type Receiver } from '../purchases/support.js';
 
@@ -114,7 +114,7 @@ describe('invoice query: purchases (received invoices)', function () {
       const after = await query(r.apiKey, { filters: [{ id: 'documentId', value: [documentId] }] });
       expect(after.json).to.deep.equal(before.json);
     } finally {
-      await knex.raw(`insert into ${SEARCH_TABLE} select * from search_purchases_test_keep on conflict do nothing`);
+      await knex.raw(`insert into ${SEARCH_TABLE} (${SEARCH_ROW_COLUMNS}) select ${SEARCH_ROW_COLUMNS} from search_purchases_test_keep on conflict do nothing`);
       await knex.raw('drop table search_purchases_test_keep');
     }
   });
