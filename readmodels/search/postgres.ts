@@ -5,12 +5,14 @@
  * name (so a rebuild's search_path redirects it into fresh tables), and queried with SQL that
  * is always scoped by workspace, environment and type.
  *
- * Every catalogued field is read with one SQL expression per field, the same text in the
- * migration's indexes and in the queries (so the planner matches them):
+ * Every catalogued field's value is one SQL expression over the field's jsonb value `j`:
  *   search_date(j) / search_number(j) / search_keyword(j) / search_keywords(j)
- * over the field's jsonb value `j` (functions of migration 0040 implementing the value rules
- * of ./fields.ts). Sales and purchases keep the core document under `coreDocument`, receipts at
- * the root: one expression serves all three types, `case when type = 'receipts' then … end`.
+ * (functions of migration 0040 implementing the value rules of ./fields.ts). A scalar field's
+ * value is stored in a generated column (`sv_…`, migration 0068) that its btree indexes cover and
+ * the queries read; the multi-valued and the substring searches use the expressions, the same
+ * text in the indexes and in the queries (so the planner matches them). Sales and purchases keep
+ * the core document under `coreDocument`, receipts at the root: one expression serves all
+ * three types, `case when type = 'receipts' then … end`.
  */
 import type { Knex } from 'knex';
 import { QUERY_TYPES, queryFields, type QueryType } from '../../domain/query/fields.js';
@@ -58,9 +60,12 @@ export function jsonbExpression(key: string): string {
   return `(case when type in (${types}) then ${under} else ${flat} end)`;
 }
 
+/** A logical key in snake case, as column and index names carry it (`header_issue_date`). */
+const snakeKey = (key: string) => key.replace(/\./g, '_').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
 /** The stored column holding a scalar field's value (migration 0068), e.g. `sv_header_issue_date`. */
 export function valueColumn(key: string): string {
-  return `sv_${key.replace(/\./g, '_').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
+  return `sv_${snakeKey(key)}`;
 }
 
 /**
@@ -272,10 +277,11 @@ export function storedValueColumns(): StoredValueColumn[] {
  * over its array; per searchable field a pg_trgm GIN (behind the workspace) for the substring
  * search.
  */
-export function searchIndexDefinitions(): SearchIndexDefinition[] {  const defs: SearchIndexDefinition[] = [];
+export function searchIndexDefinitions(): SearchIndexDefinition[] {
+  const defs: SearchIndexDefinition[] = [];
   const scope = 'workspace_id, environment, type';
   for (const [key, field] of indexedFields()) {
-    const name = `search_${key.replace(/\./g, '_').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`.slice(0, 50);
+    const name = `search_${snakeKey(key)}`.slice(0, 50);
     if (field.multi) {
       defs.push({ name, definition: `gin (${valueExpression(field, key)})` });
       continue;
