@@ -553,14 +553,17 @@ export class PostgresEventStore implements EventStore {
     return catchUpSubscription(this, after, options);
   }
 
-  async headPosition(): Promise<Position> {
-    const { rows } = await this.pool.query<{ tx: string; global_position: string }>({ name: 'es_head_position', text: HEAD_POSITION_SQL });
-    const row = rows[0];
-    return row ? { commit: BigInt(row.tx), prepare: BigInt(row.global_position) } : START;
+  headPosition(): Promise<Position> {
+    return this.positionOf('es_head_position', HEAD_POSITION_SQL);
   }
 
-  async committedHead(): Promise<Position> {
-    const { rows } = await this.pool.query<{ tx: string; global_position: string }>({ name: 'es_committed_head', text: COMMITTED_HEAD_SQL });
+  committedHead(): Promise<Position> {
+    return this.positionOf('es_committed_head', COMMITTED_HEAD_SQL);
+  }
+
+  /** The position a one-row statement answers (START when it answers none). */
+  private async positionOf(name: string, text: string): Promise<Position> {
+    const { rows } = await this.pool.query<{ tx: string; global_position: string }>({ name, text });
     const row = rows[0];
     return row ? { commit: BigInt(row.tx), prepare: BigInt(row.global_position) } : START;
   }
