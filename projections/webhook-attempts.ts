@@ -11,11 +11,9 @@
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../commands/eventstore/port.js';
 import { decodeEventData } from '../domain/events/envelope.js';
-import { WebhookDeliveryAttempted, type AttemptRecord } from '../domain/webhooks/delivery.js';
+import { deliveryStatusAfter, WebhookDeliveryAttempted, type AttemptRecord } from '../domain/webhooks/delivery.js';
 import { writeAttempts, type AttemptLogRecord, type DeliveryStateRecord } from '../readmodels/webhooks.js';
 import { defineProjection } from './projection.js';
-
-const statusOf = (a: AttemptRecord) => (a.outcome === 'delivered' ? 'delivered' : a.outcome === 'failed' ? 'failed' : 'pending');
 
 async function applyAttempts(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<void> {
   const attempts: AttemptLogRecord[] = [];
@@ -39,7 +37,7 @@ async function applyAttempts(trx: Knex.Transaction, events: readonly RecordedEve
   const states: DeliveryStateRecord[] = [...latest.values()].map((a) => ({
     delivery_id: a.deliveryId,
     subscription_id: a.subscriptionId,
-    status: statusOf(a),
+    status: deliveryStatusAfter(a.outcome),
     attempts: a.attempt,
     next_attempt_at: a.nextAttemptAt,
     last_attempt_at: a.attemptedAt,

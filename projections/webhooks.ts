@@ -28,9 +28,6 @@ import {
 } from '../readmodels/webhooks.js';
 import { defineProjection } from './projection.js';
 
-type SubRow = SubscriptionRecord;
-type DeliveryRow = DeliveryRecord;
-
 const SUBSCRIPTION_TYPES = new Set([WebhookSubscriptionCreated.type, WebhookSubscriptionUpdated.type, WebhookSubscriptionDeleted.type]);
 const SOURCE_BY_TYPE = new Map(OCCURRENCE_SOURCES.flatMap((s) => [...s.eventTypes].map((t) => [t, s] as const)));
 
@@ -62,21 +59,21 @@ async function applyWebhookEvents(trx: Knex.Transaction, events: readonly Record
       }
     }
   }
-  const subs = new Map<string, SubRow>(); // subscription id → row as of the current event
+  const subs = new Map<string, SubscriptionRecord>(); // subscription id → row as of the current event
   const byWorkspace = new Map<string, Set<string>>();
-  const index = (row: SubRow) => {
+  const index = (row: SubscriptionRecord) => {
     subs.set(row.subscription_id, row);
     let set = byWorkspace.get(row.workspace_id);
     if (!set) byWorkspace.set(row.workspace_id, (set = new Set()));
     set.add(row.subscription_id);
   };
   for (const r of await subscriptionsOfWorkspaces(trx, [...workspaces])) index(r);
-  const changedSubs = new Map<string, SubRow>();
-  const fresh = new Map<string, DeliveryRow>();
+  const changedSubs = new Map<string, SubscriptionRecord>();
+  const fresh = new Map<string, DeliveryRecord>();
 
   for (const event of events) {
     if (SUBSCRIPTION_TYPES.has(event.type)) {
-      let row: SubRow | undefined;
+      let row: SubscriptionRecord | undefined;
       if (event.type === WebhookSubscriptionCreated.type) {
         const d = decodeEventData(WebhookSubscriptionCreated, event.schemaVersion, event.data);
         row = {

@@ -7,6 +7,7 @@
  * data, so a sealed value copied onto another subscription does not open. Secrets written
  * before sealing existed are plain strings in the log and are used as they are.
  */
+import { LRUCache } from 'lru-cache';
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 const PREFIX = 'enc:v1:';
@@ -35,7 +36,7 @@ const OPENED_KEPT = 1000;
 export function secretBox(key: Buffer | null): SecretBox {
   const k = key ?? DEVELOPMENT_SECRET_KEY;
   if (k.length !== 32) throw new RangeError('a webhook secret key is 32 bytes');
-  const opened = new Map<string, string>(); // subscription id and sealed value → secret
+  const opened = new LRUCache<string, string>({ max: OPENED_KEPT }); // subscription id and sealed value → secret
   return {
     development: key === null,
     seal(subscriptionId, secret) {
@@ -56,7 +57,6 @@ export function secretBox(key: Buffer | null): SecretBox {
         decipher.setAAD(Buffer.from(subscriptionId, 'utf8'));
         decipher.setAuthTag(Buffer.from(tag ?? '', 'base64url'));
         const secret = Buffer.concat([decipher.update(Buffer.from(ciphertext ?? '', 'base64url')), decipher.final()]).toString('utf8');
-        if (opened.size >= OPENED_KEPT) opened.clear();
         opened.set(cacheKey, secret);
         return secret;
       } catch {

@@ -18,6 +18,9 @@ const nullableNumber = t.union([t.number, t.null]);
 export const ATTEMPT_OUTCOMES = ['delivered', 'retry', 'failed'] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
+/** Where a delivery stands after an attempt with this outcome: a retry leaves it pending. */
+export const deliveryStatusAfter = (outcome: AttemptOutcome): 'delivered' | 'failed' | 'pending' => (outcome === 'retry' ? 'pending' : outcome);
+
 /** One attempt: what was sent to whom, what came back, and what happens next. */
 export const WebhookDeliveryAttempted = defineEvent({
   type: 'WebhookDeliveryAttempted',
