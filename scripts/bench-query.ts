@@ -9,8 +9,9 @@
  *    from the start of that log in the runner's batches (the larger of PROJECTION_BATCH_SIZE /
  *    PROJECTION_BATCH_BYTES and, into Elasticsearch, the projection's own catch-up batch,
  *    SEARCH_BATCH: 5,000 events or 8 MB; each batch one transaction with its checkpoint, the
- *    index write acknowledged and searchable before the commit), exactly as the service's runner
- *    applies it: documents/s and events/s;
+ *    index write acknowledged before the commit; as nobody waits for the backlog, only the batch
+ *    that reaches the end of the log asks Elasticsearch to refresh), exactly as the service's
+ *    runner applies it: documents/s and events/s;
  * 3. the query mix of the issue — a date range + status filter, a seller-name search, a
  *    document-number search, an amount range sorted by amount, paging to page 50 — on random
  *    workspaces, at 1 and 16 concurrent clients: queries/s and p50/p95/p99 per engine (and per
