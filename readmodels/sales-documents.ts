@@ -130,13 +130,28 @@ export async function insertSalesDocuments(trx: Knex.Transaction, rows: readonly
          attempts integer, "nextAttemptAt" timestamptz, "finalResultDueAt" timestamptz, "receivedAt" timestamptz, "lastUpdatedAt" timestamptz)`,
     [batch],
   );
+  // documents needs a few fields: its own recordset spares PostgreSQL parsing the core documents again.
+  const slim = JSON.stringify(
+    rows.map((r) => ({
+      documentId: r.documentId,
+      workspaceId: r.workspaceId,
+      environment: r.environment,
+      companyId: r.source.companyId,
+      country: r.country,
+      documentType: r.documentType,
+      documentNumber: r.documentNumber,
+      state: r.state,
+      receivedAt: r.receivedAt,
+      lastUpdatedAt: r.lastUpdatedAt,
+    })),
+  );
   await trx.raw(
     `insert into documents (document_id, workspace_id, environment, company_id, country, direction, document_base, document_number, state, created_at, updated_at)
-     select v."documentId", v."workspaceId", v.environment, v.source->>'companyId', v.country, 'sales', v."documentType"->>'base', v."documentNumber",
+     select v."documentId", v."workspaceId", v.environment, v."companyId", v.country, 'sales', v."documentType"->>'base', v."documentNumber",
        v.state, v."receivedAt", v."lastUpdatedAt"
-       from json_to_recordset(?::json) as v("documentId" text, "workspaceId" text, environment text, country text,
-         "documentNumber" text, state text, "documentType" jsonb, source jsonb, "receivedAt" timestamptz, "lastUpdatedAt" timestamptz)`,
-    [batch],
+       from json_to_recordset(?::json) as v("documentId" text, "workspaceId" text, environment text, "companyId" text, country text,
+         "documentNumber" text, state text, "documentType" jsonb, "receivedAt" timestamptz, "lastUpdatedAt" timestamptz)`,
+    [slim],
   );
 }
 
@@ -159,6 +174,9 @@ export async function updateSalesDocuments(trx: Knex.Transaction, changes: reado
       tddXmlSha256: c.tddXmlSha256 ?? null,
     })),
   );
+  // The planner cannot see how many rows a recordset holds (it assumes 100), and against a large
+  // table it then hashes the whole table; the key list lets it fetch just these rows by index.
+  const ids = changes.map((c) => c.documentId);
   await trx.raw(
     `update sales_documents sd set
        state = v.state,
@@ -173,14 +191,14 @@ export async function updateSalesDocuments(trx: Knex.Transaction, changes: reado
      from json_to_recordset(?::json) as v("documentId" text, state text, "updatedAt" timestamptz, attempts integer,
        "setNext" boolean, "nextAttemptAt" timestamptz, "setResult" boolean, government text, errors text,
        "setDue" boolean, "finalResultDueAt" timestamptz, "xmlSha256" text, "tddXmlSha256" text)
-     where sd.document_id = v."documentId"`,
-    [batch],
+     where sd.document_id = v."documentId" and sd.document_id = any(?::text[])`,
+    [batch, ids],
   );
   await trx.raw(
     `update documents d set state = v.state, updated_at = v."updatedAt"
        from json_to_recordset(?::json) as v("documentId" text, state text, "updatedAt" timestamptz)
-      where d.document_id = v."documentId"`,
-    [batch],
+      where d.document_id = v."documentId" and d.document_id = any(?::text[])`,
+    [batch, ids],
   );
 }
 
