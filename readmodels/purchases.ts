@@ -41,12 +41,16 @@ const activeCompany = (knex: Knex) =>
  * participant id `scheme:value` (the sandbox Peppol network's directory).
  */
 export async function companiesHoldingParticipant(knex: Knex, participantId: string, environment: string): Promise<ReceivingCompany[]> {
-  const companies = await knex('connect_companies')
+  return withSources(knex, await companiesHoldingParticipantQuery(knex, participantId, environment));
+}
+
+/** The query of `companiesHoldingParticipant` (its plan is tested). */
+export function companiesHoldingParticipantQuery(knex: Knex, participantId: string, environment: string) {
+  return knex('connect_companies')
     .where({ peppol_participant_id: participantId, platform_environment: environment })
     .whereRaw(activeCompany(knex))
     .orderBy([{ column: 'created_at' }, { column: 'company_id' }])
-    .select('company_id', 'workspace_id', 'country_code', 'peppol_participant_id');
-  return withSources(knex, companies);
+    .select<{ company_id: string; workspace_id: string; country_code: string; peppol_participant_id: string }[]>('company_id', 'workspace_id', 'country_code', 'peppol_participant_id');
 }
 
 /**

@@ -20,6 +20,7 @@ import { webhookDeliveryStateMigration } from './0065_webhook_delivery_state.js'
 import { webhookDeliveryFloorsMigration } from './0066_webhook_delivery_floors.js';
 import { searchSalesFactsInFlightMigration } from './0067_search_sales_facts_in_flight.js';
 import { searchStoredValuesMigration } from './0068_search_stored_values.js';
+import { companiesByParticipantMigration } from './0069_companies_by_participant.js';
 
 interface Migration {
   name: string;
@@ -50,6 +51,7 @@ export const migrations: readonly Migration[] = [
   webhookDeliveryFloorsMigration,
   searchSalesFactsInFlightMigration,
   searchStoredValuesMigration,
+  companiesByParticipantMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

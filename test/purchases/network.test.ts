@@ -6,6 +6,7 @@ import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant } from '../unify
 import { sampleDocument } from '../../domain/validation/index.js';
 import { receiver, type Receiver } from './support.js';
 import { sourcePath } from '../connect/support.js';
+import { companiesHoldingParticipant, companiesHoldingParticipantQuery } from '../../readmodels/purchases.js';
 
 describe('purchases: the sandbox Peppol network between onboarded companies', function () {
   this.timeout(120000);
@@ -154,6 +155,20 @@ describe('purchases: the sandbox Peppol network between onboarded companies', fu
     expect(sales.government).to.include({ status: 'VALID', receiverParticipantId: '0235:1999999999', receiverRegistered: false });
     await new Promise((res) => setTimeout(res, 300));
     expect(Number((await testDb().knex('purchase_invoices').count({ n: '*' }))[0]!.n)).to.equal(before);
+  });
+
+  it('the receivers of a delivery are found by an index on the participant id, not by reading every company', async () => {
+    const participant = `0235:${buyer.tin}`;
+    const found = await companiesHoldingParticipant(testDb().knex, participant, 'sandbox');
+    expect(found.map((c) => c.companyId)).to.include(buyer.company.companyId);
+    const plan = await testDb().knex.transaction(async (trx) => {
+      // On a table this small a scan is cheaper, so the planner is told to take an index if it has one.
+      await trx.raw('set local enable_seqscan = off');
+      const { sql, bindings } = companiesHoldingParticipantQuery(trx, participant, 'sandbox').toSQL();
+      return JSON.stringify((await trx.raw(`explain (format json) ${sql}`, bindings)).rows);
+    });
+    expect(plan).to.contain('"Index Name":"connect_companies_participant"');
+    expect(plan).to.match(/"Index Cond":"\(\(peppol_participant_id = /);
   });
 
   it('a company whose sources are all archived (inactive) receives nothing', async () => {
