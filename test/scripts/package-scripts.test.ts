@@ -10,4 +10,12 @@ describe('package.json scripts', () => {
       for (const flag of SERVICE_NODE_FLAGS) expect(scripts[name], name).to.contain(` ${flag} `);
     }
   });
+
+  it('the container image starts the service with them too', () => {
+    const dockerfile = readFileSync(new URL('../../deploy/Dockerfile', import.meta.url), 'utf8');
+    const cmd = /^CMD (\[.*\])$/m.exec(dockerfile);
+    expect(cmd, 'CMD of deploy/Dockerfile').to.not.equal(null);
+    const argv = JSON.parse(cmd![1]!) as string[];
+    expect(argv.slice(0, 1 + SERVICE_NODE_FLAGS.length)).to.deep.equal(['node', ...SERVICE_NODE_FLAGS]);
+  });
 });
