@@ -12,7 +12,7 @@ import { sandboxScenario, type Destination, type SandboxScenario } from '../../d
 import type { Clock } from '../../platform/clock.js';
 import { recordSandboxReceipt } from '../../readmodels/sandbox-receipts.js';
 import type { PeppolNetwork } from '../purchases/sandbox-network.js';
-import { participantIdText, type ReadUbl } from '../../domain/purchases/ubl-reader.js';
+import { participantIdText, type ParticipantId, type ReadUbl } from '../../domain/purchases/ubl-reader.js';
 import type { ReceivingCompany } from '../../readmodels/purchases.js';
 import type { Connector, ConnectorRegistry, DeliveryAnswer, DeliveryRequest } from './connector.js';
 
@@ -170,16 +170,21 @@ class MyInvoisSandbox extends SandboxConnector {
 
 /**
  * The sandbox Peppol access point. With a network (the sandbox Peppol network between onboarded
- * companies), it reads the transmitted XML, names the receiving participant from its buyer
- * endpoint in the delivery record, and hands the document to every onboarded company holding
- * that participant id; a document addressed to a participant no onboarded company holds is
- * delivered as before (the record says `receiverRegistered: false`).
+ * companies), it routes the transmitted XML by its parties, names the sending and receiving
+ * participants from its endpoints in the delivery record, and hands the document to every
+ * onboarded company holding the receiving participant id, whose access point reads the whole
+ * document; a document addressed to a participant no onboarded company holds is delivered as
+ * before (the record says `receiverRegistered: false`). A message that cannot be routed, or that
+ * a receiving access point cannot read, is refused.
  */
 class PeppolSandbox extends SandboxConnector {
   readonly name = 'peppol-sandbox-ap';
   readonly destination = 'PEPPOL' as const;
   /** What deliver() learnt about a request before the base class asks for its first answer. */
-  private readonly pending = new WeakMap<DeliveryRequest, { parsed: ReadUbl | null; refusal: string | null; receivers: ReceivingCompany[] }>();
+  private readonly pending = new WeakMap<
+    DeliveryRequest,
+    { sender: ParticipantId | null; receiver: ParticipantId | null; parsed: ReadUbl | null; refusal: string | null; receivers: ReceivingCompany[] }
+  >();
 
   constructor(knex: Knex, clock: Clock, options: SandboxOptions, private readonly network: PeppolNetwork | null) {
     super(knex, clock, options);
@@ -189,9 +194,17 @@ class PeppolSandbox extends SandboxConnector {
     const xml = this.network && request.xmlBase64 ? Buffer.from(request.xmlBase64, 'base64') : null;
     if (this.network && xml) {
       const scenario = scenarioOf(this.destination, request);
-      const read = this.network.read(xml);
-      const receivers = read.ok && scenario !== 'participant_not_found' ? await this.network.receiversOf(read.parsed, request.environment) : [];
-      this.pending.set(request, { parsed: read.ok ? read.parsed : null, refusal: read.ok ? null : read.reason, receivers });
+      const route = this.network.route(xml);
+      const receivers = route.ok && scenario !== 'participant_not_found' ? await this.network.receiversOf(route.receiver, request.environment) : [];
+      // Only a receiving access point on the network reads the whole document.
+      const read = receivers.length > 0 ? this.network.read(xml) : null;
+      this.pending.set(request, {
+        sender: route.ok ? route.sender : null,
+        receiver: route.ok ? route.receiver : null,
+        parsed: read?.ok ? read.parsed : null,
+        refusal: !route.ok ? route.reason : read && !read.ok ? read.reason : null,
+        receivers,
+      });
     }
     const answer = await super.deliver(request);
     const pending = this.pending.get(request);
@@ -217,14 +230,13 @@ class PeppolSandbox extends SandboxConnector {
     const buyer = party(request.coreDocument, 'buyer');
     const scheme = request.country === 'AE' ? '0235' : request.country === 'BE' ? '0208' : '9930';
     const pending = this.pending.get(request);
-    const fromXml = pending?.parsed ?? null;
     const record: Record<string, unknown> = {
       network: 'PEPPOL',
       accessPoint: 'sandbox-ap',
       environment: request.environment,
       messageId: createHash('sha256').update(`msg:${request.uuid}`).digest('hex').slice(0, 32),
-      senderParticipantId: participantIdText(fromXml?.sender ?? null) ?? `${scheme}:${str(seller.peppolId) ?? 'unknown'}`,
-      receiverParticipantId: participantIdText(fromXml?.receiver ?? null) ?? `${scheme}:${str(buyer.peppolId) ?? 'unknown'}`,
+      senderParticipantId: participantIdText(pending?.sender ?? null) ?? `${scheme}:${str(seller.peppolId) ?? 'unknown'}`,
+      receiverParticipantId: participantIdText(pending?.receiver ?? null) ?? `${scheme}:${str(buyer.peppolId) ?? 'unknown'}`,
       sentAt: now.toISOString(),
     };
     if (pending) {

@@ -4,9 +4,13 @@
  * the same environment whose `peppolParticipantId` is the document's buyer endpoint
  * (`schemeID:EndpointID` of the transmitted XML). Each receiving workspace stores the exact
  * transmitted bytes, parsed, as a purchase invoice.
+ *
+ * The network routes a message by its parties, read from the XML up to its first line (as an
+ * access point routes by the envelope); the whole document is read only by the receiving access
+ * point of an onboarded company, to store it.
  */
 import type { Knex } from 'knex';
-import { screenXml, readUbl, participantIdText, type ReadUbl, UblRefusal } from '../../domain/purchases/ubl-reader.js';
+import { screenXml, readUbl, readUblParties, participantIdText, type ParticipantId, type ReadUbl, UblRefusal } from '../../domain/purchases/ubl-reader.js';
 import type { Clock } from '../../platform/clock.js';
 import { companiesHoldingParticipant, type ReceivingCompany } from '../../readmodels/purchases.js';
 import type { EventStore } from '../eventstore/port.js';
@@ -22,27 +26,42 @@ export interface Transmission {
   parsed: ReadUbl;
 }
 
+export type Refusable<T> = ({ ok: true } & T) | { ok: false; reason: string };
+
 export interface PeppolNetwork {
-  /** Reads the transmitted XML (refused: the receiving access point rejects the message). */
-  read(xml: Uint8Array): { ok: true; parsed: ReadUbl } | { ok: false; reason: string };
-  /** The onboarded companies that receive documents addressed to the buyer endpoint of `parsed`. */
-  receiversOf(parsed: ReadUbl, environment: string): Promise<ReceivingCompany[]>;
+  /** The sending and receiving participants of the transmitted XML (refused: the message cannot be routed or read). */
+  route(xml: Uint8Array): Refusable<{ sender: ParticipantId | null; receiver: ParticipantId | null }>;
+  /** Reads the whole transmitted XML, as a receiving access point does (refused: it rejects the message). */
+  read(xml: Uint8Array): Refusable<{ parsed: ReadUbl }>;
+  /** The onboarded companies that receive documents addressed to `receiver`. */
+  receiversOf(receiver: ParticipantId | null, environment: string): Promise<ReceivingCompany[]>;
   /** Stores the transmission in every receiving workspace (idempotent: a retransmission is stored once). */
   transmit(transmission: Transmission, receivers: readonly ReceivingCompany[]): Promise<StoredPurchase[]>;
 }
 
+/** Runs a read of the XML, turning its refusal into the receiving access point's reason. */
+function refusable<T>(read: () => T): Refusable<T> {
+  try {
+    return { ok: true, ...read() };
+  } catch (err) {
+    if (err instanceof UblRefusal) return { ok: false, reason: err.message };
+    throw err;
+  }
+}
+
 export function sandboxPeppolNetwork(deps: { store: EventStore; knex: Knex; clock: Clock; maxXmlBytes: number }): PeppolNetwork {
   return {
-    read(xml) {
-      try {
-        return { ok: true, parsed: readUbl(screenXml(xml, deps.maxXmlBytes)) };
-      } catch (err) {
-        if (err instanceof UblRefusal) return { ok: false, reason: err.message };
-        throw err;
-      }
+    route(xml) {
+      return refusable(() => {
+        const { sender, receiver } = readUblParties(screenXml(xml, deps.maxXmlBytes));
+        return { sender, receiver };
+      });
     },
-    async receiversOf(parsed, environment) {
-      const participant = participantIdText(parsed.receiver);
+    read(xml) {
+      return refusable(() => ({ parsed: readUbl(screenXml(xml, deps.maxXmlBytes)) }));
+    },
+    async receiversOf(receiver, environment) {
+      const participant = participantIdText(receiver);
       if (!participant) return [];
       return companiesHoldingParticipant(deps.knex, participant, environment);
     },

@@ -94,7 +94,14 @@ interface Parsed {
  * Element prefixes are dropped; the root's namespace is resolved from its own declarations (UBL
  * declares it there). Positions are tracked only to describe an error (a second parse).
  */
-function parseTree(xml: string, positions = false): Parsed {
+/** Thrown by the parser's handler to stop reading (see `parseTree`'s `stopAt`). */
+const STOP = Symbol('stop');
+
+/**
+ * Parses XML into a tree of nodes by local name. With `stopAt`, reading stops where the first
+ * child of the root element with one of those names opens: the tree then holds what came before.
+ */
+function parseTree(xml: string, positions = false, stopAt?: ReadonlySet<string>): Parsed {
   const parser = new SaxesParser({ position: positions });
   const top: Node = {};
   const stack: Node[] = [top];
@@ -114,6 +121,7 @@ function parseTree(xml: string, positions = false): Parsed {
       const uri = attributes[colon === -1 ? 'xmlns' : `xmlns:${tag.name.slice(0, colon)}`];
       root = { local, uri: uri ?? '' };
     }
+    if (stopAt && stack.length === 2 && stopAt.has(local)) throw STOP;
     const parent = stack[stack.length - 1]!;
     const list = parent[local] as Node[] | undefined;
     if (list) list.push(node);
@@ -141,8 +149,9 @@ function parseTree(xml: string, positions = false): Parsed {
   try {
     parser.write(xml).close();
   } catch (err) {
+    if (err === STOP) return { root: root!, tree: top };
     if (err instanceof UblRefusal) throw err;
-    if (!positions) return parseTree(xml, true); // again, to say where
+    if (!positions) return parseTree(xml, true, stopAt); // again, to say where
     const message = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ');
     throw new UblRefusal('XML_NOT_WELL_FORMED', `the XML is not well-formed: ${message}`);
   }
@@ -223,6 +232,27 @@ function ublRootOf(parsed: Parsed): UblRoot {
 /** Checks that a screened XML text is well-formed with a UBL Invoice or CreditNote root. */
 export function checkUblRoot(xml: string): UblRoot {
   return ublRootOf(parseTree(xml));
+}
+
+/** The lines of an Invoice or CreditNote: in UBL's sequence, after both parties. */
+const LINE_ELEMENTS: ReadonlySet<string> = new Set(['InvoiceLine', 'CreditNoteLine']);
+
+/**
+ * The sending and receiving participants of a screened UBL Invoice or CreditNote (the endpoint
+ * ids of its supplier and customer), as an access point routes a message: read up to the first
+ * line only, since UBL's element order puts both parties before the lines. What is read must be
+ * well-formed and UBL; the lines are not looked at.
+ */
+export function readUblParties(xml: string): { root: UblRoot; sender: ParticipantId | null; receiver: ParticipantId | null } {
+  const parsed = parseTree(xml, false, LINE_ELEMENTS);
+  const root = ublRootOf(parsed);
+  const doc = child(parsed.tree, root);
+  if (!doc) throw new UblRefusal('XML_NOT_UBL', `the ${root} element could not be read`);
+  return {
+    root,
+    sender: participant(child(child(doc, 'AccountingSupplierParty'), 'Party')),
+    receiver: participant(child(child(doc, 'AccountingCustomerParty'), 'Party')),
+  };
 }
 
 function participant(party: Node | undefined): ParticipantId | null {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { generateInvoiceXml, type CoreDocument } from '../../domain/artifacts/index.js';
-import { readUbl, screenXml, UblRefusal } from '../../domain/purchases/ubl-reader.js';
+import { readUbl, readUblParties, screenXml, UblRefusal } from '../../domain/purchases/ubl-reader.js';
 import { sampleDocument } from '../../domain/validation/index.js';
 
 const n = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : Number(v));
@@ -44,10 +44,14 @@ function coreFields(doc: CoreDocument, options: { lineTax: boolean }) {
   };
 }
 
-function roundTrip(country: 'AE' | 'BE' | 'DE', lines: number, documentNumber: string) {
+function roundTripXml(country: 'AE' | 'BE' | 'DE', lines: number, documentNumber: string) {
   const sent = sampleDocument(country, { lines, documentNumber }) as CoreDocument;
-  const xml = generateInvoiceXml({ country, documentType: { base: 'tax_invoice', modifiers: [] }, document: sent, uuid: `uuid-${documentNumber}` });
-  const read = readUbl(screenXml(Buffer.from(xml.xml), 10_000_000));
+  const xml = screenXml(Buffer.from(generateInvoiceXml({ country, documentType: { base: 'tax_invoice', modifiers: [] }, document: sent, uuid: `uuid-${documentNumber}` }).xml), 10_000_000);
+  return { sent, xml, read: readUbl(xml) };
+}
+
+function roundTrip(country: 'AE' | 'BE' | 'DE', lines: number, documentNumber: string) {
+  const { sent, read } = roundTripXml(country, lines, documentNumber);
   return { sent, read };
 }
 
@@ -124,6 +128,26 @@ describe('purchases: reading received UBL into the core document', () => {
     refused('<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"><IssueDate>2026-01-01</IssueDate></Invoice>', 'XML_INCOMPLETE');
     refused(Buffer.from([0x3c, 0x61, 0xff, 0xfe, 0x3e]), 'XML_NOT_WELL_FORMED');
     refused(`<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"><ID>${'x'.repeat(2000)}</ID></Invoice>`, 'XML_TOO_LARGE', 1024);
+  });
+
+  it('reads the parties alone, as a message is routed: the same sender and receiver as the whole read, the lines not looked at', () => {
+    for (const country of ['AE', 'BE', 'DE'] as const) {
+      const { xml, read } = roundTripXml(country, 20, `${country}-P-1`);
+      expect(readUblParties(xml)).to.deep.equal({ root: 'Invoice', sender: read.sender, receiver: read.receiver });
+    }
+    // Reading stops at the first line: what follows it is not read (the whole read refuses it).
+    const { xml } = roundTripXml('AE', 2, 'AE-P-2');
+    const cut = xml.slice(0, xml.indexOf('<cac:InvoiceLine>') + '<cac:InvoiceLine>'.length) + '<broken';
+    expect(readUblParties(cut).receiver).to.not.equal(null);
+    expect(() => readUbl(cut)).to.throw(UblRefusal);
+    // What is read must be well-formed UBL.
+    const refusedParties = (text: string, code: string) => {
+      expect(() => readUblParties(text)).to.throw(UblRefusal).with.property('code', code);
+    };
+    refusedParties('<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"><ID>1</ID><cac:AccountingCustomerParty>', 'XML_NOT_WELL_FORMED');
+    refusedParties('<Order xmlns="urn:oasis:names:specification:ubl:schema:xsd:Order-2"><ID>1</ID></Order>', 'XML_NOT_UBL');
+    // A document without lines is read to its end, and its parties may be missing.
+    expect(readUblParties('<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"><ID>1</ID></Invoice>')).to.deep.equal({ root: 'Invoice', sender: null, receiver: null });
   });
 
   it('reads any namespace prefixes', () => {
