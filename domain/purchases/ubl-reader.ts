@@ -89,17 +89,15 @@ interface Parsed {
   tree: Node;
 }
 
-/**
- * Parses into plain nodes: `{ LocalName: Node[] }`, text under `#text`, attributes under `@name`.
- * Element prefixes are dropped; the root's namespace is resolved from its own declarations (UBL
- * declares it there). Positions are tracked only to describe an error (a second parse).
- */
 /** Thrown by the parser's handler to stop reading (see `parseTree`'s `stopAt`). */
 const STOP = Symbol('stop');
 
 /**
- * Parses XML into a tree of nodes by local name. With `stopAt`, reading stops where the first
- * child of the root element with one of those names opens: the tree then holds what came before.
+ * Parses into plain nodes: `{ LocalName: Node[] }`, text under `#text`, attributes under `@name`.
+ * Element prefixes are dropped; the root's namespace is resolved from its own declarations (UBL
+ * declares it there). Positions are tracked only to describe an error (a second parse). With
+ * `stopAt`, reading stops where the first child of the root element with one of those names
+ * opens: the tree then holds what came before it, and the rest is not read.
  */
 function parseTree(xml: string, positions = false, stopAt?: ReadonlySet<string>): Parsed {
   const parser = new SaxesParser({ position: positions });
