@@ -65,7 +65,6 @@ export function lockKey(checkpoint: string): string {
   return `projection:${checkpoint}`;
 }
 
-
 /** The part of the store a batch reads from (the store itself, or the shared LogTail). */
 export type LogReader = Pick<EventStore, 'readAll'>;
 

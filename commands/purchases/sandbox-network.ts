@@ -52,10 +52,7 @@ function refusable<T>(read: () => T): Refusable<T> {
 export function sandboxPeppolNetwork(deps: { store: EventStore; knex: Knex; clock: Clock; maxXmlBytes: number }): PeppolNetwork {
   return {
     route(xml) {
-      return refusable(() => {
-        const { sender, receiver } = readUblParties(screenXml(xml, deps.maxXmlBytes));
-        return { sender, receiver };
-      });
+      return refusable(() => readUblParties(screenXml(xml, deps.maxXmlBytes)));
     },
     read(xml) {
       return refusable(() => ({ parsed: readUbl(screenXml(xml, deps.maxXmlBytes)) }));
