@@ -4,6 +4,7 @@
  */
 import type { Knex } from 'knex';
 import type { Position } from '../commands/eventstore/port.js';
+import { prepared } from './prepared.js';
 
 const positionOf = (row: { commit_position: string; prepare_position: string }): Position => ({ commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) });
 
@@ -39,10 +40,12 @@ export async function useSchema(trx: Knex.Transaction, schema: string): Promise<
  * fails, so a stale read never applies a batch twice.
  */
 export async function lockAndReadCheckpoint(trx: Knex.Transaction, lock: string, checkpoint: string): Promise<{ locked: false } | { locked: true; stored: Position | null }> {
-  const { rows } = await trx.raw(
-    `select pg_try_advisory_xact_lock(hashtext(?)) as ok, c.commit_position, c.prepare_position
-       from (select 1) as one left join projection_checkpoints c on c.projection = ?`,
-    [lock, checkpoint],
+  const { rows } = await prepared(
+    trx.raw(
+      `select pg_try_advisory_xact_lock(hashtext(?)) as ok, c.commit_position, c.prepare_position
+         from (select 1) as one left join projection_checkpoints c on c.projection = ?`,
+      [lock, checkpoint],
+    ),
   );
   const row = rows[0] as { ok: boolean; commit_position: string | null; prepare_position: string | null };
   if (!row.ok) return { locked: false };
@@ -51,13 +54,15 @@ export async function lockAndReadCheckpoint(trx: Knex.Transaction, lock: string,
 
 /** Moves the checkpoint from `from` to `to` (compare-and-set); false when it no longer stood at `from`. */
 export async function advanceCheckpoint(trx: Knex.Transaction, checkpoint: string, from: Position, to: Position, applied: number): Promise<boolean> {
-  const updated = await trx('projection_checkpoints')
-    .where({ projection: checkpoint, commit_position: from.commit.toString(), prepare_position: from.prepare.toString() })
-    .update({
-      commit_position: to.commit.toString(),
-      prepare_position: to.prepare.toString(),
-      events_applied: trx.raw('events_applied + ?', [applied]),
-      updated_at: trx.fn.now(),
-    });
+  const updated = await prepared(
+    trx('projection_checkpoints')
+      .where({ projection: checkpoint, commit_position: from.commit.toString(), prepare_position: from.prepare.toString() })
+      .update({
+        commit_position: to.commit.toString(),
+        prepare_position: to.prepare.toString(),
+        events_applied: trx.raw('events_applied + ?', [applied]),
+        updated_at: trx.fn.now(),
+      }),
+  );
   return updated === 1;
 }

@@ -3,6 +3,7 @@
  */
 import type { Knex } from 'knex';
 import type { TableShape } from './batch-rows.js';
+import { prepared } from './prepared.js';
 import type { CompanyListQuery, CountsQuery } from '../domain/connect/input.js';
 import type { MappingReadiness } from '../domain/connect/values.js';
 
@@ -171,12 +172,15 @@ export async function findCompanySource(
   sourceName: string,
   sourceVersion: string,
 ): Promise<CompanySourceRow | null> {
-  const row = await knex('connect_sources as s')
-    .join('connect_companies as c', 'c.company_id', 's.company_id')
-    .where({ 's.workspace_id': workspaceId, 's.source_name': sourceName, 's.source_version': sourceVersion })
-    .select(SOURCE_COLUMNS)
-    .orderBy('s.updated_at', 'desc')
-    .first();
+  // Once per submission: prepared (readmodels/prepared.ts).
+  const row = await prepared(
+    knex('connect_sources as s')
+      .join('connect_companies as c', 'c.company_id', 's.company_id')
+      .where({ 's.workspace_id': workspaceId, 's.source_name': sourceName, 's.source_version': sourceVersion })
+      .select(SOURCE_COLUMNS)
+      .orderBy('s.updated_at', 'desc')
+      .first(),
+  );
   return row ? toRow(row) : null;
 }
 

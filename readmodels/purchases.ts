@@ -4,6 +4,7 @@
  */
 import type { Knex } from 'knex';
 import type { PurchaseListPosition } from '../domain/purchases/list-query.js';
+import { prepared } from './prepared.js';
 
 export interface ReceivingCompany {
   companyId: string;
@@ -46,11 +47,14 @@ export async function companiesHoldingParticipant(knex: Knex, participantId: str
 
 /** The query of `companiesHoldingParticipant` (its plan is tested). */
 export function companiesHoldingParticipantQuery(knex: Knex, participantId: string, environment: string) {
-  return knex('connect_companies')
-    .where({ peppol_participant_id: participantId, platform_environment: environment })
-    .whereRaw(activeCompany(knex))
-    .orderBy([{ column: 'created_at' }, { column: 'company_id' }])
-    .select<{ company_id: string; workspace_id: string; country_code: string; peppol_participant_id: string }[]>('company_id', 'workspace_id', 'country_code', 'peppol_participant_id');
+  // Once per delivery: prepared (readmodels/prepared.ts).
+  return prepared(
+    knex('connect_companies')
+      .where({ peppol_participant_id: participantId, platform_environment: environment })
+      .whereRaw(activeCompany(knex))
+      .orderBy([{ column: 'created_at' }, { column: 'company_id' }])
+      .select<{ company_id: string; workspace_id: string; country_code: string; peppol_participant_id: string }[]>('company_id', 'workspace_id', 'country_code', 'peppol_participant_id'),
+  );
 }
 
 /**

@@ -7,6 +7,7 @@
  * table (es_artifacts), where they are stored once.
  */
 import type { Knex } from 'knex';
+import { prepared } from './prepared.js';
 import type { DocumentErrorItem, DocumentState } from '../domain/document/document.js';
 
 export interface SalesDocumentRow {
@@ -116,19 +117,21 @@ export interface SalesDocumentChange {
 export async function insertSalesDocuments(trx: Knex.Transaction, rows: readonly SalesDocumentInsert[]): Promise<void> {
   const batch = JSON.stringify(rows);
   // A JSON null in the recordset is SQL null; the old per-event insert wrote a JSON null there.
-  await trx.raw(
-    `insert into sales_documents (document_id, workspace_id, environment, country, document_number, uuid, state, format, external_id,
-       document_type, source, company_id, destinations, core_document, validation, errors, government, xml_sha256, tdd_xml_sha256,
-       attempts, next_attempt_at, final_result_due_at, received_at, last_updated_at)
-     select v."documentId", v."workspaceId", v.environment, v.country, v."documentNumber", v.uuid, v.state, v.format, v."externalId",
-       coalesce(v."documentType", 'null'::jsonb), coalesce(v.source, 'null'::jsonb), v.source->>'companyId', coalesce(v.destinations, 'null'::jsonb),
-       coalesce(v."coreDocument", 'null'::jsonb), coalesce(v.validation, 'null'::jsonb), v.errors::jsonb, v.government::jsonb, v."xmlSha256", v."tddXmlSha256",
-       v.attempts, v."nextAttemptAt", v."finalResultDueAt", v."receivedAt", v."lastUpdatedAt"
-       from json_to_recordset(?::json) as v("documentId" text, "workspaceId" text, environment text, country text,
-         "documentNumber" text, uuid text, state text, format text, "externalId" text, "documentType" jsonb, source jsonb,
-         destinations jsonb, "coreDocument" jsonb, validation jsonb, errors text, government text, "xmlSha256" text, "tddXmlSha256" text,
-         attempts integer, "nextAttemptAt" timestamptz, "finalResultDueAt" timestamptz, "receivedAt" timestamptz, "lastUpdatedAt" timestamptz)`,
-    [batch],
+  await prepared(
+    trx.raw(
+      `insert into sales_documents (document_id, workspace_id, environment, country, document_number, uuid, state, format, external_id,
+         document_type, source, company_id, destinations, core_document, validation, errors, government, xml_sha256, tdd_xml_sha256,
+         attempts, next_attempt_at, final_result_due_at, received_at, last_updated_at)
+       select v."documentId", v."workspaceId", v.environment, v.country, v."documentNumber", v.uuid, v.state, v.format, v."externalId",
+         coalesce(v."documentType", 'null'::jsonb), coalesce(v.source, 'null'::jsonb), v.source->>'companyId', coalesce(v.destinations, 'null'::jsonb),
+         coalesce(v."coreDocument", 'null'::jsonb), coalesce(v.validation, 'null'::jsonb), v.errors::jsonb, v.government::jsonb, v."xmlSha256", v."tddXmlSha256",
+         v.attempts, v."nextAttemptAt", v."finalResultDueAt", v."receivedAt", v."lastUpdatedAt"
+         from json_to_recordset(?::json) as v("documentId" text, "workspaceId" text, environment text, country text,
+           "documentNumber" text, uuid text, state text, format text, "externalId" text, "documentType" jsonb, source jsonb,
+           destinations jsonb, "coreDocument" jsonb, validation jsonb, errors text, government text, "xmlSha256" text, "tddXmlSha256" text,
+           attempts integer, "nextAttemptAt" timestamptz, "finalResultDueAt" timestamptz, "receivedAt" timestamptz, "lastUpdatedAt" timestamptz)`,
+      [batch],
+    ),
   );
   // documents needs a few fields: its own recordset spares PostgreSQL parsing the core documents again.
   const slim = JSON.stringify(
@@ -145,13 +148,15 @@ export async function insertSalesDocuments(trx: Knex.Transaction, rows: readonly
       lastUpdatedAt: r.lastUpdatedAt,
     })),
   );
-  await trx.raw(
-    `insert into documents (document_id, workspace_id, environment, company_id, country, direction, document_base, document_number, state, created_at, updated_at)
-     select v."documentId", v."workspaceId", v.environment, v."companyId", v.country, 'sales', v."documentType"->>'base', v."documentNumber",
-       v.state, v."receivedAt", v."lastUpdatedAt"
-       from json_to_recordset(?::json) as v("documentId" text, "workspaceId" text, environment text, "companyId" text, country text,
-         "documentNumber" text, state text, "documentType" jsonb, "receivedAt" timestamptz, "lastUpdatedAt" timestamptz)`,
-    [slim],
+  await prepared(
+    trx.raw(
+      `insert into documents (document_id, workspace_id, environment, company_id, country, direction, document_base, document_number, state, created_at, updated_at)
+       select v."documentId", v."workspaceId", v.environment, v."companyId", v.country, 'sales', v."documentType"->>'base', v."documentNumber",
+         v.state, v."receivedAt", v."lastUpdatedAt"
+         from json_to_recordset(?::json) as v("documentId" text, "workspaceId" text, environment text, "companyId" text, country text,
+           "documentNumber" text, state text, "documentType" jsonb, "receivedAt" timestamptz, "lastUpdatedAt" timestamptz)`,
+      [slim],
+    ),
   );
 }
 
@@ -177,28 +182,32 @@ export async function updateSalesDocuments(trx: Knex.Transaction, changes: reado
   // The planner cannot see how many rows a recordset holds (it assumes 100), and against a large
   // table it then hashes the whole table; the key list lets it fetch just these rows by index.
   const ids = changes.map((c) => c.documentId);
-  await trx.raw(
-    `update sales_documents sd set
-       state = v.state,
-       last_updated_at = v."updatedAt",
-       attempts = coalesce(v.attempts, sd.attempts),
-       next_attempt_at = case when v."setNext" then v."nextAttemptAt" else sd.next_attempt_at end,
-       government = case when v."setResult" then v.government::jsonb else sd.government end,
-       errors = case when v."setResult" then v.errors::jsonb else sd.errors end,
-       final_result_due_at = case when v."setDue" then v."finalResultDueAt" else sd.final_result_due_at end,
-       xml_sha256 = coalesce(v."xmlSha256", sd.xml_sha256),
-       tdd_xml_sha256 = coalesce(v."tddXmlSha256", sd.tdd_xml_sha256)
-     from json_to_recordset(?::json) as v("documentId" text, state text, "updatedAt" timestamptz, attempts integer,
-       "setNext" boolean, "nextAttemptAt" timestamptz, "setResult" boolean, government text, errors text,
-       "setDue" boolean, "finalResultDueAt" timestamptz, "xmlSha256" text, "tddXmlSha256" text)
-     where sd.document_id = v."documentId" and sd.document_id = any(?::text[])`,
-    [batch, ids],
+  await prepared(
+    trx.raw(
+      `update sales_documents sd set
+         state = v.state,
+         last_updated_at = v."updatedAt",
+         attempts = coalesce(v.attempts, sd.attempts),
+         next_attempt_at = case when v."setNext" then v."nextAttemptAt" else sd.next_attempt_at end,
+         government = case when v."setResult" then v.government::jsonb else sd.government end,
+         errors = case when v."setResult" then v.errors::jsonb else sd.errors end,
+         final_result_due_at = case when v."setDue" then v."finalResultDueAt" else sd.final_result_due_at end,
+         xml_sha256 = coalesce(v."xmlSha256", sd.xml_sha256),
+         tdd_xml_sha256 = coalesce(v."tddXmlSha256", sd.tdd_xml_sha256)
+       from json_to_recordset(?::json) as v("documentId" text, state text, "updatedAt" timestamptz, attempts integer,
+         "setNext" boolean, "nextAttemptAt" timestamptz, "setResult" boolean, government text, errors text,
+         "setDue" boolean, "finalResultDueAt" timestamptz, "xmlSha256" text, "tddXmlSha256" text)
+       where sd.document_id = v."documentId" and sd.document_id = any(?::text[])`,
+      [batch, ids],
+    ),
   );
-  await trx.raw(
-    `update documents d set state = v.state, updated_at = v."updatedAt"
-       from json_to_recordset(?::json) as v("documentId" text, state text, "updatedAt" timestamptz)
-      where d.document_id = v."documentId" and d.document_id = any(?::text[])`,
-    [batch, ids],
+  await prepared(
+    trx.raw(
+      `update documents d set state = v.state, updated_at = v."updatedAt"
+         from json_to_recordset(?::json) as v("documentId" text, state text, "updatedAt" timestamptz)
+        where d.document_id = v."documentId" and d.document_id = any(?::text[])`,
+      [batch, ids],
+    ),
   );
 }
 
@@ -208,12 +217,14 @@ export async function updateSalesDocuments(trx: Knex.Transaction, changes: reado
  * no-op; the table checks every hash against the bytes).
  */
 export async function storeInlineArtifacts(trx: Knex.Transaction, artifacts: readonly { sha256: string; base64: string }[]): Promise<void> {
-  await trx.raw(
-    `insert into es_artifacts (hash, content)
-     select a.sha256, decode(a.base64, 'base64') from json_to_recordset(?::json) as a(sha256 text, base64 text)
-      order by a.sha256
-     on conflict (hash) do nothing`,
-    [JSON.stringify(artifacts)],
+  await prepared(
+    trx.raw(
+      `insert into es_artifacts (hash, content)
+       select a.sha256, decode(a.base64, 'base64') from json_to_recordset(?::json) as a(sha256 text, base64 text)
+        order by a.sha256
+       on conflict (hash) do nothing`,
+      [JSON.stringify(artifacts)],
+    ),
   );
 }
 

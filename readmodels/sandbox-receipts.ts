@@ -1,5 +1,6 @@
 /** Storage of the sandbox destinations: what each simulated authority or access point received. */
 import type { Knex } from 'knex';
+import { prepared } from './prepared.js';
 
 export interface SandboxReceipt {
   uuid: string;
@@ -13,11 +14,14 @@ export async function recordSandboxReceipt(
   knex: Knex,
   receipt: { uuid: string; destination: string; environment: string; answer: Record<string, unknown>; receivedAt: Date },
 ): Promise<{ receipt: SandboxReceipt; firstTime: boolean }> {
-  const inserted = await knex('sandbox_receipts')
-    .insert({ uuid: receipt.uuid, destination: receipt.destination, environment: receipt.environment, answer: JSON.stringify(receipt.answer), received_at: receipt.receivedAt })
-    .onConflict('uuid')
-    .ignore()
-    .returning(['uuid', 'destination', 'answer', 'received_at']);
+  // Once per sandbox delivery: prepared (readmodels/prepared.ts).
+  const inserted = await prepared(
+    knex('sandbox_receipts')
+      .insert({ uuid: receipt.uuid, destination: receipt.destination, environment: receipt.environment, answer: JSON.stringify(receipt.answer), received_at: receipt.receivedAt })
+      .onConflict('uuid')
+      .ignore()
+      .returning(['uuid', 'destination', 'answer', 'received_at']),
+  );
   // Received before: the earlier receipt stands (read only then).
   const row = inserted[0] ?? (await knex('sandbox_receipts').where({ uuid: receipt.uuid }).first());
   return { receipt: { uuid: row.uuid, destination: row.destination, answer: row.answer, receivedAt: row.received_at }, firstTime: inserted.length > 0 };

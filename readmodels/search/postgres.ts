@@ -15,6 +15,7 @@
  * three types, `case when type = 'receipts' then … end`.
  */
 import type { Knex } from 'knex';
+import { prepared } from '../prepared.js';
 import { QUERY_TYPES, queryFields, type QueryType } from '../../domain/query/fields.js';
 import { MAX_RESULT_WINDOW, type IndexedDocument, type SearchFilter, type SearchIndex, type SearchQuery, type SearchResult } from './port.js';
 import { issueDateField } from '../../domain/query/fields.js';
@@ -170,14 +171,16 @@ export class PostgresSearchIndex implements SearchIndex {
     }));
     if (rows.length === 0) return;
     // One statement for the batch; a row whose stored version is not older keeps its state.
-    await trx.raw(
-      `insert into ${SEARCH_TABLE} as s (${SEARCH_ROW_COLUMNS})
-       select r.workspace_id, r.environment, r.type, r.document_id, r.version, r.document
-         from jsonb_to_recordset(?::jsonb) as r(workspace_id text, environment text, type text, document_id text, version bigint, document jsonb)
-       on conflict (workspace_id, environment, type, document_id)
-       do update set version = excluded.version, document = excluded.document
-       where s.version < excluded.version`,
-      [JSON.stringify(rows)],
+    await prepared(
+      trx.raw(
+        `insert into ${SEARCH_TABLE} as s (${SEARCH_ROW_COLUMNS})
+         select r.workspace_id, r.environment, r.type, r.document_id, r.version, r.document
+           from jsonb_to_recordset(?::jsonb) as r(workspace_id text, environment text, type text, document_id text, version bigint, document jsonb)
+         on conflict (workspace_id, environment, type, document_id)
+         do update set version = excluded.version, document = excluded.document
+         where s.version < excluded.version`,
+        [JSON.stringify(rows)],
+      ),
     );
   }
 
