@@ -7,6 +7,7 @@
  * table (es_artifacts), where they are stored once.
  */
 import type { Knex } from 'knex';
+import { unpackArtifact } from '../commands/eventstore/artifact-encoding.js';
 import { prepared } from './prepared.js';
 import type { DocumentErrorItem, DocumentState } from '../domain/document/document.js';
 
@@ -60,14 +61,20 @@ function toRow(r: any): SalesDocumentRow {
   };
 }
 
-/** One document with its artifacts (one query: the artifact store is joined by hash). */
+/**
+ * One document with its artifacts (one query: the artifact store is joined by hash; it keeps them
+ * compressed, commands/eventstore/artifact-encoding.ts).
+ */
 export async function findSalesDocument(knex: Knex, workspaceId: string, documentId: string): Promise<SalesDocumentRow | null> {
   const row = await knex('sales_documents as sd')
     .leftJoin('es_artifacts as xa', 'xa.hash', 'sd.xml_sha256')
     .leftJoin('es_artifacts as ta', 'ta.hash', 'sd.tdd_xml_sha256')
     .where({ 'sd.workspace_id': workspaceId, 'sd.document_id': documentId })
-    .first('sd.*', 'xa.content as xml_content', 'ta.content as tdd_xml_content');
-  return row ? toRow(row) : null;
+    .first('sd.*', 'xa.content as xml_content', 'xa.encoding as xml_encoding', 'ta.content as tdd_xml_content', 'ta.encoding as tdd_xml_encoding');
+  if (!row) return null;
+  if (row.xml_content) row.xml_content = unpackArtifact(row.xml_content, row.xml_encoding);
+  if (row.tdd_xml_content) row.tdd_xml_content = unpackArtifact(row.tdd_xml_content, row.tdd_xml_encoding);
+  return toRow(row);
 }
 
 /** A document as its first event inserts it (jsonb columns as values; errors and government as JSON text). */
@@ -214,7 +221,7 @@ export async function updateSalesDocuments(trx: Knex.Transaction, changes: reado
 /**
  * Stores artifacts that events written before schema v2 carried inline (base64), by hash, in the
  * event store's artifact table (one statement; content-addressed, so storing one again is a
- * no-op; the table checks every hash against the bytes).
+ * no-op; the table checks every hash against the bytes: they are stored as they are, `identity`).
  */
 export async function storeInlineArtifacts(trx: Knex.Transaction, artifacts: readonly { sha256: string; base64: string }[]): Promise<void> {
   await prepared(

@@ -241,9 +241,9 @@ export class ArtifactHashMismatch extends RangeError {
  * cannot check it where it stores them); returns them without duplicates, sorted by hash (one
  * lock order for every writer).
  */
-export function checkedArtifacts(artifacts: readonly Artifact[] | undefined, options: { verify: boolean }): Artifact[] {
+export function checkedArtifacts<A extends Artifact>(artifacts: readonly A[] | undefined, options: { verify: boolean }): A[] {
   if (!artifacts || artifacts.length === 0) return [];
-  const byHash = new Map<string, Artifact>();
+  const byHash = new Map<string, A>();
   for (const a of artifacts) {
     if (!SHA256_HEX.test(a.sha256)) throw new RangeError(`artifact key is not a SHA-256 in lowercase hex: ${a.sha256}`);
     if (options.verify && createHash('sha256').update(a.content).digest('hex') !== a.sha256) throw new ArtifactHashMismatch(a.sha256);

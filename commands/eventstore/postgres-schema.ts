@@ -462,7 +462,8 @@ export const ARTIFACT_HASH_CONSTRAINT = 'es_artifacts_content_hash';
 
 /**
  * Artifacts stored once (issue 19): the e-invoice XML and the Tax Data Document, keyed by the
- * SHA-256 of their bytes, which the table itself checks on insert. Append-only like es_events (the
+ * SHA-256 of their bytes, which the table itself checks on insert (since migration 0070, for the
+ * bytes stored as they are; the store compresses the others after checking them). Append-only like es_events (the
  * same refusing triggers). The adapter writes an append's artifacts in the statement, and so the
  * transaction, of its events; an event names an artifact by its hash.
  */
@@ -484,5 +485,39 @@ export const artifactsMigration = {
   },
   async down(knex: Knex) {
     await knex.raw('drop table if exists es_artifacts');
+  },
+};
+
+/**
+ * Artifacts compressed by the store (artifact-encoding.ts): the encoding of the stored bytes
+ * (`identity` for every row written before), the hash check kept for bytes stored as they are, and
+ * no compression of PostgreSQL's own on the column (storage EXTERNAL: out of line, as they come).
+ * Metadata only: no row is rewritten, and the rows written before keep their TOAST compression.
+ * The check constraints are added NOT VALID: they hold for every row written from now on, and the
+ * rows before were checked on insert (reading them all again at start-up would take minutes on a
+ * large store). Going down is refused once compressed rows exist (their bytes need the store).
+ */
+export const artifactsEncodingMigration = {
+  name: '0070_event_store_artifacts_encoding',
+  async up(knex: Knex) {
+    await knex.raw(`
+      alter table es_artifacts add column encoding text not null default 'identity';
+      alter table es_artifacts drop constraint ${ARTIFACT_HASH_CONSTRAINT};
+      alter table es_artifacts add constraint ${ARTIFACT_HASH_CONSTRAINT}
+        check (encoding <> 'identity' or hash = encode(sha256(content), 'hex')) not valid;
+      alter table es_artifacts add constraint es_artifacts_encoding check (encoding in ('identity', 'br')) not valid;
+      alter table es_artifacts alter column content set storage external;
+    `);
+  },
+  async down(knex: Knex) {
+    const { rows } = await knex.raw(`select exists (select 1 from es_artifacts where encoding <> 'identity') as packed`);
+    if (rows[0].packed) throw new Error('es_artifacts holds compressed artifacts: migration 0070 cannot be undone');
+    await knex.raw(`
+      alter table es_artifacts drop constraint es_artifacts_encoding;
+      alter table es_artifacts drop constraint ${ARTIFACT_HASH_CONSTRAINT};
+      alter table es_artifacts add constraint ${ARTIFACT_HASH_CONSTRAINT} check (hash = encode(sha256(content), 'hex')) not valid;
+      alter table es_artifacts alter column content set storage extended;
+      alter table es_artifacts drop column encoding;
+    `);
   },
 };

@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import { decodeMetadata } from '../../domain/events/envelope.js';
+import { packArtifact, unpackArtifact, type PackedArtifact } from './artifact-encoding.js';
 import { catchUpSubscription } from './catch-up-subscription.js';
 import {
   ArtifactHashMismatch,
@@ -143,16 +144,29 @@ interface Page {
 
 /**
  * Prefixes an append statement with the insert of its artifacts (parameters $n: hashes, $n+1:
- * contents as base64): one statement, so one transaction with the events. Content-addressed, so a
- * stored artifact is left as it is; es_artifacts checks each hash against its bytes.
+ * the stored bytes as base64, $n+2: their encodings): one statement, so one transaction with the
+ * events. Content-addressed, so a stored artifact is left as it is. The store has checked each hash
+ * against its bytes before compressing them (artifact-encoding.ts); es_artifacts checks it again
+ * for bytes stored as they are.
  */
 const withArtifacts = (n: number, statement: string) =>
-  `with stored as (insert into es_artifacts (hash, content)
-     select a.h, decode(a.c, 'base64') from unnest($${n}::text[], $${n + 1}::text[]) as a(h, c) order by a.h
+  `with stored as (insert into es_artifacts (hash, content, encoding)
+     select a.h, decode(a.c, 'base64'), a.e from unnest($${n}::text[], $${n + 1}::text[], $${n + 2}::text[]) as a(h, c, e) order by a.h
      on conflict (hash) do nothing)
    ${statement}`;
 
-const artifactParams = (artifacts: readonly Artifact[]) => [artifacts.map((a) => a.sha256), artifacts.map((a) => a.content.toString('base64'))];
+/** An artifact with the bytes the store keeps of it. */
+type StoredArtifact = Artifact & PackedArtifact;
+
+/** Checks the artifacts' hashes against their bytes, then compresses them. */
+const packedArtifacts = (artifacts: readonly Artifact[] | undefined): StoredArtifact[] =>
+  checkedArtifacts(artifacts, { verify: true }).map((a) => ({ ...a, ...packArtifact(a.content) }));
+
+const artifactParams = (artifacts: readonly StoredArtifact[]) => [
+  artifacts.map((a) => a.sha256),
+  artifacts.map((a) => a.stored.toString('base64')),
+  artifacts.map((a) => a.encoding),
+];
 
 /** Maps the table's hash check to the port's error. */
 function artifactFailure(err: unknown): unknown {
@@ -171,8 +185,8 @@ interface PendingAppend {
   expectedText: string;
   /** The events as es_append's JSON array (sent as json). */
   payload: string;
-  /** Artifacts written with the events (checked, sorted by hash). */
-  artifacts: Artifact[];
+  /** Artifacts written with the events (checked, sorted by hash, compressed). */
+  artifacts: StoredArtifact[];
   /** Size of payload and artifacts, for the batch bound. */
   bytes: number;
   resolve: (result: AppendResult) => void;
@@ -230,11 +244,11 @@ export class PostgresEventStore implements EventStore {
 
   async append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision, options: AppendOptions = {}): Promise<AppendResult> {
     if (events.length === 0) throw new RangeError('append needs at least one event');
-    const artifacts = checkedArtifacts(options.artifacts, { verify: false });
+    const artifacts = packedArtifacts(options.artifacts);
     const payload = JSON.stringify(
       events.map((e) => ({ id: e.id, type: e.type, version: e.schemaVersion, data: e.data, metadata: e.metadata })),
     );
-    const bytes = payload.length + artifacts.reduce((n, a) => n + a.content.length, 0);
+    const bytes = payload.length + artifacts.reduce((n, a) => n + a.stored.length, 0);
     const append: PendingAppend = { streamId, ids: events.map((e) => e.id), expected, expectedText: expectedToText(expected), payload, artifacts, bytes, resolve: null!, reject: null! };
     const started = performance.now();
     const timed = (result: Promise<AppendResult>) =>
@@ -263,7 +277,7 @@ export class PostgresEventStore implements EventStore {
    */
   async appendMulti(parts: readonly StreamAppend[], options: AppendOptions = {}): Promise<AppendResult[]> {
     if (parts.length === 0) throw new RangeError('appendMulti needs at least one part');
-    const artifacts = checkedArtifacts(options.artifacts, { verify: false });
+    const artifacts = packedArtifacts(options.artifacts);
     const seen = new Set<string>();
     for (const part of parts) {
       if (part.events.length === 0) throw new RangeError(`appendMulti: the part for ${part.streamId} has no events`);
@@ -443,23 +457,30 @@ export class PostgresEventStore implements EventStore {
       else missing.push(hash);
     }
     if (missing.length === 0) return found;
-    const { rows } = await this.pool.query<{ hash: string; content: Buffer }>({
+    const { rows } = await this.pool.query<{ hash: string; content: Buffer; encoding: string }>({
       name: 'es_read_artifacts',
-      text: 'select hash, content from es_artifacts where hash = any($1::text[])',
+      text: 'select hash, content, encoding from es_artifacts where hash = any($1::text[])',
       values: [missing],
     });
-    for (const row of rows) found.set(row.hash, row.content);
+    for (const row of rows) found.set(row.hash, unpackArtifact(row.content, row.encoding));
     return found;
   }
 
   /** Pages in hash order; the cursor is the page's last hash. */
   async scanArtifacts(cursor: string | null, limit: number): Promise<ArtifactPage> {
-    const { rows } = await this.pool.query<{ hash: string; content: Buffer }>({
+    const { rows } = await this.pool.query<{ hash: string; content: Buffer; encoding: string }>({
       name: 'es_scan_artifacts',
-      text: 'select hash, content from es_artifacts where $1::text is null or hash > $1::text order by hash limit $2',
+      text: 'select hash, content, encoding from es_artifacts where $1::text is null or hash > $1::text order by hash limit $2',
       values: [cursor, limit],
     });
-    const artifacts = rows.map((r) => ({ sha256: r.hash, content: r.content }));
+    // Bytes that do not decompress are given as stored: the audit then reports them as not matching their key.
+    const artifacts = rows.map((r) => {
+      try {
+        return { sha256: r.hash, content: unpackArtifact(r.content, r.encoding) };
+      } catch {
+        return { sha256: r.hash, content: r.content };
+      }
+    });
     return { artifacts, cursor: rows.length === limit ? rows[rows.length - 1]!.hash : null };
   }
 

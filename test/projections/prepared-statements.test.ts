@@ -65,8 +65,8 @@ describe('read model statements prepared by name', function () {
       expect(Number(rows[0].generic_plans) + Number(rows[0].custom_plans)).to.equal(8);
       expect(Number(rows[0].generic_plans)).to.be.greaterThan(0);
     });
-    const [{ n }] = await own.db.knex('sales_documents').where('workspace_id', 'ws_prep').count({ n: '*' });
-    expect(Number(n)).to.equal(8);
+    const [counted] = await own.db.knex('sales_documents').where('workspace_id', 'ws_prep').count({ n: '*' });
+    expect(Number(counted?.n)).to.equal(8);
   });
 
   it("follows the search path a rebuild sets: the same prepared statement reads the rebuild's table", async () => {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
+import { unpackArtifact } from '../../commands/eventstore/artifact-encoding.js';
 import { testDb } from '../support/db.js';
 import { call, startTestService, withoutProcesses, type TestService } from '../support/http.js';
 import { setMappingAutoAssign } from '../../commands/connect/settings.js';
@@ -68,7 +69,13 @@ describe('Unify new format and the sales document status (SPEC.md 2.1, 2.4, 2.6,
     const knex = testDb().knex;
     const rows = await knex('es_artifacts').where({ hash: sha256 });
     expect(rows).to.have.length(1);
-    expect(Buffer.compare(rows[0].content, bytes)).to.equal(0);
+    // Kept compressed by the store (commands/eventstore/artifact-encoding.ts), a tenth of the bytes.
+    expect(rows[0].encoding).to.equal('br');
+    expect(rows[0].content.length).to.be.below(bytes.length / 4);
+    expect(Buffer.compare(unpackArtifact(rows[0].content, rows[0].encoding), bytes)).to.equal(0);
+    // …and PostgreSQL does not compress them again.
+    const { rows: toast } = await knex.raw('select pg_column_compression(content) as method from es_artifacts where hash = ?', [sha256]);
+    expect(toast[0].method).to.equal(null);
     const row = await knex('sales_documents').where({ document_id: r.json.documentId }).first();
     expect(row.xml_sha256).to.equal(sha256);
     expect(row).to.not.have.property('xml_base64');
