@@ -5,34 +5,11 @@
  */
 import { expect } from 'chai';
 import { prepared, statementName } from '../../readmodels/prepared.js';
-import { insertSalesDocuments, type SalesDocumentInsert } from '../../readmodels/sales-documents.js';
+import { insertSalesDocuments } from '../../readmodels/sales-documents.js';
 import { openOwnTestDatabase } from '../support/db.js';
+import { salesDocumentRow } from '../support/sales-documents.js';
 
-const salesRow = (i: number): SalesDocumentInsert => ({
-  documentId: `doc_prep_${i}`,
-  workspaceId: 'ws_prep',
-  environment: 'sandbox',
-  country: 'AE',
-  documentNumber: `PREP-${i}`,
-  uuid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-  state: 'processing',
-  format: 'unify',
-  externalId: null,
-  documentType: { base: 'invoice', variants: [], modifiers: [] },
-  source: { name: 'prep', version: 'v1', companyId: 'co_prep' },
-  destinations: [{ type: 'PEPPOL' }],
-  coreDocument: { header: { documentNumber: `PREP-${i}` } },
-  validation: { status: 'valid' },
-  errors: '[]',
-  government: null,
-  xmlSha256: null,
-  tddXmlSha256: null,
-  attempts: 0,
-  nextAttemptAt: null,
-  finalResultDueAt: null,
-  receivedAt: '2026-01-01T00:00:00.000Z',
-  lastUpdatedAt: '2026-01-01T00:00:00.000Z',
-});
+const salesRow = (i: number) => salesDocumentRow('prep', i);
 
 describe('read model statements prepared by name', function () {
   this.timeout(60_000);

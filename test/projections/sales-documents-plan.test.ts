@@ -5,39 +5,13 @@
  */
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { insertSalesDocuments, updateSalesDocuments, type SalesDocumentInsert } from '../../readmodels/sales-documents.js';
+import { insertSalesDocuments, updateSalesDocuments } from '../../readmodels/sales-documents.js';
 import { openOwnTestDatabase } from '../support/db.js';
+import { salesDocumentRow } from '../support/sales-documents.js';
 
 const DOCUMENTS = 5_000;
 
-function row(i: number): SalesDocumentInsert {
-  const at = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
-  return {
-    documentId: `doc_plan_${i}`,
-    workspaceId: 'ws_plan',
-    environment: 'sandbox',
-    country: 'AE',
-    documentNumber: `PLAN-${i}`,
-    uuid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-    state: 'processing',
-    format: 'unify',
-    externalId: null,
-    documentType: { base: 'invoice', variants: [], modifiers: [] },
-    source: { name: 'plan', version: 'v1', companyId: 'co_plan' },
-    destinations: [{ type: 'PEPPOL' }],
-    coreDocument: { header: { documentNumber: `PLAN-${i}` } },
-    validation: { status: 'valid' },
-    errors: '[]',
-    government: null,
-    xmlSha256: null,
-    tddXmlSha256: null,
-    attempts: 0,
-    nextAttemptAt: null,
-    finalResultDueAt: null,
-    receivedAt: at,
-    lastUpdatedAt: at,
-  };
-}
+const row = (i: number) => salesDocumentRow('plan', i);
 
 describe('sales documents read model: batched statements on a large table', function () {
   this.timeout(120_000);
