@@ -12,14 +12,14 @@
  *
  * `identity`: the bytes themselves (rows written before this change, whose TOAST compression
  * PostgreSQL undoes on read; the inline artifacts of events from before schema v2, which the
- * documents projection stores as it meets them; and any artifact Brotli would not make smaller). The table checks the
- * hash of those against their key; the store checks every artifact's hash before it compresses
- * it, and `npm run audit -- artifacts` checks every stored artifact after decompressing it.
+ * documents projection stores as it meets them; and any artifact Brotli would not make smaller).
+ * The table checks the hash of those against their key; the store checks every artifact's hash
+ * before it compresses it, and `npm run audit -- artifacts` checks every stored artifact after
+ * decompressing it.
  */
 import zlib from 'node:zlib';
 
 export type ArtifactEncoding = 'identity' | 'br';
-export const ARTIFACT_ENCODINGS: readonly ArtifactEncoding[] = ['identity', 'br'];
 
 const brotliOptions = (bytes: number): zlib.BrotliOptions => ({
   params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1, [zlib.constants.BROTLI_PARAM_LGWIN]: 18, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes },

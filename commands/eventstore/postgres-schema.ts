@@ -463,9 +463,9 @@ export const ARTIFACT_HASH_CONSTRAINT = 'es_artifacts_content_hash';
 /**
  * Artifacts stored once (issue 19): the e-invoice XML and the Tax Data Document, keyed by the
  * SHA-256 of their bytes, which the table itself checks on insert (since migration 0070, for the
- * bytes stored as they are; the store compresses the others after checking them). Append-only like es_events (the
- * same refusing triggers). The adapter writes an append's artifacts in the statement, and so the
- * transaction, of its events; an event names an artifact by its hash.
+ * bytes stored as they are; the store compresses the others after checking them). Append-only
+ * like es_events (the same refusing triggers). The adapter writes an append's artifacts in the
+ * statement, and so the transaction, of its events; an event names an artifact by its hash.
  */
 export const artifactsMigration = {
   name: '0060_event_store_artifacts',
