@@ -12,6 +12,7 @@ import pg from 'pg';
 import lockfile from 'proper-lockfile';
 import type { Config } from './config.js';
 import { releaseEmbeddedPostgresSignalHooks } from './lifecycle.js';
+import { PreparingPgClient } from './prepared-statements.js';
 
 const EMBEDDED_USER = 'postgres';
 const EMBEDDED_PASSWORD = 'postgres';
@@ -302,7 +303,7 @@ export async function openDatabase(
   }
 
   const knex = knexFactory({
-    client: 'pg',
+    client: PreparingPgClient,
     connection: { connectionString: url, application_name: 'einvoicing' },
     pool: { min: 0, max: options.poolSize ?? config.dbPoolSize },
     acquireConnectionTimeout: 30_000,

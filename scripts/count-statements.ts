@@ -27,12 +27,15 @@ const inTransaction = new WeakMap<object, boolean>();
 /** Our own connections (the progress polls): not counted. */
 const ignored = new WeakSet<object>();
 
-/** A statement's kind: its prepared name, else its first words with literals and parameters folded. */
+/**
+ * A statement's kind: the event store's function it calls, else its first words with literals and
+ * parameters folded, else its prepared name (the read side's names are hashes of the text).
+ */
 function kindOf(text: string, name: string | undefined): string {
-  if (name) return `[${name}]`;
   const flat = text.replace(/\s+/g, ' ').trim();
   const fn = /\b(es_[a-z_]+)\(/.exec(flat);
   if (fn) return `${fn[1]}()`;
+  if (!flat && name) return `[${name}]`;
   return flat
     .replace(/'[^']*'/g, "'…'")
     .replace(/\$\d+|\?/g, '?')

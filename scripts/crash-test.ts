@@ -29,6 +29,7 @@ import { foldRecorded } from '../commands/execute.js';
 import { documentDecider } from '../domain/document/document.js';
 import { sampleDocument } from '../domain/validation/index.js';
 import knexFactory from 'knex';
+import { PreparingPgClient } from '../platform/prepared-statements.js';
 import { projectionByName } from '../projections/index.js';
 import { rebuildProjection } from '../projections/rebuild.js';
 import { BenchServer, httpRequest, openFreshBenchDatabase, positiveInt, reportProblems } from './bench-support.js';
@@ -402,7 +403,7 @@ async function main(): Promise<void> {
     // A rebuild equals live: documents and credits read models, after the server stopped.
     await server.stop();
     serverUp = false;
-    const knex = knexFactory({ client: 'pg', connection: server.databaseUrl, pool: { min: 0, max: 4 } });
+    const knex = knexFactory({ client: PreparingPgClient, connection: server.databaseUrl, pool: { min: 0, max: 4 } });
     let rebuildDiffers = 0;
     try {
       for (const name of ['documents', 'credits']) {

@@ -1,10 +1,12 @@
 /**
  * The read side's hot statements run as prepared statements named after their text
- * (readmodels/prepared.ts): PostgreSQL parses each once per connection and keeps a generic plan,
- * and a rebuild's search path still sends them to the rebuild's tables.
+ * (readmodels/prepared.ts marks them, platform/prepared-statements.ts names them at the driver):
+ * PostgreSQL parses each once per connection and keeps a generic plan, and a rebuild's search
+ * path still sends them to the rebuild's tables.
  */
 import { expect } from 'chai';
-import { prepared, statementName } from '../../readmodels/prepared.js';
+import { statementName } from '../../platform/prepared-statements.js';
+import { prepared } from '../../readmodels/prepared.js';
 import { insertSalesDocuments } from '../../readmodels/sales-documents.js';
 import { openOwnTestDatabase } from '../support/db.js';
 import { salesDocumentRow } from '../support/sales-documents.js';
@@ -44,6 +46,17 @@ describe('read model statements prepared by name', function () {
     });
     const [counted] = await own.db.knex('sales_documents').where('workspace_id', 'ws_prep').count({ n: '*' });
     expect(Number(counted?.n)).to.equal(8);
+  });
+
+  it('names the text knex runs, and leaves an unmarked statement unnamed', async () => {
+    await own.db.knex.transaction(async (trx) => {
+      await prepared(trx('sales_documents').where('workspace_id', 'ws_named').count({ n: '*' }));
+      await trx('sales_documents').where('environment', 'sandbox').count({ n: '*' });
+      const { rows } = await trx.raw(`select name, statement from pg_prepared_statements where statement like '%from "sales_documents"%'`);
+      expect(rows).to.deep.equal([
+        { name: statementName('select count(*) as "n" from "sales_documents" where "workspace_id" = $1'), statement: 'select count(*) as "n" from "sales_documents" where "workspace_id" = $1' },
+      ]);
+    });
   });
 
   it("follows the search path a rebuild sets: the same prepared statement reads the rebuild's table", async () => {
