@@ -6,8 +6,8 @@
  * is sent under a name derived from its final SQL text instead: PostgreSQL parses it once per
  * connection and, after a few executions, keeps a generic plan when it costs no more than the
  * custom ones. The name is taken here, from the text knex has already compiled to run it; naming
- * it before running meant compiling every statement twice (about a twentieth of the service's
- * time under a submission load, by a CPU profile).
+ * it before running meant compiling every statement twice (5.8 µs a statement against 0.3 µs,
+ * timed alone).
  *
  * The number of texts is bounded: past MAX_NAMED, a new text runs unnamed as before, so a misuse
  * (a statement whose text depends on its values) costs planning, never a connection's memory.
