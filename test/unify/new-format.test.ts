@@ -69,7 +69,7 @@ describe('Unify new format and the sales document status (SPEC.md 2.1, 2.4, 2.6,
     const knex = testDb().knex;
     const rows = await knex('es_artifacts').where({ hash: sha256 });
     expect(rows).to.have.length(1);
-    // Kept compressed by the store (commands/eventstore/artifact-encoding.ts), a tenth of the bytes.
+    // Kept compressed by the store (commands/eventstore/artifact-encoding.ts): a quarter of the bytes or less.
     expect(rows[0].encoding).to.equal('br');
     expect(rows[0].content.length).to.be.below(bytes.length / 4);
     expect(Buffer.compare(unpackArtifact(rows[0].content, rows[0].encoding), bytes)).to.equal(0);
