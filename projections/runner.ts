@@ -212,11 +212,19 @@ export class ProjectionRunner {
     await Promise.all(this.loops);
   }
 
-  /** Runs every projection until it has applied everything visible now (tests, tools). */
+  /**
+   * Runs every projection until it has applied everything visible now (tests, tools). Another
+   * runner (a live service beside an admin command) may hold a projection's lock, or move its
+   * checkpoint between this batch's read and its compare-and-set: both mean "read again".
+   */
   async catchUp(): Promise<void> {
     for (const p of this.projections) {
       for (;;) {
-        const result = await applyBatch(this.knex, this.store, p, this.batchSize, { maxBytes: this.batchBytes }, { persist: true });
+        const result = await applyBatch(this.knex, this.store, p, this.batchSize, { maxBytes: this.batchBytes }, { persist: true }).catch((err: unknown) => {
+          if (err instanceof CheckpointMovedError) return 'moved' as const;
+          throw err;
+        });
+        if (result === 'moved') continue;
         if (result === 'locked') {
           await new Promise((r) => setTimeout(r, 20));
           continue;
