@@ -75,7 +75,8 @@ async function rebuildTables(
   let eventsRead = 0;
   for (;;) {
     const result = await applyBatch(knex, store, projection, batchSize, { checkpoint, schema, maxBytes }, { persist: true });
-    if (result === 'locked') throw new Error(`another rebuild of ${projection.name} is running`);
+    // Only a rebuild writes the rebuild's checkpoint: locked or moved, another one runs.
+    if (result === 'locked' || result === 'moved') throw new Error(`another rebuild of ${projection.name} is running`);
     eventsRead += result.read;
     report({ projection: projection.name, eventsRead, phase: 'copying' });
     if (!result.more) break;

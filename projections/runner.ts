@@ -85,7 +85,10 @@ export interface BatchResult {
  * atomically with its checkpoint, under the projection's advisory lock. A batch with nothing to
  * apply opens no transaction unless `persist` asks for the position to be stored: replaying
  * events a projection ignores changes nothing, so the position may run ahead of the stored
- * checkpoint in memory.
+ * checkpoint in memory. 'locked': another runner holds the projection. 'moved': another runner
+ * moved the checkpoint between this batch's read of it and its compare-and-set (the statement's
+ * snapshot may predate that runner's commit); the batch rolled back and nothing failed: read
+ * again from the stored checkpoint.
  */
 export async function applyBatch(
   knex: Knex,
@@ -99,7 +102,7 @@ export async function applyBatch(
     /** Whether someone waits for a position up to `through` (see BatchContext.awaited); batches that end the log are awaited anyway. */
     awaited?: (through: Position) => boolean;
   } = {},
-): Promise<BatchResult | 'locked'> {
+): Promise<BatchResult | 'locked' | 'moved'> {
   const checkpoint = target.checkpoint ?? projection.name;
   const from = options.scannedTo ?? (await readCheckpoint(knex, checkpoint)) ?? START;
   const limits = batchLimits(projection, batchSize, target.maxBytes ?? DEFAULT_BATCH_BYTES);
@@ -117,7 +120,7 @@ export async function applyBatch(
   const last = events.length > 0 ? events[events.length - 1]!.position : from;
   const relevant = applicable > 0;
   if (!relevant && !options.persist) return { read: events.length, position: last, persisted: false, more };
-  return knex.transaction(async (trx) => {
+  const batch = knex.transaction(async (trx) => {
     let stored: Position | null;
     if (target.schema) {
       if (!(await tryTransactionLock(trx, lockKey(checkpoint)))) return 'locked' as const;
@@ -139,6 +142,10 @@ export async function applyBatch(
     const applied = await applyEvents(trx, projection, fresh, { awaited: !more || (options.awaited?.(last) ?? false) });
     if (!(await advanceCheckpoint(trx, checkpoint, stored, last, applied))) throw new CheckpointMovedError(`checkpoint ${checkpoint} moved during the batch`);
     return { read: events.length, position: last, persisted: true, more };
+  });
+  return batch.catch((err: unknown) => {
+    if (err instanceof CheckpointMovedError) return 'moved' as const;
+    throw err;
   });
 }
 
@@ -214,16 +221,13 @@ export class ProjectionRunner {
 
   /**
    * Runs every projection until it has applied everything visible now (tests, tools). Another
-   * runner (a live service beside an admin command) may hold a projection's lock, or move its
-   * checkpoint between this batch's read and its compare-and-set: both mean "read again".
+   * runner (a live service beside an admin command) may hold a projection's lock or move its
+   * checkpoint meanwhile: both mean "read again".
    */
   async catchUp(): Promise<void> {
     for (const p of this.projections) {
       for (;;) {
-        const result = await applyBatch(this.knex, this.store, p, this.batchSize, { maxBytes: this.batchBytes }, { persist: true }).catch((err: unknown) => {
-          if (err instanceof CheckpointMovedError) return 'moved' as const;
-          throw err;
-        });
+        const result = await applyBatch(this.knex, this.store, p, this.batchSize, { maxBytes: this.batchBytes }, { persist: true });
         if (result === 'moved') continue;
         if (result === 'locked') {
           await new Promise((r) => setTimeout(r, 20));
@@ -339,6 +343,12 @@ export class ProjectionRunner {
           await sleep(1000, signal);
           continue;
         }
+        if (result === 'moved') {
+          // Another runner moved the checkpoint (an instance that held the projection before).
+          scanned = undefined;
+          unpersistedSince = null;
+          continue;
+        }
         this.activeHere.add(p.name);
         scanned = result.position;
         if (result.persisted) unpersistedSince = null;
@@ -349,9 +359,6 @@ export class ProjectionRunner {
         if (signal.aborted) break;
         scanned = undefined;
         unpersistedSince = null;
-        // Another runner moved the checkpoint (an instance that held the projection before):
-        // nothing failed; read again from the stored checkpoint.
-        if (err instanceof CheckpointMovedError) continue;
         const s = this.status.get(p.name)!;
         s.lastError = err instanceof Error ? err.message : String(err);
         s.failingSince ??= new Date();

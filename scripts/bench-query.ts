@@ -153,7 +153,7 @@ async function indexThroughProjection(engine: Engine, index: SearchIndex, knex: 
   let events = 0;
   for (;;) {
     const result = await applyBatch(knex, store, projection, opts.batchSize, {}, { persist: true });
-    if (result === 'locked') throw new Error('the search projection is locked by another runner');
+    if (result === 'locked' || result === 'moved') throw new Error('another runner applies the search projection');
     events += result.read;
     const now = performance.now();
     if (now - lastReport > 10_000) {
