@@ -6,7 +6,8 @@
 import { complianceIdentifiers, generateInvoiceXml, renderInvoicePdf, type CoreDocument } from '../domain/artifacts/index.js';
 import { COMPLIANCE_COUNTRIES } from '../domain/document/status.js';
 import type { SalesDocumentRow } from '../readmodels/sales-documents.js';
-import type { XmlProducer } from './submissions.js';
+import type { EventStore } from './eventstore/port.js';
+import { readSubmission, type XmlProducer } from './submissions.js';
 
 /**
  * Countries whose XML is complete at submission. Saudi invoices carry the seller's invoice
@@ -31,12 +32,16 @@ export function documentCompliance(country: string, documentType: { base: string
 const pdfCache = new Map<string, string>();
 const PDF_CACHE_ENTRIES = 256;
 
-/** The PDF of a compliant (final_valid) document as base64; null otherwise, or when it cannot be rendered. */
-export async function renderCompliantPdf(row: SalesDocumentRow): Promise<string | null> {
+/**
+ * The PDF of a compliant (final_valid) document as base64; null otherwise, or when it cannot be
+ * rendered. The read model keeps no copy of the document: it is read from its submission event.
+ */
+export async function renderCompliantPdf(store: Pick<EventStore, 'readStream'>, row: SalesDocumentRow): Promise<string | null> {
   if (row.state !== 'final_valid') return null;
   const cached = pdfCache.get(row.documentId);
   if (cached) return cached;
-  const rendered = await renderPdf(row);
+  const submission = await readSubmission(store, row.documentId);
+  const rendered = submission ? await renderPdf(row, submission.data.coreDocument) : null;
   if (rendered) {
     if (pdfCache.size >= PDF_CACHE_ENTRIES) pdfCache.delete(pdfCache.keys().next().value!);
     pdfCache.set(row.documentId, rendered);
@@ -44,12 +49,12 @@ export async function renderCompliantPdf(row: SalesDocumentRow): Promise<string 
   return rendered;
 }
 
-async function renderPdf(row: SalesDocumentRow): Promise<string | null> {
+async function renderPdf(row: SalesDocumentRow, coreDocument: unknown): Promise<string | null> {
   try {
     const pdf = await renderInvoicePdf({
       country: row.country,
       documentType: row.documentType,
-      document: row.coreDocument as CoreDocument,
+      document: coreDocument as CoreDocument,
       uuid: row.uuid ?? row.documentId,
       state: row.state,
     });

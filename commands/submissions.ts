@@ -5,6 +5,7 @@
  * the document's first event and the request's idempotency record in one multi-stream append.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import type * as t from 'io-ts';
 import { DomainError } from '../domain/errors.js';
 import {
   DocumentRejected,
@@ -32,7 +33,7 @@ import {
   type ValidationFinding,
   type ValidationReport,
 } from '../domain/validation/index.js';
-import type { Artifact, EventStore, NewEvent, Position, StreamAppend } from './eventstore/port.js';
+import type { Artifact, EventStore, NewEvent, Position, RecordedEvent, StreamAppend } from './eventstore/port.js';
 import { artifactOf, WrongExpectedVersionError } from './eventstore/port.js';
 import { ConcurrencyConflictError, eventMetadata, loadAggregate, type CommandContext, type Loaded } from './execute.js';
 import { appendWithEffect, takeSlot } from './idempotent-unit.js';
@@ -101,6 +102,19 @@ async function claimFacts(store: EventStore, streamId: string, fresh: boolean) {
     holderStatus = holder.state.state === 'none' ? 'never_submitted' : holder.state.state === 'rejected' ? 'rejected' : 'live';
   }
   return { claim, holderStatus };
+}
+
+/**
+ * A document's submission: the first event of its stream when that is DocumentSubmitted (null for
+ * a rejected document or an unknown one). One read of one event.
+ */
+export async function readSubmission(
+  store: Pick<EventStore, 'readStream'>,
+  documentId: string,
+): Promise<{ event: RecordedEvent; data: t.TypeOf<typeof DocumentSubmitted.codec> } | null> {
+  const [first] = await store.readStream(documentStream(documentId), { maxCount: 1 });
+  if (!first || first.type !== DocumentSubmitted.type) return null;
+  return { event: first, data: decodeEventData(DocumentSubmitted, first.schemaVersion, first.data) };
 }
 
 /** The answer of a submission an earlier attempt of this idempotent request committed, from the document's first event. */

@@ -23,6 +23,7 @@ import { processBulkJob } from '../commands/credits/bulk.js';
 import type { CreditsEngine } from '../commands/credits/engine.js';
 import { runCreditLifecycle } from '../commands/credits/lifecycle.js';
 import { reserveForDocument, settleDocumentReservation } from '../commands/credits/metering.js';
+import { readSubmission } from '../commands/submissions.js';
 import { creditsEngine } from '../commands/credits/snapshots.js';
 import { CompanySourceArchived } from '../domain/connect/company.js';
 import { CreditBulkJobSubmitted, CreditExportRequested, creditExportDecider } from '../domain/credits/jobs.js';
@@ -78,11 +79,10 @@ export function meteringReactor(deps: CreditProcessDeps): Reactor {
   const engine = deps.engine ?? creditsEngine(deps);
   const serial = keyedSerial();
   /** Workspace, company and environment of a document, from its submission (first event). */
-  const submissionOf = async (documentStreamId: string) => {
-    const [first] = await deps.store.readStream(documentStreamId, { maxCount: 1 });
-    if (!first || first.type !== DocumentSubmitted.type) return null;
-    const d = decodeEventData(DocumentSubmitted, first.schemaVersion, first.data);
-    return { workspaceId: first.metadata.workspaceId ?? null, companyId: d.source.companyId, environment: d.environment };
+  const submissionOf = async (documentId: string) => {
+    const submission = await readSubmission(deps.store, documentId);
+    if (!submission) return null;
+    return { workspaceId: submission.event.metadata.workspaceId ?? null, companyId: submission.data.source.companyId, environment: submission.data.environment };
   };
   return {
     name: 'credit_metering',
@@ -108,7 +108,7 @@ export function meteringReactor(deps: CreditProcessDeps): Reactor {
         if (event.metadata.workspaceId && event.metadata.environment) {
           target = { workspaceId: event.metadata.workspaceId, environment: event.metadata.environment };
         } else {
-          const submission = await submissionOf(event.streamId);
+          const submission = await submissionOf(documentId);
           if (!submission?.workspaceId || !submission.companyId) return;
           target = { workspaceId: submission.workspaceId, environment: submission.environment };
         }

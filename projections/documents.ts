@@ -25,6 +25,7 @@ import {
   type ArtifactRef,
 } from '../domain/document/document.js';
 import { decodeEventData } from '../domain/events/envelope.js';
+import { isRecord } from '../domain/validation/paths.js';
 import {
   insertSalesDocuments,
   storeInlineArtifacts,
@@ -57,6 +58,12 @@ function applyToInsert(row: SalesDocumentInsert, c: Change): void {
   if (c.finalResultDueAt !== undefined) row.finalResultDueAt = c.finalResultDueAt;
   if (c.xmlSha256 !== undefined) row.xmlSha256 = c.xmlSha256;
   if (c.tddXmlSha256 !== undefined) row.tddXmlSha256 = c.tddXmlSha256;
+}
+
+/** The core document's `header.issueDate` as it holds it, whatever its type (a rejected document's may be anything); null when absent. */
+function issueDateOf(core: unknown): unknown {
+  const header = isRecord(core) ? core.header : undefined;
+  return isRecord(header) ? (header.issueDate ?? null) : null;
 }
 
 /** JSON text of a value as one statement per event wrote it (undefined as null). */
@@ -101,8 +108,7 @@ async function applyBatch(trx: Knex.Transaction, events: readonly RecordedEvent[
           documentType: data.documentType,
           source: data.source,
           destinations: data.destinations,
-          coreDocument: data.coreDocument ?? null,
-          validation: data.validation ?? null,
+          issueDate: issueDateOf(data.coreDocument),
           errors: json('errors' in data ? data.errors : []),
           government: null,
           xmlSha256: ('xml' in data ? hashOf(data.xml) : undefined) ?? null,
@@ -167,7 +173,8 @@ export const documentsProjection = defineProjection({
   name: 'documents',
   // v2: delivery schedule (next attempt, final result due) and artifacts produced on delivery.
   // v3: artifacts by hash (xml_sha256, tdd_xml_sha256) instead of inline base64.
-  version: 3,
+  // v4: no copy of the core document and its validation report; the issue date alone.
+  version: 4,
   tables: ['sales_documents', 'documents'],
   eventTypes: new Set(Object.keys(documentDecider.events)),
   apply: (trx, event) => applyBatch(trx, [event]),

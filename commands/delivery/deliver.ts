@@ -42,7 +42,7 @@ import { DomainError } from '../../domain/errors.js';
 import { decodeEventData, type EventDefinition } from '../../domain/events/envelope.js';
 import type { Clock } from '../../platform/clock.js';
 import { artifactOf, WrongExpectedVersionError, type Artifact, type EventStore, type NewEvent, type RecordedEvent, type StreamAppend } from '../eventstore/port.js';
-import { artifactBase64 } from '../submissions.js';
+import { artifactBase64, readSubmission } from '../submissions.js';
 import { CONFLICT_RETRY_BUDGET_MS, ConcurrencyConflictError, conflictBackoff, eventMetadata, foldRecorded, loadAggregate, seededEventId, type CommandContext, type Loaded } from '../execute.js';
 import type { ConnectorRegistry, DeliveryRequest } from './connector.js';
 
@@ -162,8 +162,8 @@ async function fromSnapshot(deps: DeliveryDeps, documentId: string): Promise<Doc
     deliveredGovernment: snap.deliveredGovernment ?? null,
     // The stream's first event alone, and only when the document is sent again.
     xmlBase64: async () => {
-      const [first] = await deps.store.readStream(documentStream(documentId), { maxCount: 1 });
-      return first ? submittedXml(deps, decodeEventData(DocumentSubmitted, first.schemaVersion, first.data)) : null;
+      const submission = await readSubmission(deps.store, documentId);
+      return submission ? submittedXml(deps, submission.data) : null;
     },
   };
 }

@@ -110,7 +110,7 @@ export function documentsRoutes(): FamilyRoutes {
       });
       router.get('/:documentId/status', async (ctx) => {
         const row = await salesDocument(ctx, deps, `no status is available for document ${ctx.params.documentId}`);
-        ctx.body = { success: true, data: { ...statusOf(row), pdfBase64: await renderCompliantPdf(row) } };
+        ctx.body = { success: true, data: { ...statusOf(row), pdfBase64: await renderCompliantPdf(deps.store, row) } };
       });
       return router;
     },

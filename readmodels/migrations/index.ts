@@ -21,6 +21,7 @@ import { webhookDeliveryFloorsMigration } from './0066_webhook_delivery_floors.j
 import { searchSalesFactsInFlightMigration } from './0067_search_sales_facts_in_flight.js';
 import { searchStoredValuesMigration } from './0068_search_stored_values.js';
 import { companiesByParticipantMigration } from './0069_companies_by_participant.js';
+import { salesDocumentsNoDocumentCopyMigration } from './0071_sales_documents_no_document_copy.js';
 
 interface Migration {
   name: string;
@@ -53,6 +54,7 @@ export const migrations: readonly Migration[] = [
   searchStoredValuesMigration,
   companiesByParticipantMigration,
   artifactsEncodingMigration,
+  salesDocumentsNoDocumentCopyMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

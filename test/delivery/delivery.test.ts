@@ -106,10 +106,18 @@ describe('delivery pipeline: every sandbox scenario through every state (SPEC.md
     expect(data.government.result).to.equal('REPORTED_SUCCESSFULLY_EARLIER');
   });
 
-  it('Malaysia: MyInvois Valid, and Invalid for a rejected document', async () => {
-    const valid = await settled(await submitted('MY', freshNumber('MY')));
+  it('Malaysia: MyInvois Valid, and Invalid for a rejected document; the earlier format lists it with its issue date', async () => {
+    const number = freshNumber('MY');
+    const validId = await submitted('MY', number);
+    const valid = await settled(validId);
     expect(valid.state).to.equal('final_valid');
     expect(valid.government).to.include({ authority: 'MyInvois', result: 'Valid', status: 'VALID' });
+    const listed = await u.legacy({ action: 'list', env: 'sandbox', filters: { country: 'MY', uuid: valid.government.uuid, documentId: validId } });
+    expect(listed.status, listed.text).to.equal(200);
+    const issueDate = (sampleDocument('MY', { lines: 2, documentNumber: number }) as { header: { issueDate: string } }).header.issueDate;
+    expect(listed.json.data.results.map((r: { documentId: string; documentDetails: Record<string, unknown> }) => [r.documentId, r.documentDetails.issueDate, r.documentDetails.state])).to.deep.equal([
+      [validId, issueDate, 'final_valid'],
+    ]);
     const invalid = await settled(await submitted('MY', freshNumber('SBX-REJECT')));
     expect(invalid.state).to.equal('final_invalid');
     expect(invalid.government.result).to.equal('Invalid');
