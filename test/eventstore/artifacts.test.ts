@@ -6,14 +6,14 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import knexFactory, { type Knex } from 'knex';
+import type { Knex } from 'knex';
 import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
 import { artifactOf, type NewEvent, type RecordedEvent } from '../../commands/eventstore/port.js';
 import { artifactsMigration } from '../../commands/eventstore/postgres-schema.js';
 import { documentsProjection } from '../../projections/documents.js';
-import { migrateToLatest, migrations } from '../../readmodels/migrations/index.js';
+import { migrateToLatest } from '../../readmodels/migrations/index.js';
 import { findSalesDocument } from '../../readmodels/sales-documents.js';
-import { testDb } from '../support/db.js';
+import { openDatabaseBefore, testDb } from '../support/db.js';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const b64 = (text: string) => Buffer.from(text).toString('base64');
@@ -155,28 +155,20 @@ describe('artifacts stored once: the documents projection in batches', () => {
 
 describe('artifacts stored once: migrating an existing database, and the audit', function () {
   this.timeout(120000);
-  const name = `einvoicing_test_${process.pid}_artifacts`;
-  let serverUrl: string;
+  let own: Awaited<ReturnType<typeof openDatabaseBefore>>;
   let url: string;
   let knex: Knex;
   let store: PostgresEventStore;
 
   before(async function () {
-    serverUrl = testDb().url.slice(0, testDb().url.lastIndexOf('/'));
-    await testDb().knex.raw(`drop database if exists "${name}" with (force)`);
-    await testDb().knex.raw(`create database "${name}"`);
-    url = `${serverUrl}/${name}`;
-    knex = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 4 } });
     // The schema as it was before artifacts were stored by hash.
-    const before = migrations.slice(0, migrations.indexOf(artifactsMigration));
-    const source: Knex.MigrationSource<(typeof migrations)[number]> = { getMigrations: async () => [...before], getMigrationName: (m) => m.name, getMigration: async (m) => m };
-    await knex.migrate.latest({ migrationSource: source });
+    own = await openDatabaseBefore('artifacts', artifactsMigration);
+    ({ knex, url } = own);
     store = await PostgresEventStore.connect(url, { poolSize: 4 });
   });
   after(async () => {
     await store?.close();
-    await knex?.destroy();
-    await testDb().knex.raw(`drop database if exists "${name}" with (force)`);
+    await own?.drop();
   });
 
   const event = (type: string, schemaVersion: number, data: unknown): NewEvent => ({

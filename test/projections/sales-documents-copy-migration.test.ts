@@ -5,14 +5,14 @@
  */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import knexFactory, { type Knex } from 'knex';
+import type { Knex } from 'knex';
 import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
 import type { NewEvent } from '../../commands/eventstore/port.js';
 import { documentsProjection } from '../../projections/documents.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
 import { salesDocumentsNoDocumentCopyMigration } from '../../readmodels/migrations/0071_sales_documents_no_document_copy.js';
-import { migrateToLatest, migrations } from '../../readmodels/migrations/index.js';
-import { testDb } from '../support/db.js';
+import { migrateToLatest } from '../../readmodels/migrations/index.js';
+import { openDatabaseBefore } from '../support/db.js';
 
 const WORKSPACE = 'ws_salescopy';
 
@@ -27,28 +27,20 @@ const DOCUMENTS = [
 
 describe('sales_documents without a copy of the document (migration 0071)', function () {
   this.timeout(120000);
-  const name = `einvoicing_test_${process.pid}_salescopy`;
+  let own: Awaited<ReturnType<typeof openDatabaseBefore>>;
   let knex: Knex;
   let store: PostgresEventStore;
   const ids = DOCUMENTS.map(() => randomUUID());
   const validation = { success: false, errors: [{ ruleId: 'CORE-HEAD-001' }] };
 
   before(async () => {
-    const serverUrl = testDb().url.slice(0, testDb().url.lastIndexOf('/'));
-    await testDb().knex.raw(`drop database if exists "${name}" with (force)`);
-    await testDb().knex.raw(`create database "${name}"`);
-    const url = `${serverUrl}/${name}`;
-    knex = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 4 } });
-    // The schema as it was before the migration.
-    const before = migrations.slice(0, migrations.indexOf(salesDocumentsNoDocumentCopyMigration));
-    const source: Knex.MigrationSource<(typeof migrations)[number]> = { getMigrations: async () => [...before], getMigrationName: (m) => m.name, getMigration: async (m) => m };
-    await knex.migrate.latest({ migrationSource: source });
-    store = await PostgresEventStore.connect(url, { poolSize: 4 });
+    own = await openDatabaseBefore('salescopy', salesDocumentsNoDocumentCopyMigration);
+    knex = own.knex;
+    store = await PostgresEventStore.connect(own.url, { poolSize: 4 });
   });
   after(async () => {
     await store?.close();
-    await knex?.destroy();
-    await testDb().knex.raw(`drop database if exists "${name}" with (force)`);
+    await own?.drop();
   });
 
   it('keeps the issue date as the document held it, drops both copies, equals a rebuild, and its down restores the copies from the log', async () => {

@@ -3,10 +3,11 @@
  * var/pg-test (port EMBEDDED_PG_PORT, default 54339) and one fresh database per test
  * process, dropped at the end; databases left by killed runs are dropped at the next start.
  */
+import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../platform/config.js';
 import { openDatabase, type Database } from '../../platform/database.js';
-import { migrateToLatest } from '../../readmodels/migrations/index.js';
+import { migrateToLatest, migrations } from '../../readmodels/migrations/index.js';
 
 let database: Database | null = null;
 let serverUrl: string | null = null;
@@ -103,6 +104,34 @@ export async function openOwnTestDatabase(suffix: string): Promise<{ db: Databas
     async drop() {
       await db.close();
       await testDb().knex.raw(`drop database if exists "${name}" with (force)`).catch(() => {});
+    },
+  };
+}
+
+/**
+ * A fresh database of its own on the test server with the schema as it was before `migration`
+ * (the migrations ahead of it applied), to test that migration on an existing database. `drop`
+ * closes and drops it.
+ */
+export async function openDatabaseBefore(
+  suffix: string,
+  migration: (typeof migrations)[number],
+): Promise<{ knex: Knex; url: string; drop(): Promise<void> }> {
+  const name = `einvoicing_test_${process.pid}_${suffix}`;
+  const serverUrl = testDb().url.slice(0, testDb().url.lastIndexOf('/'));
+  await testDb().knex.raw(`drop database if exists "${name}" with (force)`);
+  await testDb().knex.raw(`create database "${name}"`);
+  const url = `${serverUrl}/${name}`;
+  const knex = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 4 } });
+  const before = migrations.slice(0, migrations.indexOf(migration));
+  const source: Knex.MigrationSource<(typeof migrations)[number]> = { getMigrations: async () => [...before], getMigrationName: (m) => m.name, getMigration: async (m) => m };
+  await knex.migrate.latest({ migrationSource: source });
+  return {
+    knex,
+    url,
+    async drop() {
+      await knex.destroy();
+      await testDb().knex.raw(`drop database if exists "${name}" with (force)`);
     },
   };
 }
