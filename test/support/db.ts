@@ -7,6 +7,7 @@ import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../platform/config.js';
 import { openDatabase, type Database } from '../../platform/database.js';
+import { PreparingPgClient } from '../../platform/prepared-statements.js';
 import { migrateToLatest, migrations } from '../../readmodels/migrations/index.js';
 
 let database: Database | null = null;
@@ -122,7 +123,8 @@ export async function openDatabaseBefore(
   await testDb().knex.raw(`drop database if exists "${name}" with (force)`);
   await testDb().knex.raw(`create database "${name}"`);
   const url = `${serverUrl}/${name}`;
-  const knex = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 4 } });
+  // The service's client, so what the test runs on this database (a rebuild) runs as in the service.
+  const knex = knexFactory({ client: PreparingPgClient, connection: url, pool: { min: 0, max: 4 } });
   const before = migrations.slice(0, migrations.indexOf(migration));
   const source: Knex.MigrationSource<(typeof migrations)[number]> = { getMigrations: async () => [...before], getMigrationName: (m) => m.name, getMigration: async (m) => m };
   await knex.migrate.latest({ migrationSource: source });
