@@ -90,30 +90,105 @@ export function statusesOf(transitions: readonly DocumentTransition[]) {
   };
 }
 
-/** The indexed document (SPEC.md 2.8) and its query type. */
-export function indexedSalesDocument(facts: SalesDocumentFacts): { type: QueryType; document: Record<string, unknown> } {
+/**
+ * What of a sales document's facts its statuses need: the facts less the submission's content
+ * (the search projection keeps only these for a document in flight, its body being indexed).
+ */
+export type SalesStateFacts = Pick<SalesDocumentFacts, 'documentId' | 'workspaceId' | 'environment' | 'documentType' | 'transitions'>;
+
+/**
+ * The parts of an indexed document that change after it is received (its state), where they
+ * sit in each type's document: the statuses, the status history and receipts'
+ * `countryDocumentStatus`. The rest, the body, is fixed when the document is received; a
+ * status change rewrites the state alone.
+ */
+export function statePaths(type: QueryType): readonly (readonly string[])[] {
+  return type === 'receipts' ? RECEIPT_STATE_PATHS : DOCUMENT_STATE_PATHS;
+}
+
+const DOCUMENT_STATE_PATHS = [['coreDocument', 'meta', 'statuses'], ['statusHistory']] as const;
+const RECEIPT_STATE_PATHS = [['meta', 'statuses'], ['statusHistory'], ['countryDocumentStatus']] as const;
+
+/** A document's state: a partial document holding the state paths of its type only. */
+export type IndexedState = Record<string, unknown>;
+
+/** `doc` with `value` at `path` (objects copied along the path, missing ones created); `doc` is left as it is. */
+function setPath(doc: Record<string, unknown>, path: readonly string[], value: unknown): Record<string, unknown> {
+  const [head, ...rest] = path;
+  const out = { ...doc };
+  if (rest.length === 0) out[head!] = value;
+  else out[head!] = setPath(isObject(doc[head!]) ? (doc[head!] as Record<string, unknown>) : {}, rest, value);
+  return out;
+}
+
+function getPath(doc: unknown, path: readonly string[]): unknown {
+  let at = doc;
+  for (const key of path) at = isObject(at) ? at[key] : undefined;
+  return at;
+}
+
+/** `doc` without the value at `path` (objects copied along the path); `doc` is left as it is. */
+function deletePath(doc: Record<string, unknown>, path: readonly string[]): Record<string, unknown> {
+  const [head, ...rest] = path;
+  if (!(head! in doc)) return doc;
+  const out = { ...doc };
+  if (rest.length === 0) delete out[head!];
+  else if (isObject(doc[head!])) out[head!] = deletePath(doc[head!] as Record<string, unknown>, rest);
+  return out;
+}
+
+/** An indexed document cut into its body and its state (`withState` puts them together again). */
+export function splitIndexed(type: QueryType, document: Readonly<Record<string, unknown>>): { body: Record<string, unknown>; state: IndexedState } {
+  let body: Record<string, unknown> = document;
+  let state: IndexedState = {};
+  for (const path of statePaths(type)) {
+    const value = getPath(document, path);
+    if (value === undefined) continue;
+    state = setPath(state, path, value);
+    body = deletePath(body, path);
+  }
+  return { body: body === document ? { ...document } : body, state };
+}
+
+/** The indexed document of a body and a state: the state's paths set in the body. */
+export function withState(type: QueryType, body: Readonly<Record<string, unknown>>, state: IndexedState): Record<string, unknown> {
+  let document: Record<string, unknown> = { ...body };
+  for (const path of statePaths(type)) {
+    const value = getPath(state, path);
+    if (value !== undefined) document = setPath(document, path, value);
+  }
+  return document;
+}
+
+/** A sales document's state (its query type's state paths) after its transitions. */
+export function indexedSalesState(facts: SalesStateFacts): { type: QueryType; state: IndexedState } {
   const type = salesQueryType(facts.documentType);
+  const statuses = statusesOf(facts.transitions);
+  const statusHistory = facts.transitions.map((t) => ({ state: t.state, at: t.at }));
+  if (type === 'receipts') {
+    const state = facts.transitions[facts.transitions.length - 1]!.state;
+    return { type, state: { meta: { statuses }, statusHistory, countryDocumentStatus: countryDocumentStatus(state) } };
+  }
+  return { type, state: { coreDocument: { meta: { statuses } }, statusHistory } };
+}
+
+/** The indexed document (SPEC.md 2.8) and its query type: the submission's body with the state of its transitions. */
+export function indexedSalesDocument(facts: SalesDocumentFacts): { type: QueryType; document: Record<string, unknown> } {
+  const { type, state } = indexedSalesState(facts);
   const core = isObject(facts.coreDocument) ? facts.coreDocument : {};
   const variant = facts.documentType.variant ?? null;
   const meta: Record<string, unknown> = {
     source: { name: facts.source.name, version: facts.source.version },
     ...(facts.validation !== null && facts.validation !== undefined ? { coreValidation: facts.validation } : {}),
-    statuses: statusesOf(facts.transitions),
   };
   const head = {
     documentId: facts.documentId,
     documentType: { base: facts.documentType.base, modifiers: [...facts.documentType.modifiers], variants: variant ? [variant] : [] },
     country: facts.country,
   };
-  const statusHistory = facts.transitions.map((t) => ({ state: t.state, at: t.at }));
-  if (type === 'receipts') {
-    const state = facts.transitions[facts.transitions.length - 1]!.state;
-    return {
-      type,
-      document: { ...core, ...head, meta, statusHistory, countryDocumentStatus: countryDocumentStatus(state) },
-    };
-  }
-  return { type, document: { ...head, coreDocument: { ...core, meta }, statusHistory } };
+  // The core document's own fields at the state's places give way to the state, as to the head.
+  const body = type === 'receipts' ? { ...splitIndexed(type, core).body, ...head, meta } : { ...head, coreDocument: { ...core, meta } };
+  return { type, document: withState(type, body, state) };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { DOCUMENT_STATES, TRANSITIONS, type DocumentState } from '../../domain/document/document.js';
-import { indexedSalesDocument, statusesOf, type SalesDocumentFacts } from '../../domain/query/indexed-document.js';
+import { indexedSalesDocument, indexedSalesState, splitIndexed, statusesOf, withState, type SalesDocumentFacts } from '../../domain/query/indexed-document.js';
 import { statusValues, USERFACING_LABELS } from '../../domain/query/statuses.js';
 
 const report = { success: false, errors: [{ code: 'X' }], warnings: [], metadata: { country: 'AE' }, validatedAt: '2026-01-02T00:00:00.000Z' };
@@ -95,5 +95,44 @@ describe('indexed document (SPEC.md 2.8)', () => {
     expect(meta).to.include.keys('source', 'coreValidation', 'statuses');
     const none = indexedSalesDocument(facts({ coreDocument: null })).document as any;
     expect(Object.keys(none.coreDocument)).to.deep.equal(['meta']);
+  });
+
+  describe('body and state (a status change writes the state alone)', () => {
+    const receipt = { country: 'MY', documentType: { base: 'tax_invoice', modifiers: [], variant: 'receipt' } };
+    for (const [name, over] of [
+      ['sales', {}],
+      ['receipts', receipt],
+    ] as const) {
+      it(`${name}: the document is its body with its state; the state is what its transitions give`, () => {
+        const f = facts({ ...over, transitions: path('submitted', 'processing', 'delivery_success', 'final_valid') });
+        const { type, document } = indexedSalesDocument(f);
+        const { body, state } = splitIndexed(type, document);
+        expect(state).to.deep.equal(indexedSalesState(f).state);
+        expect(withState(type, body, state)).to.deep.equal(document);
+        // The body holds nothing of the state, and no transition changes it.
+        const later = indexedSalesDocument({ ...f, transitions: path('submitted') }).document;
+        expect(splitIndexed(type, later).body).to.deep.equal(body);
+        expect(JSON.stringify(body)).to.not.match(/statusHistory|"statuses"|countryDocumentStatus/);
+        // The inputs are left as they were.
+        expect(indexedSalesDocument(f).document).to.deep.equal(document);
+      });
+    }
+
+    it("a receipt's own fields at the state's places give way to the state, as before the split", () => {
+      const core = { header: { documentNumber: 'R-1' }, statusHistory: 'payload', countryDocumentStatus: 'payload', meta: { statuses: 'payload' } };
+      const { document } = indexedSalesDocument(facts({ ...receipt, coreDocument: core, transitions: path('submitted') }));
+      expect(document.statusHistory).to.deep.equal([{ state: 'submitted', at: at(0) }]);
+      expect(document.countryDocumentStatus).to.equal('ISSUED');
+      expect((document.meta as any).statuses.document.current).to.equal('VALIDATED');
+      expect((document.meta as any).source).to.deep.equal({ name: 'ERP', version: 'v1' });
+    });
+
+    it('a document without a state path splits and joins again unchanged', () => {
+      const bare = { documentId: 'd', coreDocument: { header: {} } };
+      const { body, state } = splitIndexed('sales', bare);
+      expect(state).to.deep.equal({});
+      expect(body).to.deep.equal(bare);
+      expect(withState('sales', body, state)).to.deep.equal(bare);
+    });
   });
 });
