@@ -3,7 +3,7 @@ import { aspAuthorizationsProjection, companiesProjection } from './connect.js';
 import { creditProjections } from './credits.js';
 import { documentsProjection } from './documents.js';
 import type { SearchIndex } from '../readmodels/search/port.js';
-import { SEARCH_TABLE } from '../readmodels/search/postgres.js';
+import { SEARCH_TABLES } from '../readmodels/search/postgres.js';
 import type { Projection } from './projection.js';
 import { purchasesProjection } from './purchases.js';
 import { searchProjection } from './search.js';
@@ -23,7 +23,7 @@ export function allProjections(search?: SearchIndex): Projection[] {
     webhooksProjection,
     webhookAttemptsProjection,
     // PostgreSQL keeps the index in the service's database: rebuilt with the projection's tables.
-    ...(search ? [searchProjection(search, { indexTables: search.engine === 'postgres' ? [SEARCH_TABLE] : [] })] : []),
+    ...(search ? [searchProjection(search, { indexTables: search.engine === 'postgres' ? SEARCH_TABLES : [] })] : []),
   ];
 }
 

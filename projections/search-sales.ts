@@ -1,8 +1,9 @@
 /**
- * Sales documents (and receipts) as a source of the search projection: keeps each document's
- * facts in `search_sales_facts` (the submission and the states it went through) and rebuilds
- * its indexed document (domain/query/indexed-document.ts) on submit, rejection and every
- * state change. One read and one write of the facts per batch.
+ * Sales documents (and receipts) as a source of the search projection: indexes the whole
+ * document (domain/query/indexed-document.ts) when it is received (submitted or rejected), and
+ * on every later state change its new state alone, from the facts it keeps of each document in
+ * `search_sales_facts`: its identity, type and the states it went through, not the submission's
+ * content (the body, indexed once, never changes). One read and one write of the facts per batch.
  *
  * The facts of a document in a terminal state (rejected, final valid or invalid) are not kept:
  * no later event can change its indexed document (the state machine has no transition out of
@@ -14,22 +15,25 @@ import type { Knex } from 'knex';
 import type { RecordedEvent } from '../commands/eventstore/port.js';
 import { DocumentRejected, DocumentSubmitted, Finalized, TRANSITIONS, documentDecider, isTerminal, type DocumentState } from '../domain/document/document.js';
 import { decodeEventData } from '../domain/events/envelope.js';
-import { indexedSalesDocument, type SalesDocumentFacts } from '../domain/query/indexed-document.js';
-import type { IndexedDocument } from '../readmodels/search/port.js';
+import { indexedSalesDocument, indexedSalesState, type SalesDocumentFacts, type SalesStateFacts } from '../domain/query/indexed-document.js';
+import type { IndexWrite } from '../readmodels/search/port.js';
 import { readSalesFacts, SALES_FACTS_TABLE, writeSalesFacts } from '../readmodels/search/sales-facts.js';
 import type { SearchSource, SourceChanges } from './search-source.js';
 
 const STREAM_PREFIX = 'document-';
 
 interface Known {
-  facts: SalesDocumentFacts;
+  /** Whole when received in this batch (its body is indexed with it), else as stored. */
+  facts: SalesDocumentFacts | SalesStateFacts;
+  /** Received in this batch: the whole document is written. */
+  received: boolean;
   revision: bigint;
   changed: boolean;
   /** Whether the table has a row for it (read at the start of the batch). */
   stored: boolean;
 }
 
-const isFinal = (facts: SalesDocumentFacts) => isTerminal(facts.transitions[facts.transitions.length - 1]!.state);
+const isFinal = (facts: SalesStateFacts) => isTerminal(facts.transitions[facts.transitions.length - 1]!.state);
 
 function received(event: RecordedEvent): SalesDocumentFacts {
   const submitted = event.type === DocumentSubmitted.type;
@@ -45,6 +49,12 @@ function received(event: RecordedEvent): SalesDocumentFacts {
     validation: data.validation ?? null,
     transitions: [{ state: submitted ? 'submitted' : 'rejected', at: event.metadata.occurredAt }],
   };
+}
+
+/** The facts a later state change needs (those stored for a document in flight). */
+function stateFacts(facts: SalesStateFacts): SalesStateFacts {
+  const { documentId, workspaceId, environment, documentType, transitions } = facts;
+  return { documentId, workspaceId, environment, documentType, transitions };
 }
 
 /** The state an event moves `state` to (the document state machine), or null when it is no transition. */
@@ -63,20 +73,22 @@ export const salesSearchSource: SearchSource = {
     const documents = events.filter((e) => e.streamId.startsWith(STREAM_PREFIX));
     const ids = [...new Set(documents.map((e) => e.streamId.slice(STREAM_PREFIX.length)))];
     const known = new Map<string, Known>();
-    for (const r of await readSalesFacts<SalesDocumentFacts>(trx, ids)) known.set(r.documentId, { facts: r.facts, revision: r.revision, changed: false, stored: true });
+    for (const r of await readSalesFacts<SalesStateFacts>(trx, ids)) {
+      known.set(r.documentId, { facts: r.facts, received: false, revision: r.revision, changed: false, stored: true });
+    }
     for (const event of documents) {
       const id = event.streamId.slice(STREAM_PREFIX.length);
       const k = known.get(id);
       if (k && event.revision <= k.revision) continue; // applied before (a replay)
       if (event.type === DocumentSubmitted.type || event.type === DocumentRejected.type) {
-        known.set(id, { facts: received(event), revision: event.revision, changed: true, stored: k?.stored ?? false });
+        known.set(id, { facts: received(event), received: true, revision: event.revision, changed: true, stored: k?.stored ?? false });
         continue;
       }
       if (!k) continue; // a state change of a document never received: nothing to index
       const transitions = k.facts.transitions;
       const next = nextState(transitions[transitions.length - 1]!.state, event);
       const facts = next ? { ...k.facts, transitions: [...transitions, { state: next, at: event.metadata.occurredAt }] } : k.facts;
-      known.set(id, { facts, revision: event.revision, changed: true, stored: k.stored });
+      known.set(id, { ...k, facts, revision: event.revision, changed: true });
     }
     const changed = [...known.values()].filter((k) => k.changed);
     if (changed.length === 0) return { documents: [], written: Promise.resolve() };
@@ -85,12 +97,17 @@ export const salesSearchSource: SearchSource = {
       trx,
       changed
         .filter((k) => !isFinal(k.facts))
-        .map((k) => ({ documentId: k.facts.documentId, workspaceId: k.facts.workspaceId, environment: k.facts.environment, revision: k.revision, facts: k.facts })),
+        .map((k) => ({ documentId: k.facts.documentId, workspaceId: k.facts.workspaceId, environment: k.facts.environment, revision: k.revision, facts: stateFacts(k.facts) })),
       changed.filter((k) => k.stored && isFinal(k.facts)).map((k) => k.facts.documentId),
     );
-    const indexed = changed.map((k): IndexedDocument => {
-      const { type, document } = indexedSalesDocument(k.facts);
-      return { workspaceId: k.facts.workspaceId, environment: k.facts.environment, type, documentId: k.facts.documentId, version: k.revision, document };
+    const indexed = changed.map((k): IndexWrite => {
+      const key = { workspaceId: k.facts.workspaceId, environment: k.facts.environment, documentId: k.facts.documentId, version: k.revision };
+      if (k.received) {
+        const { type, document } = indexedSalesDocument(k.facts as SalesDocumentFacts);
+        return { ...key, type, document };
+      }
+      const { type, state } = indexedSalesState(k.facts);
+      return { ...key, type, state };
     });
     return { documents: indexed, written };
   },

@@ -1,7 +1,7 @@
 /** A kind of document the search projection indexes (projections/search.ts). */
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../commands/eventstore/port.js';
-import type { IndexedDocument } from '../readmodels/search/port.js';
+import type { IndexWrite } from '../readmodels/search/port.js';
 
 export interface SearchSource {
   /** Names the source in errors. */
@@ -12,7 +12,8 @@ export interface SearchSource {
   readonly tables: readonly string[];
   /**
    * Applies a batch of its events (in log order) to its facts with one statement per table,
-   * and returns the indexed documents they changed (any order, one or more per document) as
+   * and returns the index writes they make (whole documents or state changes; any order, one
+   * or more per document) as
    * soon as they are known, with `written`: the facts' write, still running in `trx`, which
    * the projection awaits beside the index write (before the checkpoint commits).
    */
@@ -20,6 +21,6 @@ export interface SearchSource {
 }
 
 export interface SourceChanges {
-  readonly documents: IndexedDocument[];
+  readonly documents: IndexWrite[];
   readonly written: Promise<unknown>;
 }

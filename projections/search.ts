@@ -6,13 +6,14 @@
  *
  * A batch of events becomes one write to the index (one statement or one bulk request, or a
  * few side by side for a large batch), beside each source's one statement per facts table. Within a batch only
- * the newest state of each document is written. Index writes are versioned by the document's
+ * the newest state of each document is written: the whole document when it was received in the
+ * batch, else its new state alone (its body, indexed when it was received, never changes). Index writes are versioned by the document's
  * stream revision, so a replay or a late write never overwrites a newer state; the runner
  * commits the checkpoint in the same transaction, after the index acknowledged the batch.
  */
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../commands/eventstore/port.js';
-import type { IndexedDocument, SearchIndex } from '../readmodels/search/port.js';
+import { newestPerDocument, type IndexWrite, type SearchIndex } from '../readmodels/search/port.js';
 import { defineProjection, type BatchContext, type BatchLimits, type Projection } from './projection.js';
 import { purchasesSearchSource } from './search-purchases.js';
 import { salesSearchSource } from './search-sales.js';
@@ -38,24 +39,13 @@ export const searchBatchFor = (engine: SearchIndex['engine']): BatchLimits | und
 
 export const defaultSearchSources = (): SearchSource[] => [salesSearchSource, purchasesSearchSource];
 
-/** The newest version of each document (by workspace, type and id). */
-export function newestPerDocument(documents: readonly IndexedDocument[]): IndexedDocument[] {
-  const newest = new Map<string, IndexedDocument>();
-  for (const d of documents) {
-    const key = `${d.workspaceId}\u0000${d.type}\u0000${d.documentId}`;
-    const seen = newest.get(key);
-    if (!seen || seen.version < d.version) newest.set(key, d);
-  }
-  return [...newest.values()];
-}
-
 export function searchProjection(
   index: SearchIndex,
   options: { sources?: readonly SearchSource[]; indexTables?: readonly string[]; batch?: BatchLimits } = {},
 ): Projection {
   const sources = options.sources ?? defaultSearchSources();
   const applyMany = async (trx: Knex.Transaction, events: readonly RecordedEvent[], context?: BatchContext) => {
-    const changed: IndexedDocument[] = [];
+    const changed: IndexWrite[] = [];
     const writes: Promise<unknown>[] = [];
     for (const source of sources) {
       const mine = events.filter((e) => source.eventTypes.has(e.type));
@@ -75,7 +65,8 @@ export function searchProjection(
   };
   return defineProjection({
     name: SEARCH_PROJECTION,
-    version: 1,
+    // 2: the facts of documents in flight keep no submission content; states apart (migration 0072).
+    version: 2,
     batch: options.batch ?? searchBatchFor(index.engine),
     // The sources' facts, and the index's own tables when it keeps them in PostgreSQL.
     tables: [...sources.flatMap((s) => s.tables), ...(options.indexTables ?? [])],

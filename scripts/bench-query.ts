@@ -46,7 +46,7 @@ import { batchLimits } from '../projections/projection.js';
 import { applyBatch, DEFAULT_BATCH_BYTES, ProjectionRunner } from '../projections/runner.js';
 import { ElasticsearchSearchIndex } from '../readmodels/search/elasticsearch.js';
 import type { SearchIndex } from '../readmodels/search/port.js';
-import { PostgresSearchIndex, SEARCH_TABLE } from '../readmodels/search/postgres.js';
+import { PostgresSearchIndex, SEARCH_TABLE, SEARCH_TABLES } from '../readmodels/search/postgres.js';
 import { fmtBytes, fmtInt, fmtMs, openFreshBenchDatabase, percentile, positiveInt, renderTable, reportProblems, runBenchmark } from './bench-support.js';
 import { clusterHealth, startNode, stopNode } from './search-node.js';
 import { KINDS, mixQuery, rng, type Kind } from './bench-query-documents.js';
@@ -145,7 +145,7 @@ async function appendLog(store: EventStore): Promise<{ events: number; seconds: 
 
 /** The search projection from the start of the log, batch after batch, as the runner applies it. */
 async function indexThroughProjection(engine: Engine, index: SearchIndex, knex: Knex, store: EventStore) {
-  const projection = searchProjection(index, { indexTables: engine === 'postgres' ? [SEARCH_TABLE] : [] });
+  const projection = searchProjection(index, { indexTables: engine === 'postgres' ? SEARCH_TABLES : [] });
   await knex(FACTS_TABLE).truncate();
   await knex('projection_checkpoints').where({ projection: SEARCH_PROJECTION }).delete();
   const started = performance.now();
@@ -202,7 +202,7 @@ async function runQueries(index: SearchIndex, clients: number, count: number, se
  * each is the time from its append to the search checkpoint passing it.
  */
 async function measureLag(engine: Engine, index: SearchIndex, knex: Knex, store: EventStore, firstDocument: number): Promise<Lag> {
-  const projection = searchProjection(index, { indexTables: engine === 'postgres' ? [SEARCH_TABLE] : [] });
+  const projection = searchProjection(index, { indexTables: engine === 'postgres' ? SEARCH_TABLES : [] });
   const runner = new ProjectionRunner(knex, store, [projection], { batchSize: opts.batchSize });
   await runner.init();
   runner.start();
@@ -297,7 +297,7 @@ async function main(): Promise<void> {
             index,
             knex,
             store,
-            async () => void (await knex.raw(`vacuum analyze ${SEARCH_TABLE}`)),
+            async () => void (await knex.raw(`vacuum analyze ${SEARCH_TABLES.join(', ')}`)),
             async () => Number((await knex(SEARCH_TABLE).count({ n: '*' }))[0]!.n),
           ),
         );

@@ -17,7 +17,7 @@
 import type { Knex } from 'knex';
 import { INDEXES_0040 } from './0040_search_documents.js';
 
-const COLUMNS: readonly (readonly [name: string, type: string, expression: string])[] = [
+export const COLUMNS_0068: readonly (readonly [name: string, type: string, expression: string])[] = [
   ["sv_country_document_status", "text collate \"C\"", "search_keyword((document #> '{countryDocumentStatus}'))"],
   ["sv_document_id", "text collate \"C\"", "search_keyword((document #> '{documentId}'))"],
   ["sv_document_type_base", "text collate \"C\"", "search_keyword((document #> '{documentType,base}'))"],
@@ -34,7 +34,7 @@ const COLUMNS: readonly (readonly [name: string, type: string, expression: strin
 ];
 
 /** The btree indexes of the scalar fields, now over the columns (the GIN indexes stay as they are). */
-const INDEXES: readonly (readonly [name: string, definition: string])[] = [
+export const INDEXES_0068: readonly (readonly [name: string, definition: string])[] = [
   ["search_country_document_status_asc", "btree (workspace_id, environment, type, sv_country_document_status asc nulls last, document_id)"],
   ["search_document_id_asc", "btree (workspace_id, environment, type, sv_document_id asc nulls last, document_id)"],
   ["search_document_type_base_asc", "btree (workspace_id, environment, type, sv_document_type_base asc nulls last, document_id)"],
@@ -55,16 +55,16 @@ const INDEXES: readonly (readonly [name: string, definition: string])[] = [
 export const searchStoredValuesMigration = {
   name: '0068_search_stored_values',
   async up(knex: Knex) {
-    await knex.raw(`alter table search_documents ${COLUMNS.map(([name, type, expression]) => `add column ${name} ${type} generated always as (${expression}) stored`).join(', ')}`);
-    for (const [name, definition] of INDEXES) {
+    await knex.raw(`alter table search_documents ${COLUMNS_0068.map(([name, type, expression]) => `add column ${name} ${type} generated always as (${expression}) stored`).join(', ')}`);
+    for (const [name, definition] of INDEXES_0068) {
       await knex.raw(`drop index if exists ${name}`);
       await knex.raw(`create index ${name} on search_documents using ${definition}`);
     }
   },
   async down(knex: Knex) {
     // Dropping the columns drops their indexes; the expression indexes of migration 0040 come back.
-    await knex.raw(`alter table search_documents ${COLUMNS.map(([name]) => `drop column ${name}`).join(', ')}`);
-    const replaced = new Set(INDEXES.map(([name]) => name));
+    await knex.raw(`alter table search_documents ${COLUMNS_0068.map(([name]) => `drop column ${name}`).join(', ')}`);
+    const replaced = new Set(INDEXES_0068.map(([name]) => name));
     for (const [name, definition] of INDEXES_0040) {
       if (replaced.has(name)) await knex.raw(`create index ${name} on search_documents using ${definition}`);
     }

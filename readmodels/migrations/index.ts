@@ -22,6 +22,7 @@ import { searchSalesFactsInFlightMigration } from './0067_search_sales_facts_in_
 import { searchStoredValuesMigration } from './0068_search_stored_values.js';
 import { companiesByParticipantMigration } from './0069_companies_by_participant.js';
 import { salesDocumentsNoDocumentCopyMigration } from './0071_sales_documents_no_document_copy.js';
+import { searchDocumentStatesMigration } from './0072_search_document_states.js';
 
 interface Migration {
   name: string;
@@ -55,6 +56,7 @@ export const migrations: readonly Migration[] = [
   companiesByParticipantMigration,
   artifactsEncodingMigration,
   salesDocumentsNoDocumentCopyMigration,
+  searchDocumentStatesMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

@@ -39,7 +39,21 @@ import { Client, errors, type estypes } from '@elastic/elasticsearch';
 import type { Knex } from 'knex';
 import { QUERY_TYPES, queryFields, issueDateField, type QueryType } from '../../domain/query/fields.js';
 import { indexedValue, MAX_KEYWORD_BYTES, resolvedFields, resolveField, type ResolvedField } from './fields.js';
-import { MAX_RESULT_WINDOW, type IndexedDocument, type SearchFilter, type SearchIndex, type SearchQuery, type SearchRebuild, type SearchResult, type WriteOptions } from './port.js';
+import { withState } from '../../domain/query/indexed-document.js';
+import {
+  isStateChange,
+  MAX_RESULT_WINDOW,
+  newestPerDocument,
+  type IndexedDocument,
+  type IndexedStateChange,
+  type IndexWrite,
+  type SearchFilter,
+  type SearchIndex,
+  type SearchQuery,
+  type SearchRebuild,
+  type SearchResult,
+  type WriteOptions,
+} from './port.js';
 
 export const SCOPE_WORKSPACE = 'scope.workspaceId';
 export const SCOPE_ENVIRONMENT = 'scope.environment';
@@ -159,17 +173,6 @@ export function buildSearchRequest(index: string, query: SearchQuery): estypes.S
   };
 }
 
-/** Of several writes of one document in a batch, the one with the highest version (the first of equals). */
-function latestPerDocument(documents: readonly IndexedDocument[]): IndexedDocument[] {
-  const latest = new Map<string, IndexedDocument>();
-  for (const d of documents) {
-    const key = `${d.type}/${elasticId(d)}`;
-    const seen = latest.get(key);
-    if (!seen || d.version > seen.version) latest.set(key, d);
-  }
-  return [...latest.values()];
-}
-
 /**
  * What a bulk answer is cut down to: whether any item failed and, of the items, only their
  * `_id`, `status` and `error` (the engine otherwise answers each document's index, version,
@@ -209,11 +212,13 @@ class IndexSet implements SearchIndex {
     private readonly bulk: BulkOptions,
   ) {}
 
-  async write(_trx: Knex.Transaction, documents: readonly IndexedDocument[], options: WriteOptions = {}): Promise<void> {
-    const latest = latestPerDocument(documents);
+  async write(_trx: Knex.Transaction, writes: readonly IndexWrite[], options: WriteOptions = {}): Promise<void> {
+    const newest = newestPerDocument(writes);
     const refresh = this.refresh && (options.searchableAtOnce ?? true);
-    if (latest.length === 0) return;
+    if (newest.length === 0) return;
     await this.ready();
+    const changes = newest.filter(isStateChange);
+    const latest = [...newest.filter((w): w is IndexedDocument => !isStateChange(w)), ...(await this.withBodies(changes))];
     for (const d of latest) {
       if (d.version < 0n || d.version > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`version ${d.version} of ${d.documentId} is out of range`);
     }
@@ -270,6 +275,25 @@ class IndexSet implements SearchIndex {
       );
     }
     if (sent > 1 && refresh) await this.client.indices.refresh({ index: [...touched] });
+  }
+
+  /**
+   * State changes as whole documents: each with the body the index holds (one multi-get of the
+   * batch's documents, in real time, so a write not yet refreshed is seen). A document the index
+   * no longer holds (its indices were deleted since it was written) is skipped: only a rebuild
+   * brings back what was lost, and the projection goes on indexing the others meanwhile.
+   */
+  private async withBodies(changes: readonly IndexedStateChange[]): Promise<IndexedDocument[]> {
+    if (changes.length === 0) return [];
+    const res = await this.client.mget<{ document: Record<string, unknown> }>({
+      docs: changes.map((c) => ({ _index: this.names[c.type], _id: elasticId(c), _source: ['document'] })),
+    });
+    return changes.flatMap((c, i) => {
+      const got = res.docs[i]!;
+      if (!('found' in got) || !got.found || !got._source) return [];
+      const { state, ...key } = c;
+      return [{ ...key, document: withState(c.type, got._source.document, state) }];
+    });
   }
 
   async search(query: SearchQuery): Promise<SearchResult> {

@@ -12,6 +12,7 @@
  */
 import type { Knex } from 'knex';
 import type { QueryType } from '../../domain/query/fields.js';
+import { withState, type IndexedState } from '../../domain/query/indexed-document.js';
 import type { SearchQuery } from '../../domain/query/search-query.js';
 
 // The query the port answers is the domain's (a checked invoice query); re-exported for the adapters.
@@ -31,6 +32,42 @@ export interface IndexedDocument {
   readonly version: bigint;
   /** The indexed document of SPEC.md 2.8, stored whole (unknown payload fields included). */
   readonly document: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A document's new state alone (domain/query/indexed-document.ts `statePaths`: its statuses and
+ * status history), versioned like a whole document: its body was indexed whole when it was
+ * received and never changes, so a status change need not send or rewrite it.
+ */
+export interface IndexedStateChange {
+  readonly workspaceId: string;
+  readonly environment: string;
+  readonly type: QueryType;
+  readonly documentId: string;
+  readonly version: bigint;
+  readonly state: IndexedState;
+}
+
+/** What the search projection writes of a document: all of it, or its new state. */
+export type IndexWrite = IndexedDocument | IndexedStateChange;
+
+export const isStateChange = (w: IndexWrite): w is IndexedStateChange => 'state' in w;
+
+/**
+ * The newest write of each document of a batch (by workspace, environment, type and id; the
+ * first of equal versions). A newer state change of a document written whole in the same batch
+ * becomes the whole document with that state, so the body is not lost.
+ */
+export function newestPerDocument(writes: readonly IndexWrite[]): IndexWrite[] {
+  const newest = new Map<string, IndexWrite>();
+  for (const w of writes) {
+    const key = `${w.workspaceId}\u0000${w.environment}\u0000${w.type}\u0000${w.documentId}`;
+    const seen = newest.get(key);
+    if (seen && seen.version >= w.version) continue;
+    const whole = seen && !isStateChange(seen) && isStateChange(w) ? { ...seen, version: w.version, document: withState(w.type, seen.document, w.state) } : w;
+    newest.set(key, whole);
+  }
+  return [...newest.values()];
 }
 
 export interface SearchResult {
@@ -56,12 +93,12 @@ export interface SearchIndex {
   readonly engine: 'postgres' | 'elasticsearch';
   /**
    * Writes a batch (one statement or one bulk request for the whole batch), idempotently and
-   * ordered by `version`. Called by the search projection inside its runner transaction:
+   * ordered by `version`: whole documents, and state changes of documents written whole before. Called by the search projection inside its runner transaction:
    * the PostgreSQL adapter writes through `trx` (unqualified table names, so a rebuild's
    * search_path redirects it); the Elasticsearch adapter ignores `trx` and resolves only
    * once the engine has acknowledged every write, so the checkpoint commits after it.
    */
-  write(trx: Knex.Transaction, documents: readonly IndexedDocument[], options?: WriteOptions): Promise<void>;
+  write(trx: Knex.Transaction, writes: readonly IndexWrite[], options?: WriteOptions): Promise<void>;
   search(query: SearchQuery): Promise<SearchResult>;
   /**
    * Rebuild hook of engines whose index lives outside PostgreSQL (Elasticsearch): opens fresh,

@@ -1,15 +1,20 @@
 /**
- * The PostgreSQL adapter of the search-index port: one row per indexed document in
- * `search_documents` (workspace, environment, type, documentId, version, the document as
- * jsonb), written through the search projection's runner transaction with an unqualified table
- * name (so a rebuild's search_path redirects it into fresh tables), and queried with SQL that
- * is always scoped by workspace, environment and type.
+ * The PostgreSQL adapter of the search-index port: each indexed document is two rows, its body
+ * in `search_documents` (workspace, environment, type, documentId, the document less its
+ * state, as jsonb) and its state in `search_document_states` (the same key, the document's
+ * version, the statuses and status history as a partial document: domain/query/indexed-document.ts
+ * `statePaths`). A status change rewrites the small state row and leaves the body, its TOASTed
+ * JSON and its 16 indexes alone. Written through the search projection's runner transaction with
+ * unqualified table names (so a rebuild's search_path redirects them into fresh tables), and
+ * queried with SQL that is always scoped by workspace, environment and type; a query joins the
+ * states only when it filters or sorts on a state field, and a page's documents are put
+ * together from both rows.
  *
  * Every catalogued field's value is one SQL expression over the field's jsonb value `j`:
  *   search_date(j) / search_number(j) / search_keyword(j) / search_keywords(j)
  * (functions of migration 0040 implementing the value rules of ./fields.ts). A scalar field's
- * value is stored in a generated column (`sv_…`, migration 0068) that its btree indexes cover and
- * the queries read; the multi-valued and the substring searches use the expressions, the same
+ * value is stored in a generated column (`sv_…`, migrations 0068 and 0072) of the row holding it
+ * (body or state), which its btree indexes cover and the queries read; the multi-valued and the substring searches use the expressions, the same
  * text in the indexes and in the queries (so the planner matches them). Sales and purchases keep
  * the core document under `coreDocument`, receipts at the root: one expression serves all
  * three types, `case when type = 'receipts' then … end`.
@@ -17,14 +22,26 @@
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
 import { QUERY_TYPES, queryFields, type QueryType } from '../../domain/query/fields.js';
-import { MAX_RESULT_WINDOW, type IndexedDocument, type SearchFilter, type SearchIndex, type SearchQuery, type SearchResult } from './port.js';
+import { isStateChange, MAX_RESULT_WINDOW, newestPerDocument, type IndexWrite, type SearchFilter, type SearchIndex, type SearchQuery, type SearchResult } from './port.js';
 import { issueDateField } from '../../domain/query/fields.js';
+import { splitIndexed, statePaths, withState, type IndexedState } from '../../domain/query/indexed-document.js';
 import { resolveField, type ResolvedField } from './fields.js';
 
 export const SEARCH_TABLE = 'search_documents';
+/** The documents' states (statuses and status history), one row per row of SEARCH_TABLE. */
+export const SEARCH_STATES_TABLE = 'search_document_states';
+/** The adapter's tables (the search projection rebuilds them with its facts). */
+export const SEARCH_TABLES: readonly string[] = [SEARCH_TABLE, SEARCH_STATES_TABLE];
 
-/** The columns a row is written with; the value columns are generated from `document`. */
-export const SEARCH_ROW_COLUMNS = 'workspace_id, environment, type, document_id, version, document';
+/**
+ * The columns a body row is written with; the value columns are generated from `document`. No
+ * version of its own: the body is fixed when the document is received, and its state row's
+ * version orders the document's writes.
+ */
+export const SEARCH_ROW_COLUMNS = 'workspace_id, environment, type, document_id, document';
+/** The columns a state row is written with; the value columns are generated from `state`. */
+export const SEARCH_STATE_COLUMNS = 'workspace_id, environment, type, document_id, version, state';
+const KEY_COLUMNS = ['workspace_id', 'environment', 'type', 'document_id'] as const;
 
 const CORE = 'coreDocument.';
 
@@ -49,14 +66,24 @@ const PREFIXED: ReadonlyMap<string, ReadonlySet<QueryType>> = (() => {
 
 const pathLiteral = (segments: readonly string[]) => `'{${segments.join(',')}}'`;
 
-/** The jsonb value of a logical field in a row (`document` and `type` are the row's columns). */
+/** The logical keys of the state's paths (`meta.statuses`, `statusHistory`, `countryDocumentStatus`). */
+const STATE_KEYS: readonly string[] = [...new Set(QUERY_TYPES.flatMap((t) => statePaths(t).map((p) => logicalKey(p.join('.')))))];
+
+/** Whether a logical field is part of a document's state (kept in SEARCH_STATES_TABLE). */
+export const isStateKey = (key: string) => STATE_KEYS.some((k) => key === k || key.startsWith(`${k}.`));
+
+/** The row's jsonb column holding a logical field: `state` for a state field, else `document`. */
+const jsonbColumn = (key: string) => (isStateKey(key) ? 'state' : 'document');
+
+/** The jsonb value of a logical field in a row (`document` or `state`, and `type`, are the row's columns). */
 export function jsonbExpression(key: string): string {
   const segments = key.split('.');
   if (!segments.every((s) => /^[A-Za-z][A-Za-z0-9_]*$/.test(s))) throw new Error(`unsupported field path "${key}"`);
   const prefixed = PREFIXED.get(key);
-  const flat = `document #> ${pathLiteral(segments)}`;
+  const column = jsonbColumn(key);
+  const flat = `${column} #> ${pathLiteral(segments)}`;
   if (!prefixed || prefixed.size === 0) return `(${flat})`;
-  const under = `document #> ${pathLiteral(['coreDocument', ...segments])}`;
+  const under = `${column} #> ${pathLiteral(['coreDocument', ...segments])}`;
   const types = [...prefixed].sort().map((t) => `'${t}'`).join(', ');
   return `(case when type in (${types}) then ${under} else ${flat} end)`;
 }
@@ -160,25 +187,31 @@ export class PostgresSearchIndex implements SearchIndex {
 
   constructor(private readonly knex: Knex) {}
 
-  async write(trx: Knex.Transaction, documents: readonly IndexedDocument[]): Promise<void> {
-    const rows = latestPerDocument(documents).map((d) => ({
-      workspace_id: d.workspaceId,
-      environment: d.environment,
-      type: d.type,
-      document_id: d.documentId,
-      version: d.version.toString(),
-      document: d.document,
-    }));
+  async write(trx: Knex.Transaction, writes: readonly IndexWrite[]): Promise<void> {
+    // A whole document is cut into its body and its state; a state change has no body.
+    const rows = newestPerDocument(writes).map((w) => {
+      const { body, state } = isStateChange(w) ? { body: null, state: w.state } : splitIndexed(w.type, w.document);
+      return { w: w.workspaceId, e: w.environment, t: w.type, d: w.documentId, v: w.version.toString(), b: body, s: state };
+    });
     if (rows.length === 0) return;
-    // One statement for the batch; a row whose stored version is not older keeps its state.
+    // One statement for the batch. The state's version orders the document's writes: a write
+    // not newer than the stored state changes nothing (the body is checked against the state
+    // as it was before the statement; its sub-statements see the same snapshot).
     await prepared(
       trx.raw(
-        `insert into ${SEARCH_TABLE} as s (${SEARCH_ROW_COLUMNS})
-         select r.workspace_id, r.environment, r.type, r.document_id, r.version, r.document
-           from jsonb_to_recordset(?::jsonb) as r(workspace_id text, environment text, type text, document_id text, version bigint, document jsonb)
-         on conflict (workspace_id, environment, type, document_id)
-         do update set version = excluded.version, document = excluded.document
-         where s.version < excluded.version`,
+        `with r as (select * from jsonb_to_recordset(?::jsonb) as r(w text, e text, t text, d text, v bigint, b jsonb, s jsonb)),
+         bodies as (
+           insert into ${SEARCH_TABLE} as x (${SEARCH_ROW_COLUMNS})
+           select r.w, r.e, r.t, r.d, r.b from r
+            where r.b is not null
+              and not exists (select from ${SEARCH_STATES_TABLE} t
+                               where t.workspace_id = r.w and t.environment = r.e and t.type = r.t and t.document_id = r.d and t.version >= r.v)
+           on conflict (${KEY_COLUMNS.join(', ')}) do update set document = excluded.document)
+         insert into ${SEARCH_STATES_TABLE} as x (${SEARCH_STATE_COLUMNS})
+         select r.w, r.e, r.t, r.d, r.v, r.s from r
+         on conflict (${KEY_COLUMNS.join(', ')})
+         do update set version = excluded.version, state = excluded.state
+         where x.version < excluded.version`,
         [JSON.stringify(rows)],
       ),
     );
@@ -188,16 +221,21 @@ export class PostgresSearchIndex implements SearchIndex {
     if (query.offset < 0 || query.limit < 0 || query.offset + query.limit > MAX_RESULT_WINDOW) {
       throw new RangeError(`offset + limit must be within 0..${MAX_RESULT_WINDOW}`);
     }
-    const where = this.knex(SEARCH_TABLE).where({ workspace_id: query.workspaceId, environment: query.environment, type: query.type });
+    const sort = query.sort ?? { field: issueDateField(query.type), order: 'desc' as const };
+    const sortField = resolveField(query.type, sort.field);
+    if (!sortField.sort) throw new Error(`${sortField.path} cannot be sorted on`);
+    // The states are joined only when a filter or the sort reads one (USING: the key columns
+    // stay unqualified); otherwise the body's indexes alone serve the query.
+    const named = [...query.filters.map((f) => f.field), ...query.searches.map((s) => s.field), sort.field];
+    const joinsStates = named.some((path) => isStateKey(logicalKey(resolveField(query.type, path).path)));
+    const from = joinsStates ? this.knex.raw(`${SEARCH_TABLE} join ${SEARCH_STATES_TABLE} using (${KEY_COLUMNS.join(', ')})`) : SEARCH_TABLE;
+    const where = this.knex.queryBuilder().from(from).where({ workspace_id: query.workspaceId, environment: query.environment, type: query.type });
     for (const filter of query.filters) applyFilter(where, query.type, filter);
     for (const s of query.searches) {
       const field = resolveField(query.type, s.field);
       if (!field.search) throw new Error(`${field.path} cannot be searched`);
       where.whereRaw(searchCondition(logicalKey(field.path)), [escapeLike(s.term)]);
     }
-    const sort = query.sort ?? { field: issueDateField(query.type), order: 'desc' as const };
-    const sortField = resolveField(query.type, sort.field);
-    if (!sortField.sort) throw new Error(`${sortField.path} cannot be sorted on`);
     const order = sort.order === 'asc' ? 'asc' : 'desc';
     const key = valueExpression(sortField, logicalKey(sortField.path));
     // The page's keys first, from the sort's index alone where it can (the rows a deep page
@@ -209,34 +247,28 @@ export class PostgresSearchIndex implements SearchIndex {
       .offset(query.offset)
       .limit(query.limit);
     const page = this.knex
-      .select('s.document')
+      .select('s.document', 't.state')
       .from(keys.as('p'))
       .join({ s: SEARCH_TABLE }, (on) => {
-        for (const c of ['workspace_id', 'environment', 'type', 'document_id']) on.on(`s.${c}`, `p.${c}`);
+        for (const c of KEY_COLUMNS) on.on(`s.${c}`, `p.${c}`);
+      })
+      .leftJoin({ t: SEARCH_STATES_TABLE }, (on) => {
+        for (const c of KEY_COLUMNS) on.on(`t.${c}`, `p.${c}`);
       })
       .orderByRaw(`p.sort_key ${order} nulls last, p.document_id asc`);
     const count = where.clone().count<{ count: string }[]>({ count: '*' });
     const [rows, counted] = await Promise.all([query.limit > 0 ? page : Promise.resolve([]), count]);
     return {
       total: Number(counted[0]!.count),
-      documents: (rows as { document: Record<string, unknown> }[]).map((r) => r.document),
+      documents: (rows as { document: Record<string, unknown>; state: IndexedState | null }[]).map((r) => withState(query.type, r.document, r.state ?? {})),
     };
   }
 }
 
-/** Of several writes of one document in a batch, the one with the highest version (the first of equals). */
-export function latestPerDocument(documents: readonly IndexedDocument[]): IndexedDocument[] {
-  const latest = new Map<string, IndexedDocument>();
-  for (const d of documents) {
-    const key = JSON.stringify([d.workspaceId, d.environment, d.type, d.documentId]);
-    const seen = latest.get(key);
-    if (!seen || d.version > seen.version) latest.set(key, d);
-  }
-  return [...latest.values()];
-}
-
 export interface SearchIndexDefinition {
   readonly name: string;
+  /** The table it indexes: SEARCH_TABLE (the body's fields) or SEARCH_STATES_TABLE (the state's). */
+  readonly table: string;
   /** The index's method and key list, e.g. `btree (workspace_id, …)`. */
   readonly definition: string;
 }
@@ -253,28 +285,34 @@ function indexedFields(): [string, ResolvedField][] {
   return [...fields].sort(([a], [b]) => (a < b ? -1 : 1));
 }
 
+/** The table holding a logical field: the states' for a state field, else the bodies'. */
+const tableOf = (key: string) => (isStateKey(key) ? SEARCH_STATES_TABLE : SEARCH_TABLE);
+
 export interface StoredValueColumn {
   readonly name: string;
+  /** The table it is a column of (SEARCH_TABLE or SEARCH_STATES_TABLE). */
+  readonly table: string;
   /** The column's SQL type (keywords in the "C" collation). */
   readonly type: string;
   /** What PostgreSQL stores in it (`generated always as (…) stored`). */
   readonly expression: string;
 }
 
-/** The stored column of each scalar catalogued field (migration 0068 adds them). */
+/** The stored column of each scalar catalogued field (migrations 0068 and 0072 add them). */
 export function storedValueColumns(): StoredValueColumn[] {
   return indexedFields()
     .filter(([, field]) => !field.multi)
     .map(([key, field]) => ({
       name: valueColumn(key),
+      table: tableOf(key),
       type: field.kind === 'date' ? 'text' : field.kind === 'number' ? 'numeric' : 'text collate "C"',
       expression: storedValueExpression(field, key),
     }));
 }
 
 /**
- * The indexes the queries need, derived from the catalogue (migrations 0040 and 0068 create
- * them): per scalar field a btree behind the scope (workspace, environment, type) over its
+ * The indexes the queries need, derived from the catalogue (migrations 0040, 0068 and 0072
+ * create them), each on the table holding its field: per scalar field a btree behind the scope (workspace, environment, type) over its
  * stored column, ending in `document_id`, so a filtered or sorted page walks the index in the
  * query's order (dates and amounts both ways, keywords ascending); per multi-valued field a GIN
  * over its array; per searchable field a pg_trgm GIN (behind the workspace) for the substring
@@ -285,18 +323,19 @@ export function searchIndexDefinitions(): SearchIndexDefinition[] {
   const scope = 'workspace_id, environment, type';
   for (const [key, field] of indexedFields()) {
     const name = `search_${snakeKey(key)}`.slice(0, 50);
+    const table = tableOf(key);
     if (field.multi) {
-      defs.push({ name, definition: `gin (${valueExpression(field, key)})` });
+      defs.push({ name, table, definition: `gin (${valueExpression(field, key)})` });
       continue;
     }
     const column = valueColumn(key);
-    defs.push({ name: `${name}_asc`, definition: `btree (${scope}, ${column} asc nulls last, document_id)` });
+    defs.push({ name: `${name}_asc`, table, definition: `btree (${scope}, ${column} asc nulls last, document_id)` });
     if (field.kind === 'date' || field.kind === 'number') {
-      defs.push({ name: `${name}_desc`, definition: `btree (${scope}, ${column} desc nulls last, document_id)` });
+      defs.push({ name: `${name}_desc`, table, definition: `btree (${scope}, ${column} desc nulls last, document_id)` });
     }
     // The workspace as a GIN entry too (btree_gin), so a search reads the trigram postings of
     // one workspace rather than every workspace's matches.
-    if (field.search) defs.push({ name: `${name}_trgm`, definition: `gin (workspace_id, ${searchExpression(key)} gin_trgm_ops)` });
+    if (field.search) defs.push({ name: `${name}_trgm`, table, definition: `gin (workspace_id, ${searchExpression(key)} gin_trgm_ops)` });
   }
   return defs;
 }

@@ -7,7 +7,8 @@
 import { expect } from 'chai';
 import { rebuildProjection } from '../../projections/rebuild.js';
 import { searchProjection } from '../../projections/search.js';
-import { PostgresSearchIndex, SEARCH_ROW_COLUMNS, SEARCH_TABLE } from '../../readmodels/search/postgres.js';
+import { PostgresSearchIndex, SEARCH_STATES_TABLE, SEARCH_TABLE, SEARCH_TABLES } from '../../readmodels/search/postgres.js';
+import { setAsideSearchRows } from '../search/set-aside.js';
 import { call, startTestService, type TestService } from '../support/http.js';
 import { receiver, storePurchase, type Receiver } from '../purchases/support.js';
 
@@ -100,22 +101,19 @@ describe('invoice query: purchases (received invoices)', function () {
   it('npm run rebuild -- search reproduces it', async () => {
     const knex = t.service.runtime.db.knex;
     const before = await query(r.apiKey, { filters: [{ id: 'documentId', value: [documentId] }] });
-    const row = await knex(SEARCH_TABLE).where({ workspace_id: r.workspaceId, type: 'purchases', document_id: documentId }).first();
-    expect(row.version).to.equal('1'); // the purchase stream's revision of PurchaseInvoiceStored
-    // Rows other suites of this process wrote straight into the index (no events) are set aside and put back.
-    await knex.raw('drop table if exists search_purchases_test_keep');
-    await knex.raw(`create table search_purchases_test_keep as select * from ${SEARCH_TABLE}`);
+    const key = { workspace_id: r.workspaceId, type: 'purchases', document_id: documentId };
+    const rows = async () => ({ body: await knex(SEARCH_TABLE).where(key).first('document'), state: await knex(SEARCH_STATES_TABLE).where(key).first('version', 'state') });
+    const row = await rows();
+    expect(row.state.version).to.equal('1'); // the purchase stream's revision of PurchaseInvoiceStored
+    const restore = await setAsideSearchRows(knex, 'search_purchases_test_keep');
     try {
       const index = new PostgresSearchIndex(knex);
-      await rebuildProjection(knex, t.service.runtime.store, searchProjection(index, { indexTables: [SEARCH_TABLE] }), { batchSize: 50 });
-      const rebuilt = await knex(SEARCH_TABLE).where({ workspace_id: r.workspaceId, type: 'purchases', document_id: documentId }).first();
-      expect(rebuilt.version).to.equal(row.version);
-      expect(rebuilt.document).to.deep.equal(row.document);
+      await rebuildProjection(knex, t.service.runtime.store, searchProjection(index, { indexTables: SEARCH_TABLES }), { batchSize: 50 });
+      expect(await rows()).to.deep.equal(row);
       const after = await query(r.apiKey, { filters: [{ id: 'documentId', value: [documentId] }] });
       expect(after.json).to.deep.equal(before.json);
     } finally {
-      await knex.raw(`insert into ${SEARCH_TABLE} (${SEARCH_ROW_COLUMNS}) select ${SEARCH_ROW_COLUMNS} from search_purchases_test_keep on conflict do nothing`);
-      await knex.raw('drop table search_purchases_test_keep');
+      await restore();
     }
   });
 });

@@ -5,8 +5,8 @@ import type { NewEvent } from '../../commands/eventstore/port.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
 import { ProjectionRunner } from '../../projections/runner.js';
 import { searchProjection } from '../../projections/search.js';
-import type { IndexedDocument, SearchIndex, SearchQuery } from '../../readmodels/search/port.js';
-import { PostgresSearchIndex, SEARCH_TABLE } from '../../readmodels/search/postgres.js';
+import { isStateChange, type IndexedStateChange, type IndexWrite, type SearchIndex, type SearchQuery } from '../../readmodels/search/port.js';
+import { PostgresSearchIndex, SEARCH_STATES_TABLE, SEARCH_TABLE, SEARCH_TABLES } from '../../readmodels/search/postgres.js';
 import { SALES_FACTS_TABLE } from '../../readmodels/search/sales-facts.js';
 import { searchSalesFactsInFlightMigration } from '../../readmodels/migrations/0067_search_sales_facts_in_flight.js';
 import { newEvent } from '../eventstore/contract.js';
@@ -16,9 +16,9 @@ import { testDb } from '../support/db.js';
 /** The PostgreSQL index, recording each write it receives (the engine is the real one). */
 class RecordingIndex implements SearchIndex {
   readonly engine = 'postgres' as const;
-  readonly writes: IndexedDocument[][] = [];
+  readonly writes: IndexWrite[][] = [];
   constructor(private readonly inner: PostgresSearchIndex) {}
-  async write(trx: Parameters<SearchIndex['write']>[0], documents: readonly IndexedDocument[]) {
+  async write(trx: Parameters<SearchIndex['write']>[0], documents: readonly IndexWrite[]) {
     this.writes.push([...documents]);
     await this.inner.write(trx, documents);
   }
@@ -105,20 +105,35 @@ describe('search projection (sales documents and receipts into the index)', func
     const [r] = receipts.documents as any[];
     expect(r.header.documentNumber).to.match(/^SP-/);
     expect(r.meta.coreValidation.success).to.equal(true);
-    // The stored version is the stream revision of the last event.
-    const row = await testDb().knex(SEARCH_TABLE).where({ workspace_id: workspaceId, document_id: `doc_sp_${workspaceId}_0` }).first();
-    expect(row.version).to.equal('3');
-    expect(row.document.coreDocument.meta.statuses.document.history.map((h: any) => h.value)).to.deep.equal(['VALIDATED', 'COMPLIANT']);
+    // The state row holds the statuses, at the stream revision of the last event; the body row the rest.
+    const key = { workspace_id: workspaceId, document_id: `doc_sp_${workspaceId}_0` };
+    const state = await testDb().knex(SEARCH_STATES_TABLE).where(key).first();
+    expect(state.version).to.equal('3');
+    expect(state.state.coreDocument.meta.statuses.document.history.map((h: any) => h.value)).to.deep.equal(['VALIDATED', 'COMPLIANT']);
+    expect(Object.keys(state.state).sort()).to.deep.equal(['coreDocument', 'statusHistory']);
+    const body = await testDb().knex(SEARCH_TABLE).where(key).first();
+    expect(body.document.coreDocument.meta.statuses).to.equal(undefined);
+    expect(body.document.statusHistory).to.equal(undefined);
+    expect(body.document.coreDocument.meta.source).to.be.an('object');
   });
 
   it('a state change after the batch updates the document; a replayed batch changes nothing', async () => {
     const id = `doc_sp_${workspaceId}_18`;
+    const bodyRow = () => testDb().knex(SEARCH_TABLE).where({ workspace_id: workspaceId, document_id: id }).first('document', testDb().knex.raw('xmin::text as xmin'));
+    const bodyBefore = await bodyRow();
     await store.append(`document-${id}`, [ev('DocumentDeliveryStarted', { attempt: 1, destination: 'TAX_AUTHORITY' }, '2026-03-02T00:00:00.000Z')], 0n);
     const index = new RecordingIndex(new PostgresSearchIndex(testDb().knex));
     const projection = searchProjection(index);
     await new ProjectionRunner(testDb().knex, store, [projection]).catchUp();
     const processing = await index.search(query('receipts', [{ field: 'documentId', values: [id] }]));
     expect((processing.documents[0] as any).meta.statuses.delivery.current).to.equal('IN_PROGRESS');
+    expect((processing.documents[0] as any).header.documentNumber).to.equal('SP-18');
+    // Only the new state was written: the body row is the same row version, untouched.
+    const written = index.writes.flat().filter((w) => w.documentId === id);
+    expect(written).to.have.length(1);
+    expect(isStateChange(written[0]!)).to.equal(true);
+    expect(Object.keys((written[0] as IndexedStateChange).state).sort()).to.deep.equal(['countryDocumentStatus', 'meta', 'statusHistory']);
+    expect(await bodyRow()).to.deep.equal(bodyBefore);
     // Replay the whole stream through the projection: versions and the facts' revisions ignore it.
     const writes = index.writes.length;
     const events = await store.readStream(`document-${id}`);
@@ -134,6 +149,9 @@ describe('search projection (sales documents and receipts into the index)', func
     const id = (n: number) => `doc_sp_${workspaceId}_${n}`;
     // Finalized and rejected documents (0–17) have none; the receipts in flight (18–20) have theirs.
     expect(await facts()).to.deep.equal([id(18), id(19), id(20)]);
+    // What a later state change needs, not the submission's content (its body is indexed).
+    const stored = await testDb().knex(SALES_FACTS_TABLE).where({ document_id: id(20) }).first('facts');
+    expect(Object.keys(stored.facts).sort()).to.deep.equal(['documentId', 'documentType', 'environment', 'transitions', 'workspaceId']);
     await store.append(`document-${id(18)}`, [
       ev('DocumentDelivered', { attempt: 1, government: null }, '2026-03-02T00:00:01.000Z'),
       ev('DocumentFinalized', { outcome: 'valid', government: null, errors: [] }, '2026-03-02T00:00:02.000Z'),
@@ -168,11 +186,11 @@ describe('search projection (sales documents and receipts into the index)', func
     const index = new PostgresSearchIndex(testDb().knex);
     const before = await index.search(query('sales'));
     const indexNames = async () =>
-      (await testDb().knex.raw(`select indexname from pg_indexes where schemaname = 'public' and tablename in (?, 'search_sales_facts') order by 1`, [SEARCH_TABLE])).rows.map(
+      (await testDb().knex.raw(`select indexname from pg_indexes where schemaname = 'public' and tablename in (?, ?, 'search_sales_facts') order by 1`, [SEARCH_TABLE, SEARCH_STATES_TABLE])).rows.map(
         (r: { indexname: string }) => r.indexname,
       );
     const namesBefore = await indexNames();
-    await rebuildProjection(testDb().knex, store, searchProjection(index, { indexTables: [SEARCH_TABLE] }), { batchSize: 500 });
+    await rebuildProjection(testDb().knex, store, searchProjection(index, { indexTables: SEARCH_TABLES }), { batchSize: 500 });
     const after = await index.search(query('sales'));
     expect(after).to.deep.equal(before);
     expect((await index.search(query('receipts'))).total).to.equal(3);

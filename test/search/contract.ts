@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { QueryType } from '../../domain/query/fields.js';
-import type { IndexedDocument, SearchFilter, SearchIndex, SearchQuery, SearchSort, SearchTerm } from '../../readmodels/search/port.js';
+import type { IndexedDocument, IndexedStateChange, IndexWrite, SearchFilter, SearchIndex, SearchQuery, SearchSort, SearchTerm } from '../../readmodels/search/port.js';
 import { testDb } from '../support/db.js';
 
 /** Builds an object from dotted paths: {'a.b': 1, 'a.c': 2} → {a: {b: 1, c: 2}}. */
@@ -73,7 +73,7 @@ export interface Scope {
 
 export const newScope = (environment = 'sandbox'): Scope => ({ workspaceId: `ws_${randomUUID()}`, environment });
 
-export async function writeDocuments(index: SearchIndex, documents: readonly IndexedDocument[]): Promise<void> {
+export async function writeDocuments(index: SearchIndex, documents: readonly IndexWrite[]): Promise<void> {
   await testDb().knex.transaction((trx) => index.write(trx, documents));
 }
 
@@ -177,6 +177,68 @@ export function searchIndexContract(adapterName: string, open: () => Promise<Har
       // Other documents of a batch with stale writes are still written.
       await writeDocuments(index, [v(2n, 'STALE'), makeDocument(scope, 'sales', { documentId: 'doc-2' })]);
       expect((await index.search(query(scope, 'sales'))).total).to.equal(2);
+    });
+
+    it('applies a state change to a document written whole: its statuses replaced, its body kept, ordered by version', async () => {
+      const scope = newScope();
+      const sales = makeDocument(scope, 'sales', { documentId: 's-1' });
+      const receipt = makeDocument(scope, 'receipts', { documentId: 'r-1' });
+      const untouched = makeDocument(scope, 'sales', { documentId: 's-2' });
+      await writeDocuments(index, [sales, receipt, untouched]);
+      const statuses = (document: string, userfacing: string) => ({
+        document: { current: document, history: [{ value: 'VALIDATED', at: '2026-03-01T00:00:00.000Z' }, { value: document, at: '2026-03-01T00:00:09.000Z' }] },
+        delivery: { current: 'COMPLETED', history: [] },
+        business: { current: 'NOT_STARTED', history: [] },
+        userfacing,
+        internal: { state: 'final_invalid', updatedAt: '2026-03-01T00:00:09.000Z' },
+      });
+      const statusHistory = [{ state: 'submitted', at: '2026-03-01T00:00:00.000Z' }, { state: 'final_invalid', at: '2026-03-01T00:00:09.000Z' }];
+      const change = (d: IndexedDocument, version: bigint, state: Record<string, unknown>): IndexedStateChange => {
+        const { document: _whole, ...key } = d;
+        return { ...key, version, state };
+      };
+      const salesState = { coreDocument: { meta: { statuses: statuses('REJECTED', 'Rejected') } }, statusHistory };
+      const receiptState = { meta: { statuses: statuses('CANCELLED', 'Cancelled') }, statusHistory, countryDocumentStatus: 'CANCELLED' };
+      // Besides, a change of a document the index does not hold (its body was never written).
+      const absent = change(makeDocument(scope, 'sales', { documentId: 's-absent' }), 2n, salesState);
+      await writeDocuments(index, [change(sales, 2n, salesState), change(receipt, 2n, receiptState), absent]);
+
+      const one = async (type: QueryType, id: string) => (await index.search(query(scope, type, { filters: [{ field: 'documentId', values: [id] }] }))).documents[0] as any;
+      const changed = await one('sales', 's-1');
+      expect(changed.coreDocument.meta.statuses).to.deep.equal(salesState.coreDocument.meta.statuses);
+      expect(changed.statusHistory).to.deep.equal(statusHistory);
+      // The body is the one written whole: everything but the state is as it was.
+      const { meta: _meta, ...core } = changed.coreDocument;
+      const { meta: _before, ...coreBefore } = sales.document.coreDocument as Record<string, unknown>;
+      expect(core).to.deep.equal(coreBefore);
+      expect(changed.coreDocument.meta.source).to.deep.equal({ name: 'ERP', version: 'v1' });
+      expect(changed.documentType).to.deep.equal(sales.document.documentType);
+      const changedReceipt = await one('receipts', 'r-1');
+      expect(changedReceipt.countryDocumentStatus).to.equal('CANCELLED');
+      expect(changedReceipt.meta.statuses).to.deep.equal(receiptState.meta.statuses);
+      expect(changedReceipt.header).to.deep.equal((receipt.document as any).header);
+
+      // Filters and sorts read the new state; the untouched document keeps its own.
+      const current = 'coreDocument.meta.statuses.document.current';
+      expect(await filtered(scope, 'sales', { field: current, values: ['rejected'] })).to.deep.equal(['s-1']);
+      expect(await filtered(scope, 'sales', { field: current, values: ['compliant'] })).to.deep.equal(['s-2']);
+      expect(await filtered(scope, 'receipts', { field: 'countryDocumentStatus', values: ['cancelled'] })).to.deep.equal(['r-1']);
+      expect(await sorted(scope, 'sales', { field: current, order: 'asc' })).to.deep.equal(['s-2', 's-1']);
+      expect(await filtered(scope, 'sales', { field: current, values: ['rejected'] }, { field: 'coreDocument.parties.seller.name', values: ['seller llc'] })).to.deep.equal(['s-1']);
+      expect((await index.search(query(scope, 'sales'))).total).to.equal(2);
+
+      // Not newer than the stored state: ignored, as a state change or written whole.
+      await writeDocuments(index, [change(sales, 2n, { coreDocument: { meta: { statuses: statuses('LATE', 'Late') } }, statusHistory: [] }), { ...sales, version: 1n }]);
+      expect(await one('sales', 's-1')).to.deep.equal(changed);
+      // A newer whole document replaces body and state.
+      const renamed = makeDocument(scope, 'sales', { documentId: 's-1', version: 3n, fields: { 'parties.seller.name': 'Renamed Seller' } });
+      await writeDocuments(index, [renamed]);
+      expect(await one('sales', 's-1')).to.deep.equal(renamed.document);
+      // A document written whole and changed again in one batch: the newest state on that body.
+      const fresh = makeDocument(scope, 'sales', { documentId: 's-3', version: 0n });
+      await writeDocuments(index, [fresh, change(fresh, 1n, salesState)]);
+      expect((await one('sales', 's-3')).coreDocument.meta.statuses).to.deep.equal(salesState.coreDocument.meta.statuses);
+      expect((await one('sales', 's-3')).coreDocument.header).to.deep.equal((fresh.document.coreDocument as any).header);
     });
 
     it('writes an empty batch as a no-op', async () => {

@@ -15,11 +15,22 @@ import { defineProjection } from '../../projections/projection.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
 import { ProjectionRunner } from '../../projections/runner.js';
 import type { IndexedDocument } from '../../readmodels/search/port.js';
-import { escapeLike, PostgresSearchIndex, SEARCH_ROW_COLUMNS, SEARCH_TABLE, searchCondition, searchIndexDefinitions, storedValueColumns, valueExpression } from '../../readmodels/search/postgres.js';
+import {
+  escapeLike,
+  PostgresSearchIndex,
+  SEARCH_STATES_TABLE,
+  SEARCH_TABLE,
+  SEARCH_TABLES,
+  searchCondition,
+  searchIndexDefinitions,
+  storedValueColumns,
+  valueExpression,
+} from '../../readmodels/search/postgres.js';
 import { newEvent } from '../eventstore/contract.js';
 import { testDb } from '../support/db.js';
 import { makeDocument, newScope, query, searchIndexContract, writeDocuments } from './contract.js';
 import { queryArbitrary } from './generators.js';
+import { setAsideSearchRows } from './set-aside.js';
 
 searchIndexContract('postgres', async () => ({ index: new PostgresSearchIndex(testDb().knex), close: async () => {} }), {
   skipReason: 'never skipped',
@@ -28,22 +39,33 @@ searchIndexContract('postgres', async () => ({ index: new PostgresSearchIndex(te
 describe('PostgreSQL search index', function () {
   this.timeout(60_000);
 
-  it('has every index the catalogue asks for', async () => {
-    const { rows } = await testDb().knex.raw(`select indexname from pg_indexes where schemaname = 'public' and tablename = ?`, [SEARCH_TABLE]);
-    const names = new Set(rows.map((r: { indexname: string }) => r.indexname));
-    for (const def of searchIndexDefinitions()) expect(names.has(def.name), def.name).to.equal(true);
-    expect(names.size).to.equal(searchIndexDefinitions().length + 1);
+  it('has every index the catalogue asks for, on the table holding its field', async () => {
+    for (const table of SEARCH_TABLES) {
+      const { rows } = await testDb().knex.raw(`select indexname from pg_indexes where schemaname = 'public' and tablename = ?`, [table]);
+      const names = new Set(rows.map((r: { indexname: string }) => r.indexname));
+      const defs = searchIndexDefinitions().filter((d) => d.table === table);
+      for (const def of defs) expect(names.has(def.name), def.name).to.equal(true);
+      expect(names.size, table).to.equal(defs.length + 1);
+    }
+    // The state's indexes are its statuses' (receipts' countryDocumentStatus among them).
+    expect(searchIndexDefinitions().filter((d) => d.table === SEARCH_STATES_TABLE).map((d) => d.name)).to.deep.equal([
+      'search_country_document_status_asc',
+      'search_meta_statuses_business_current_asc',
+      'search_meta_statuses_delivery_current_asc',
+      'search_meta_statuses_document_current_asc',
+      'search_meta_statuses_userfacing_asc',
+    ]);
   });
 
   it('stores each scalar field of the catalogue in a generated column, which its btree indexes cover', async () => {
     const { rows } = await testDb().knex.raw(
-      `select column_name, is_generated from information_schema.columns where table_schema = 'public' and table_name = ? and column_name like 'sv\\_%'`,
-      [SEARCH_TABLE],
+      `select table_name, column_name, is_generated from information_schema.columns where table_schema = 'public' and table_name in (?, ?) and column_name like 'sv\\_%'`,
+      [SEARCH_TABLE, SEARCH_STATES_TABLE],
     );
-    const generated = new Map(rows.map((r: { column_name: string; is_generated: string }) => [r.column_name, r.is_generated]));
-    expect([...generated.keys()].sort()).to.deep.equal(storedValueColumns().map((c) => c.name).sort());
-    for (const c of storedValueColumns()) expect(generated.get(c.name), c.name).to.equal('ALWAYS');
-    const { rows: indexes } = await testDb().knex.raw(`select indexname, indexdef from pg_indexes where schemaname = 'public' and tablename = ?`, [SEARCH_TABLE]);
+    const generated = new Map(rows.map((r: { table_name: string; column_name: string; is_generated: string }) => [`${r.table_name}.${r.column_name}`, r.is_generated]));
+    expect([...generated.keys()].sort()).to.deep.equal(storedValueColumns().map((c) => `${c.table}.${c.name}`).sort());
+    for (const c of storedValueColumns()) expect(generated.get(`${c.table}.${c.name}`), c.name).to.equal('ALWAYS');
+    const { rows: indexes } = await testDb().knex.raw(`select indexname, indexdef from pg_indexes where schemaname = 'public' and tablename in (?, ?)`, [SEARCH_TABLE, SEARCH_STATES_TABLE]);
     const defs = new Map(indexes.map((r: { indexname: string; indexdef: string }) => [r.indexname, r.indexdef]));
     for (const d of searchIndexDefinitions().filter((x) => x.definition.startsWith('btree'))) {
       const column = /sv_[a-z_]+/.exec(d.definition)![0];
@@ -135,6 +157,7 @@ describe('PostgreSQL search index', function () {
 
   it('is rebuilt by the generic rebuild into fresh tables, then swapped in', async () => {
     const knex = testDb().knex;
+    let restore = async () => {};
     const store: EventStore = await PostgresEventStore.connect(testDb().url, { poolSize: 5 });
     try {
       const scope = newScope();
@@ -151,7 +174,7 @@ describe('PostgreSQL search index', function () {
       const projection = defineProjection({
         name: `search_test_${randomUUID().slice(0, 8)}`,
         version: 1,
-        tables: [SEARCH_TABLE],
+        tables: SEARCH_TABLES,
         eventTypes: new Set(['Search.Test']),
         apply: (trx, e) => index.write(trx, [toDocument(e)]),
         applyMany: (trx, events) => index.write(trx, events.map(toDocument)),
@@ -167,10 +190,9 @@ describe('PostgreSQL search index', function () {
       const compliant = () => index.search(query(scope, 'sales', { filters: [{ field: 'coreDocument.meta.statuses.document.current', values: ['compliant'] }] }));
       expect((await compliant()).total).to.equal(10);
 
-      // The rebuilt table holds only what this projection's events give: the rows other suites
+      // The rebuilt tables hold only what this projection's events give: the rows other suites
       // of this process wrote are set aside and put back afterwards.
-      await knex.raw(`drop table if exists search_rebuild_test_keep`);
-      await knex.raw(`create table search_rebuild_test_keep as select * from ${SEARCH_TABLE} where workspace_id <> ?`, [scope.workspaceId]);
+      restore = await setAsideSearchRows(knex, 'search_rebuild_test_keep', { exceptWorkspace: scope.workspaceId });
       let liveAnswered = 0;
       await rebuildProjection(knex, store, projection, {
         batchSize: 6,
@@ -181,18 +203,13 @@ describe('PostgreSQL search index', function () {
       expect(liveAnswered).to.be.greaterThan(0);
       expect((await compliant()).total).to.equal(10);
       expect((await index.search(query(scope, 'sales'))).total).to.equal(20);
-      expect(Number((await knex(SEARCH_TABLE).count({ n: '*' }))[0]!.n)).to.equal(20);
-      const { rows } = await knex.raw(`select count(*)::int as n from pg_indexes where schemaname = 'public' and tablename = ?`, [SEARCH_TABLE]);
-      expect(rows[0].n).to.equal(searchIndexDefinitions().length + 1);
-      const kept = Number((await knex('search_rebuild_test_keep').count({ n: '*' }))[0]!.n);
-      await knex.raw(`insert into ${SEARCH_TABLE} (${SEARCH_ROW_COLUMNS}) select ${SEARCH_ROW_COLUMNS} from search_rebuild_test_keep`);
-      await knex.raw(`drop table search_rebuild_test_keep`);
-      expect(Number((await knex(SEARCH_TABLE).count({ n: '*' }))[0]!.n)).to.equal(kept + 20);
-    } finally {
-      if ((await knex.raw(`select to_regclass('search_rebuild_test_keep') as t`)).rows[0].t) {
-        await knex.raw(`insert into ${SEARCH_TABLE} (${SEARCH_ROW_COLUMNS}) select ${SEARCH_ROW_COLUMNS} from search_rebuild_test_keep on conflict do nothing`);
-        await knex.raw(`drop table search_rebuild_test_keep`);
+      for (const table of SEARCH_TABLES) {
+        expect(Number((await knex(table).count({ n: '*' }))[0]!.n), table).to.equal(20);
+        const { rows } = await knex.raw(`select count(*)::int as n from pg_indexes where schemaname = 'public' and tablename = ?`, [table]);
+        expect(rows[0].n, table).to.equal(searchIndexDefinitions().filter((d) => d.table === table).length + 1);
       }
+    } finally {
+      await restore();
       await store.close();
     }
   });
