@@ -5,11 +5,12 @@
  * invoices (projections/search-purchases.ts).
  *
  * A batch of events becomes one write to the index (one statement or one bulk request, or a
- * few side by side for a large batch), beside each source's one statement per facts table. Within a batch only
- * the newest state of each document is written: the whole document when it was received in the
- * batch, else its new state alone (its body, indexed when it was received, never changes). Index writes are versioned by the document's
- * stream revision, so a replay or a late write never overwrites a newer state; the runner
- * commits the checkpoint in the same transaction, after the index acknowledged the batch.
+ * few side by side for a large batch), beside each source's one statement per facts table.
+ * Within a batch only the newest state of each document is written: the whole document when it
+ * was received in the batch, else its new state alone (its body, indexed when it was received,
+ * never changes). Index writes are versioned by the document's stream revision, so a replay or a
+ * late write never overwrites a newer state; the runner commits the checkpoint in the same
+ * transaction, after the index acknowledged the batch.
  */
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../commands/eventstore/port.js';

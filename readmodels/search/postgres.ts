@@ -13,9 +13,10 @@
  * Every catalogued field's value is one SQL expression over the field's jsonb value `j`:
  *   search_date(j) / search_number(j) / search_keyword(j) / search_keywords(j)
  * (functions of migration 0040 implementing the value rules of ./fields.ts). A scalar field's
- * value is stored in a generated column (`sv_…`, migrations 0068 and 0072) of the row holding it
- * (body or state), which its btree indexes cover and the queries read; the multi-valued and the substring searches use the expressions, the same
- * text in the indexes and in the queries (so the planner matches them). Sales and purchases keep
+ * value is stored in a generated column (`sv_…`, migrations 0068 and 0072) of the row holding
+ * it (body or state), which its btree indexes cover and the queries read; the multi-valued and
+ * the substring searches use the expressions, the same text in the indexes and in the queries
+ * (so the planner matches them). Sales and purchases keep
  * the core document under `coreDocument`, receipts at the root: one expression serves all
  * three types, `case when type = 'receipts' then … end`.
  */
@@ -312,11 +313,11 @@ export function storedValueColumns(): StoredValueColumn[] {
 
 /**
  * The indexes the queries need, derived from the catalogue (migrations 0040, 0068 and 0072
- * create them), each on the table holding its field: per scalar field a btree behind the scope (workspace, environment, type) over its
- * stored column, ending in `document_id`, so a filtered or sorted page walks the index in the
- * query's order (dates and amounts both ways, keywords ascending); per multi-valued field a GIN
- * over its array; per searchable field a pg_trgm GIN (behind the workspace) for the substring
- * search.
+ * create them), each on the table holding its field: per scalar field a btree behind the scope
+ * (workspace, environment, type) over its stored column, ending in `document_id`, so a filtered
+ * or sorted page walks the index in the query's order (dates and amounts both ways, keywords
+ * ascending); per multi-valued field a GIN over its array; per searchable field a pg_trgm GIN
+ * (behind the workspace) for the substring search.
  */
 export function searchIndexDefinitions(): SearchIndexDefinition[] {
   const defs: SearchIndexDefinition[] = [];

@@ -19,6 +19,7 @@ import { PostgresSearchIndex, SEARCH_STATES_TABLE, SEARCH_TABLE } from '../../re
 import { SALES_FACTS_TABLE } from '../../readmodels/search/sales-facts.js';
 import { newEvent } from '../eventstore/contract.js';
 import { openDatabaseBefore } from '../support/db.js';
+import { receivedDocumentData } from '../support/sales-documents.js';
 import { makeDocument } from '../search/contract.js';
 
 const WORKSPACE = 'ws_searchstates';
@@ -46,18 +47,11 @@ describe('search documents with their states apart (migration 0072)', function (
     return { ...e, metadata: { ...e.metadata, workspaceId: WORKSPACE, occurredAt: at(s) } };
   };
   const received = (id: string, variant: string | null) => ({
-    documentId: id,
-    uuid: randomUUID(),
-    documentNumber: `ST-${id.slice(0, 6)}`,
-    country: variant ? 'MY' : 'AE',
-    environment: 'sandbox',
-    documentType: { base: 'tax_invoice', modifiers: [], variant },
-    source: { name: 'ERP', version: 'v1', companyId: null },
-    format: 'new',
-    externalId: null,
-    destinations: ['TAX_AUTHORITY'],
-    coreDocument: { header: { documentNumber: `ST-${id.slice(0, 6)}`, issueDate: '2026-03-01', currency: 'AED' }, parties: { seller: { name: 'Seller' } } },
-    validation: { success: true, errors: [], warnings: [], metadata: {}, validatedAt: at(0) },
+    ...receivedDocumentData(id, {
+      number: `ST-${id.slice(0, 6)}`,
+      variant,
+      coreDocument: { header: { documentNumber: `ST-${id.slice(0, 6)}`, issueDate: '2026-03-01', currency: 'AED' }, parties: { seller: { name: 'Seller' } } },
+    }),
     xmlBase64: null,
   });
   const query = (type: SearchQuery['type']): SearchQuery => ({ workspaceId: WORKSPACE, environment: 'sandbox', type, filters: [], searches: [], sort: { field: 'documentId', order: 'asc' }, offset: 0, limit: 100 });

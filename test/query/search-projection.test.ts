@@ -12,6 +12,7 @@ import { searchSalesFactsInFlightMigration } from '../../readmodels/migrations/0
 import { newEvent } from '../eventstore/contract.js';
 import { NO_ELASTICSEARCH, openTestElasticsearch, requireElasticsearch } from '../search/support.js';
 import { testDb } from '../support/db.js';
+import { receivedDocumentData } from '../support/sales-documents.js';
 
 /** The PostgreSQL index, recording each write it receives (the engine is the real one). */
 class RecordingIndex implements SearchIndex {
@@ -35,20 +36,13 @@ describe('search projection (sales documents and receipts into the index)', func
     const e = newEvent(type, data);
     return { ...e, metadata: { ...e.metadata, workspaceId, occurredAt: at } };
   };
-  const received = (id: string, n: number, variant: string | null) => ({
-    documentId: id,
-    uuid: randomUUID(),
-    documentNumber: `SP-${n}`,
-    country: variant === 'receipt' ? 'MY' : 'AE',
-    environment: 'sandbox',
-    documentType: { base: 'tax_invoice', modifiers: [], variant },
-    source: { name: 'ERP', version: 'v1', companyId: null },
-    format: 'new',
-    externalId: null,
-    destinations: ['TAX_AUTHORITY'],
-    coreDocument: { header: { documentNumber: `SP-${n}`, issueDate: `2026-03-${String(1 + (n % 28)).padStart(2, '0')}`, currency: 'AED' }, totals: { totalAmountIncludingTax: n } },
-    validation: { success: true, errors: [], warnings: [], metadata: { n }, validatedAt: '2026-03-01T00:00:00.000Z' },
-  });
+  const received = (id: string, n: number, variant: string | null) =>
+    receivedDocumentData(id, {
+      number: `SP-${n}`,
+      variant,
+      coreDocument: { header: { documentNumber: `SP-${n}`, issueDate: `2026-03-${String(1 + (n % 28)).padStart(2, '0')}`, currency: 'AED' }, totals: { totalAmountIncludingTax: n } },
+      validation: { success: true, errors: [], warnings: [], metadata: { n }, validatedAt: '2026-03-01T00:00:00.000Z' },
+    });
   const query = (type: 'sales' | 'receipts', filters: SearchQuery['filters'] = []): SearchQuery => ({
     workspaceId,
     environment: 'sandbox',
