@@ -219,6 +219,7 @@ class IndexSet implements SearchIndex {
     await this.ready();
     const changes = newest.filter(isStateChange);
     const latest = [...newest.filter((w): w is IndexedDocument => !isStateChange(w)), ...(await this.withBodies(changes))];
+    if (latest.length === 0) return; // state changes of documents the index no longer holds only
     for (const d of latest) {
       if (d.version < 0n || d.version > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`version ${d.version} of ${d.documentId} is out of range`);
     }
