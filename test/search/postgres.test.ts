@@ -192,6 +192,8 @@ describe('PostgreSQL search index', function () {
 
       // The rebuilt tables hold only what this projection's events give: the rows other suites
       // of this process wrote are set aside and put back afterwards.
+      const total = async () => Number((await knex(SEARCH_TABLE).count({ n: '*' }))[0]!.n);
+      const before = await total();
       restore = await setAsideSearchRows(knex, 'search_rebuild_test_keep', { exceptWorkspace: scope.workspaceId });
       let liveAnswered = 0;
       await rebuildProjection(knex, store, projection, {
@@ -208,6 +210,10 @@ describe('PostgreSQL search index', function () {
         const { rows } = await knex.raw(`select count(*)::int as n from pg_indexes where schemaname = 'public' and tablename = ?`, [table]);
         expect(rows[0].n, table).to.equal(searchIndexDefinitions().filter((d) => d.table === table).length + 1);
       }
+      // The rows set aside are back beside the rebuilt ones.
+      await restore();
+      restore = async () => {};
+      expect(await total()).to.equal(before);
     } finally {
       await restore();
       await store.close();
