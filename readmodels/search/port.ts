@@ -93,10 +93,11 @@ export interface SearchIndex {
   readonly engine: 'postgres' | 'elasticsearch';
   /**
    * Writes a batch (one statement or one bulk request for the whole batch), idempotently and
-   * ordered by `version`: whole documents, and state changes of documents written whole before. Called by the search projection inside its runner transaction:
-   * the PostgreSQL adapter writes through `trx` (unqualified table names, so a rebuild's
-   * search_path redirects it); the Elasticsearch adapter ignores `trx` and resolves only
-   * once the engine has acknowledged every write, so the checkpoint commits after it.
+   * ordered by `version`: whole documents, and state changes of documents written whole before.
+   * Called by the search projection inside its runner transaction: the PostgreSQL adapter
+   * writes through `trx` (unqualified table names, so a rebuild's search_path redirects it);
+   * the Elasticsearch adapter ignores `trx` and resolves only once the engine has acknowledged
+   * every write, so the checkpoint commits after it.
    */
   write(trx: Knex.Transaction, writes: readonly IndexWrite[], options?: WriteOptions): Promise<void>;
   search(query: SearchQuery): Promise<SearchResult>;

@@ -16,9 +16,9 @@
  * value is stored in a generated column (`sv_…`, migrations 0068 and 0072) of the row holding
  * it (body or state), which its btree indexes cover and the queries read; the multi-valued and
  * the substring searches use the expressions, the same text in the indexes and in the queries
- * (so the planner matches them). Sales and purchases keep
- * the core document under `coreDocument`, receipts at the root: one expression serves all
- * three types, `case when type = 'receipts' then … end`.
+ * (so the planner matches them). Sales and purchases keep the core document under
+ * `coreDocument`, receipts at the root: one expression serves all three types,
+ * `case when type = 'receipts' then … end`.
  */
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
