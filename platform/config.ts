@@ -31,6 +31,8 @@ export interface Config {
     maxAttempts: number;
     retryBaseMs: number;
     retryMaxMs: number;
+    /** How long a destination may work before the attempt's start is recorded on its own. */
+    startGraceMs: number;
     concurrency: number;
     workerIntervalMs: number;
     /** Simulated time a sandbox destination takes per delivery, and until a Peppol final result. */
@@ -130,6 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: Math.max(1, intFrom('DELIVERY_MAX_ATTEMPTS', 5, env)),
       retryBaseMs: intFrom('DELIVERY_RETRY_BASE_MS', 30_000, env),
       retryMaxMs: intFrom('DELIVERY_RETRY_MAX_MS', 15 * 60_000, env),
+      startGraceMs: intFrom('DELIVERY_START_GRACE_MS', 200, env),
       concurrency: Math.max(1, intFrom('DELIVERY_CONCURRENCY', 32, env)),
       workerIntervalMs: Math.max(10, intFrom('DELIVERY_WORKER_INTERVAL_MS', 1000, env)),
       sandboxLatencyMs: intFrom('SANDBOX_LATENCY_MS', 0, env),

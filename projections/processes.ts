@@ -40,7 +40,7 @@ export function serviceProcesses(deps: ProcessDeps): Processes {
     store: deps.store,
     clock: deps.clock,
     connectors,
-    policy: { maxAttempts: d.maxAttempts, retryBaseMs: d.retryBaseMs, retryMaxMs: d.retryMaxMs },
+    policy: { maxAttempts: d.maxAttempts, retryBaseMs: d.retryBaseMs, retryMaxMs: d.retryMaxMs, startGraceMs: d.startGraceMs },
   };
   const credits = creditProcesses(deps);
   const w = deps.config.webhooks;

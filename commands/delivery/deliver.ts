@@ -9,15 +9,19 @@
  * `processing` (its answer was never recorded) is sent again under the same attempt.
  *
  * No step reads the document's whole stream in the usual case. The delivery reactor works from
- * the DocumentSubmitted event it reacts to (the stream's first event): it appends the delivery's
- * start with revision 0 expected, and each later step with the revision its previous append
- * returned. The worker (retries, final results collected later) works from the document's
- * delivery snapshot (domain/delivery/snapshot.ts), appended with the step after which the
- * document waits for it, and reads the submitted XML (the stream's first event alone) only when
- * it sends the document again. Either way the first append expects the revision the view was
- * taken at: when the stream has moved on (another runner, a crash's replay), nothing is sent or
- * written from the stale view; the stream is read and the step decided afresh, so two runners
- * never deliver twice.
+ * the DocumentSubmitted event it reacts to (the stream's first event): it sends the document at
+ * once, and appends the attempt's start together with the destination's answer, one append with
+ * revision 0 expected. A destination that takes longer than the policy's grace has the start
+ * appended on its own meanwhile (the document shows `processing`), and the answer after it with
+ * the revision that append returned. The worker (retries, final results collected later) works
+ * from the document's delivery snapshot (domain/delivery/snapshot.ts), appended with the step
+ * after which the document waits for it, and reads the submitted XML (the stream's first event
+ * alone) only when it sends the document again; it appends the start before it sends. Either way
+ * the first append expects the revision the view was taken at: when the stream has moved on
+ * (another runner, a crash's replay), nothing is written from the stale view; the stream is read
+ * and the step decided afresh. From a snapshot nothing is sent either; from the reactor's event,
+ * a second reaction to the same event (a crash's replay within seconds) may send the document
+ * again before its append is refused, which the destination answers as a document it has.
  */
 import { recordDeliveryAttempt } from '../../platform/metrics.js';
 import { createHash } from 'node:crypto';
@@ -34,6 +38,7 @@ import {
   documentDecider,
   documentStream,
   type DocumentCommand,
+  type DocumentEvent,
   type DocumentErrorItem,
   type DocumentState,
   type DocumentStateView,
@@ -41,7 +46,7 @@ import {
 import { DomainError } from '../../domain/errors.js';
 import { decodeEventData, type EventDefinition } from '../../domain/events/envelope.js';
 import type { Clock } from '../../platform/clock.js';
-import { artifactOf, WrongExpectedVersionError, type Artifact, type EventStore, type NewEvent, type RecordedEvent, type StreamAppend } from '../eventstore/port.js';
+import { artifactOf, DuplicateEventError, WrongExpectedVersionError, type Artifact, type EventStore, type NewEvent, type RecordedEvent, type StreamAppend } from '../eventstore/port.js';
 import { artifactBase64, readSubmission } from '../submissions.js';
 import { CONFLICT_RETRY_BUDGET_MS, ConcurrencyConflictError, conflictBackoff, eventMetadata, foldRecorded, loadAggregate, seededEventId, type CommandContext, type Loaded } from '../execute.js';
 import type { ConnectorRegistry, DeliveryRequest } from './connector.js';
@@ -50,6 +55,12 @@ export interface DeliveryPolicy {
   maxAttempts: number;
   retryBaseMs: number;
   retryMaxMs: number;
+  /**
+   * How long the reactor lets a destination work before it records the attempt's start on its
+   * own, so the document shows `processing` meanwhile. A destination that answers sooner has the
+   * start recorded with its answer, in one append.
+   */
+  startGraceMs: number;
 }
 
 export interface DeliveryDeps {
@@ -256,42 +267,66 @@ function snapshotAfter(h: DocumentHistory, state: DocumentStateView, revision: b
   };
 }
 
+const evolveAll = (state: DocumentStateView, events: readonly DocumentEvent[]) => events.reduce((st, e) => documentDecider.evolve(st, e), state);
+/** The state after a step (which must be a transition of `state`). */
+const afterStep = (state: DocumentStateView, { command }: Step) => evolveAll(state, documentDecider.decide(command, state));
+
+/** A command of the document's state machine, and the name its events' ids are seeded with. */
+interface Step {
+  command: DocumentCommand;
+  step: string;
+}
+
 /**
- * Decides one step on `loaded` and appends its events with `loaded`'s revision expected (and,
- * with `snapshot`, the document's delivery snapshot after it, in the same append). On a view
- * that may be stale (`h.from` is not the stream) a conflict of the first step is StaleView;
- * otherwise a conflict re-decides on the stream's fresh state, within the usual retry budget.
+ * Decides one step, or several in order (an attempt's start with its answer), on `loaded` and
+ * appends their events in one append with `loaded`'s revision expected (and, with `snapshot`, the
+ * document's delivery snapshot after them, in the same append). Each step's event ids are seeded
+ * with the attempt count of the state it meets, so a step gets the same ids whether it is
+ * appended alone or with the next. On a view that may be stale (`h.from` is not the stream) a
+ * conflict of the first append is StaleView; otherwise a conflict re-decides on the stream's
+ * fresh state, within the usual retry budget.
  */
 async function record(
   deps: DeliveryDeps,
   h: DocumentHistory,
   loaded: Loaded<DocumentStateView>,
-  command: DocumentCommand,
-  step: string,
+  steps: Step | readonly Step[],
   options: { firstOfView?: boolean; snapshot?: Pick<DeliverySnapshot, 'lastFailure' | 'deliveredGovernment'>; artifacts?: readonly Artifact[] } = {},
 ): Promise<{ state: DocumentStateView; revision: bigint; replayed: boolean }> {
   const stream = documentStream(h.submitted.documentId);
-  const idSeed = `${h.submitted.documentId}:${loaded.state.attempts}:${step}`;
+  const list = Array.isArray(steps) ? (steps as readonly Step[]) : [steps as Step];
+  // The ids are those of the first decision (on `loaded`), kept when a conflict decides again.
+  let seeds: string[] | null = null;
   const deadline = Date.now() + CONFLICT_RETRY_BUDGET_MS;
   for (let attempt = 1; ; attempt++) {
     const current = attempt === 1 ? loaded : await loadAggregate(deps.store, documentDecider, stream);
-    const events = documentDecider.decide(command, current.state);
-    const state = events.reduce((st, e) => documentDecider.evolve(st, e), current.state);
     const metadata = eventMetadata(h.ctx);
-    const toAppend: NewEvent[] = events.map((e, i) => ({
-      id: seededEventId(idSeed, i),
-      type: e.type,
-      schemaVersion: (documentDecider.events as Record<string, { version: number }>)[e.type]!.version,
-      data: e.data,
-      metadata,
-    }));
-    const revision = (current.revision === 'no_stream' ? -1n : current.revision) + BigInt(events.length);
+    let state = current.state;
+    const toAppend: NewEvent[] = [];
+    const seedsNow: string[] = [];
+    list.forEach(({ command, step }, k) => {
+      const idSeed = seeds?.[k] ?? `${h.submitted.documentId}:${state.attempts}:${step}`;
+      seedsNow.push(idSeed);
+      const events = documentDecider.decide(command, state);
+      state = evolveAll(state, events);
+      events.forEach((e, i) =>
+        toAppend.push({
+          id: seededEventId(idSeed, i),
+          type: e.type,
+          schemaVersion: (documentDecider.events as Record<string, { version: number }>)[e.type]!.version,
+          data: e.data,
+          metadata,
+        }),
+      );
+    });
+    seeds ??= seedsNow;
+    const revision = (current.revision === 'no_stream' ? -1n : current.revision) + BigInt(toAppend.length);
     const parts: StreamAppend[] = [{ streamId: stream, events: toAppend, expected: current.revision }];
     if (options.snapshot) {
       const snapshot = snapshotAfter(h, state, revision, options.snapshot);
       parts.push({
         streamId: deliverySnapshotStream(h.submitted.documentId),
-        events: [{ id: seededEventId(idSeed, 'snapshot'), type: DeliverySnapshotTaken.type, schemaVersion: DeliverySnapshotTaken.version, data: snapshot, metadata }],
+        events: [{ id: seededEventId(seeds[seeds.length - 1]!, 'snapshot'), type: DeliverySnapshotTaken.type, schemaVersion: DeliverySnapshotTaken.version, data: snapshot, metadata }],
         expected: 'any',
       });
     }
@@ -300,10 +335,27 @@ async function record(
       const [appended] = parts.length === 1 ? [await deps.store.append(stream, toAppend, current.revision, append)] : await deps.store.appendMulti(parts, append);
       return { state, revision: appended!.nextExpectedRevision, replayed: appended!.replayed };
     } catch (err) {
+      // Some of these events stored already, not all: an earlier run appended the start alone.
+      if (err instanceof DuplicateEventError && err.streamId === stream && attempt === 1 && options.firstOfView && h.from !== 'stream') {
+        throw new StaleView(`${stream} holds part of this step already`);
+      }
       if (!(err instanceof WrongExpectedVersionError) || err.streamId !== stream) throw err;
       if (attempt === 1 && options.firstOfView && h.from !== 'stream') throw new StaleView(`${stream} moved past revision ${String(current.revision)}`);
       if (!(await conflictBackoff(attempt, deadline))) throw new ConcurrencyConflictError(stream, attempt);
     }
+  }
+}
+
+/** The destination's answer, or null when it has not answered within `ms` (it goes on working). */
+async function answerWithin<T>(answer: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), ms);
+  });
+  try {
+    return await Promise.race([answer, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -340,14 +392,34 @@ async function attemptDelivery(deps: DeliveryDeps, h: DocumentHistory): Promise<
   if (state === 'processing' && h.from !== 'stream') throw new StaleView('a view never says processing'); // defensive: only the stream knows an interrupted attempt
   const s = h.submitted;
   const destination = destinationFor(s.country);
+  /**
+   * The attempt's start. From the reactor's event it waits to be appended with the destination's
+   * answer (one append instead of two) unless the destination takes longer than the grace: then
+   * it is appended on its own meanwhile, and the document shows `processing`. From a snapshot or
+   * the stream it is appended first, so nothing is sent from a view the stream has moved past.
+   */
+  let start: Step | null = null;
+  const recordStart = async () => {
+    const started = await record(deps, h, loaded, start!, { firstOfView: true });
+    // A replayed start (a crash's earlier run) may have been followed by more: read the stream.
+    if (started.replayed && h.from !== 'stream') throw new StaleView('the start was a replay');
+    loaded = { state: started.state, revision: started.revision };
+    start = null;
+  };
+  /**
+   * Appends an answer's step, with the start when it waits; `outcome` unless every event was
+   * stored already (the same reaction run before, a crash's replay): then nothing changed.
+   */
+  const recordAnswer = async (step: Step, outcome: DeliveryOutcome, options: { snapshot?: Pick<DeliverySnapshot, 'lastFailure' | 'deliveredGovernment'>; artifacts?: readonly Artifact[] } = {}) => {
+    const recorded = await record(deps, h, loaded, start ? [start, step] : step, { ...options, firstOfView: start !== null });
+    return recorded.replayed ? 'skipped' : outcome;
+  };
   try {
     if (state !== 'processing') {
-      const started = await record(deps, h, loaded, { type: 'StartDelivery', destination: destination ?? 'NONE' }, 'start-next', { firstOfView: true });
-      // A replayed start (a crash's earlier run) may have been followed by more: read the stream.
-      if (started.replayed && h.from !== 'stream') throw new StaleView('the start was a replay');
-      loaded = { state: started.state, revision: started.revision };
+      start = { command: { type: 'StartDelivery', destination: destination ?? 'NONE' }, step: 'start-next' };
+      if (h.from !== 'event') await recordStart();
     }
-    const attempt = loaded.state.attempts;
+    const attempt = (start ? afterStep(loaded.state, start) : loaded.state).attempts;
     const connector = destination ? deps.connectors.connectorFor(s.environment, destination) : null;
     if (!connector) {
       recordDeliveryAttempt(destination ?? 'NONE', s.environment, 'not_configured');
@@ -357,8 +429,7 @@ async function attemptDelivery(deps: DeliveryDeps, h: DocumentHistory): Promise<
         path: [],
         source: 'delivery',
       };
-      await record(deps, h, loaded, { type: 'RecordDeliveryFailed', error, retryable: false, government: null }, 'result');
-      return 'failed';
+      return await recordAnswer({ command: { type: 'RecordDeliveryFailed', error, retryable: false, government: null }, step: 'result' }, 'failed');
     }
 
     let xmlBase64 = s.country === 'SA' ? null : await h.xmlBase64();
@@ -369,7 +440,23 @@ async function attemptDelivery(deps: DeliveryDeps, h: DocumentHistory): Promise<
       xmlBase64 = chainedXml = chained.xmlBase64;
       invoiceHash = chained.invoiceHash;
     }
-    const answer = await connector.deliver(request(h, attempt, xmlBase64, invoiceHash));
+    // Settled either way, so a rejection is never left unhandled while the start is appended.
+    const sending = connector.deliver(request(h, attempt, xmlBase64, invoiceHash)).then(
+      (answer) => ({ answer }),
+      (error: unknown) => ({ error }),
+    );
+    if (start && (await answerWithin(sending, deps.policy.startGraceMs)) === null) {
+      // The destination is still working: record the start now (the document shows processing).
+      try {
+        await recordStart();
+      } catch (err) {
+        await sending; // never decide afresh while this attempt's call is still out
+        throw err;
+      }
+    }
+    const sent = await sending;
+    if ('error' in sent) throw sent.error;
+    const answer = sent.answer;
     recordDeliveryAttempt(destination!, s.environment, answer.kind);
     const now = deps.clock.now();
     switch (answer.kind) {
@@ -382,46 +469,39 @@ async function attemptDelivery(deps: DeliveryDeps, h: DocumentHistory): Promise<
         const xml = chainedXml ? artifactOf(Buffer.from(chainedXml, 'base64')) : null;
         const tdd = tddXmlBase64 ? artifactOf(Buffer.from(tddXmlBase64, 'base64')) : null;
         const artifacts = [xml, tdd].filter((a): a is Artifact => a !== null);
-        await record(
-          deps,
-          h,
-          loaded,
-          { type: 'RecordDelivered', government: answer.government, xml, tdd, finalResultDueAt: answer.finalResultDueAt, final: answer.final },
-          'result',
+        return await recordAnswer(
+          { command: { type: 'RecordDelivered', government: answer.government, xml, tdd, finalResultDueAt: answer.finalResultDueAt, final: answer.final }, step: 'result' },
+          answer.final ? 'final' : 'delivered',
           // Without its final result the document waits for the worker: keep a snapshot for it.
           answer.final ? { artifacts } : { artifacts, snapshot: { lastFailure: null, deliveredGovernment: answer.government } },
         );
-        return answer.final ? 'final' : 'delivered';
       }
       case 'refused':
-        await record(
-          deps,
-          h,
-          loaded,
-          { type: 'RecordDeliveryFailed', error: answer.errors[0]!, retryable: false, government: answer.government, final: { government: answer.government, errors: answer.errors } },
-          'result',
+        return await recordAnswer(
+          {
+            command: { type: 'RecordDeliveryFailed', error: answer.errors[0]!, retryable: false, government: answer.government, final: { government: answer.government, errors: answer.errors } },
+            step: 'result',
+          },
+          'final',
         );
-        return 'final';
       case 'failed': {
         if (attempt >= deps.policy.maxAttempts) {
           const summary: DocumentErrorItem = answer.outcomeUnknown
             ? { code: 'DELIVERY_OUTCOME_UNKNOWN', message: `no answer after ${attempt} attempts: the destination may have received the document; it needs reconciliation`, path: [], source: 'delivery' }
             : { code: 'DELIVERY_ATTEMPTS_EXHAUSTED', message: `delivery failed ${attempt} times; send it again as a new document`, path: [], source: 'delivery' };
-          await record(
-            deps,
-            h,
-            loaded,
-            { type: 'RecordDeliveryFailed', error: answer.error, retryable: false, government: null, final: { government: null, errors: [summary, answer.error] } },
-            'result',
+          return await recordAnswer(
+            {
+              command: { type: 'RecordDeliveryFailed', error: answer.error, retryable: false, government: null, final: { government: null, errors: [summary, answer.error] } },
+              step: 'result',
+            },
+            'final',
           );
-          return 'final';
         }
         const nextAttemptAt = new Date(now.getTime() + retryDelayMs(attempt, deps.policy.retryBaseMs, deps.policy.retryMaxMs)).toISOString();
-        // The document waits for the worker's retry: keep a snapshot for it.
-        await record(deps, h, loaded, { type: 'RecordDeliveryFailed', error: answer.error, retryable: true, government: null, nextAttemptAt }, 'result', {
+        return await recordAnswer({ command: { type: 'RecordDeliveryFailed', error: answer.error, retryable: true, government: null, nextAttemptAt }, step: 'result' }, 'retry_scheduled', {
+          // The document waits for the worker's retry: keep a snapshot for it.
           snapshot: { lastFailure: { retryable: true, nextAttemptAt }, deliveredGovernment: null },
         });
-        return 'retry_scheduled';
       }
     }
   } catch (err) {
@@ -459,7 +539,7 @@ async function collectFinalResult(deps: DeliveryDeps, h: DocumentHistory): Promi
   const final = await connector.finalResult(request(h, h.loaded.state.attempts, null, null), h.deliveredGovernment as Record<string, unknown>);
   if (!final) return 'skipped';
   try {
-    await record(deps, h, h.loaded, { type: 'Finalize', ...final }, 'final', { firstOfView: true });
+    await record(deps, h, h.loaded, { command: { type: 'Finalize', ...final }, step: 'final' }, { firstOfView: true });
     return 'final';
   } catch (err) {
     if (err instanceof DomainError && err.code === 'INVALID_TRANSITION') return 'skipped';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
-import { execute } from '../../commands/execute.js';
+import { execute, loadAggregate } from '../../commands/execute.js';
 import { documentDecider, documentStream } from '../../domain/document/document.js';
 import { completeFinalResult, deliverDocument, type DeliveryDeps } from '../../commands/delivery/deliver.js';
 import { DELIVER_FROM_EVENT_WITHIN_MS, deliveryReactor } from '../../projections/delivery.js';
@@ -229,7 +229,7 @@ describe('delivery after a crash (no service running: the delivery steps are dri
   const submittedDocument = () => appendSubmittedDocument(store, clock, { prefix: 'CRASH', workspaceId: 'ws_crash_test', xml: null });
 
   const sandbox = () => sandboxConnectors(testDb().knex, clock, { latencyMs: 0, finalResultAfterMs: 0 });
-  const deps = (connectors: ConnectorRegistry): DeliveryDeps => ({ store, clock, connectors, policy: { maxAttempts: 3, retryBaseMs: RETRY_BASE_MS, retryMaxMs: 60_000 } });
+  const deps = (connectors: ConnectorRegistry): DeliveryDeps => ({ store, clock, connectors, policy: { maxAttempts: 3, retryBaseMs: RETRY_BASE_MS, retryMaxMs: 60_000, startGraceMs: 200 } });
   /** A connector whose process dies right after the destination received the document. */
   function dying(): ConnectorRegistry {
     const real = sandbox();
@@ -313,7 +313,7 @@ describe('delivery without reading the document stream (the reactor event, the d
     appendSubmittedDocument(store, clock, { prefix: 'SNAP', workspaceId: 'ws_snapshot_test', xml: artifactOf(Buffer.from('<Invoice/>')) });
 
   const sandbox = (finalResultAfterMs = 0) => sandboxConnectors(testDb().knex, clock, { latencyMs: 0, finalResultAfterMs });
-  const deps = (s: EventStore, connectors: ConnectorRegistry): DeliveryDeps => ({ store: s, clock, connectors, policy: { maxAttempts: 3, retryBaseMs: RETRY_BASE_MS, retryMaxMs: 60_000 } });
+  const deps = (s: EventStore, connectors: ConnectorRegistry): DeliveryDeps => ({ store: s, clock, connectors, policy: { maxAttempts: 3, retryBaseMs: RETRY_BASE_MS, retryMaxMs: 60_000, startGraceMs: 200 } });
   /** Fails the first delivery (transient, nothing received), then the real sandbox. */
   function failingOnce(): ConnectorRegistry {
     const real = sandbox();
@@ -344,9 +344,84 @@ describe('delivery without reading the document stream (the reactor event, the d
     expect(await deliverDocument(deps(c.store, sandbox()), documentId, event)).to.equal('final');
     expect(documentReads(c.reads, documentId)).to.deep.equal([]);
     expect(await types(documentId)).to.deep.equal(['DocumentSubmitted', 'DocumentDeliveryStarted', 'DocumentDelivered', 'DocumentFinalized']);
+    // The destination answered within the grace: the start went with the answer, in one append.
+    expect(c.appends.n).to.equal(1);
+    expect(new Set((await store.readStream(documentStream(documentId), { fromRevision: 1n })).map((e) => e.position.commit)).size).to.equal(1);
     expect(await countSandboxReceipts(testDb().knex, uuid)).to.equal(1);
     // The same event again (a replay after a crash): the start's revision is taken, the stream is read, nothing more happens.
     expect(await deliverDocument(deps(store, sandbox()), documentId, event)).to.equal('skipped');
+    expect(await types(documentId)).to.have.length(4);
+  });
+
+  /** The sandbox, with each delivery held until `release()`; `received` resolves when the first call arrives. */
+  function held(): { connectors: ConnectorRegistry; received: Promise<void>; release: () => void } {
+    const real = sandbox();
+    let arrived!: () => void;
+    let release!: () => void;
+    const received = new Promise<void>((r) => (arrived = r));
+    const released = new Promise<void>((r) => (release = r));
+    return {
+      received,
+      release,
+      connectors: {
+        missing: () => [],
+        connectorFor: (env, destination) => {
+          const c = real.connectorFor(env, destination)!;
+          return {
+            name: c.name,
+            destination: c.destination,
+            deliver: async (request) => {
+              arrived();
+              await released;
+              return c.deliver(request);
+            },
+            finalResult: (r, g) => c.finalResult(r, g),
+          };
+        },
+      },
+    };
+  }
+  const graced = (s: EventStore, connectors: ConnectorRegistry, startGraceMs: number): DeliveryDeps => ({ ...deps(s, connectors), policy: { ...deps(s, connectors).policy, startGraceMs } });
+  const until = async (check: () => Promise<boolean>) => {
+    for (let i = 0; i < 200 && !(await check()); i++) await new Promise((r) => setTimeout(r, 10));
+  };
+
+  it('a destination slower than the grace: the start is appended on its own meanwhile (processing), the answer after it', async () => {
+    const { documentId, uuid, event } = await submittedDocument();
+    const slow = held();
+    const c = counted();
+    const delivering = deliverDocument(graced(c.store, slow.connectors, 20), documentId, event);
+    await slow.received;
+    await until(async () => (await types(documentId)).length > 1);
+    expect(await types(documentId)).to.deep.equal(['DocumentSubmitted', 'DocumentDeliveryStarted']);
+    expect((await loadAggregate(store, documentDecider, documentStream(documentId))).state.state).to.equal('processing');
+    slow.release();
+    expect(await delivering).to.equal('final');
+    expect(c.appends.n).to.equal(2);
+    expect(documentReads(c.reads, documentId)).to.deep.equal([]);
+    expect(await types(documentId)).to.deep.equal(['DocumentSubmitted', 'DocumentDeliveryStarted', 'DocumentDelivered', 'DocumentFinalized']);
+    expect(await countSandboxReceipts(testDb().knex, uuid)).to.equal(1);
+  });
+
+  it('the start appended alone, then a crash: the same event again finds part of its append stored, and the stream resumes the attempt', async () => {
+    const { documentId, uuid, event } = await submittedDocument();
+    const slow = held();
+    // The first run appends its start after the grace, then never hears from the destination (a crash).
+    const first = deliverDocument(graced(store, slow.connectors, 20), documentId, event);
+    await slow.received;
+    await until(async () => (await types(documentId)).length > 1);
+    expect(await types(documentId)).to.deep.equal(['DocumentSubmitted', 'DocumentDeliveryStarted']);
+    const c = counted();
+    expect(await deliverDocument(deps(c.store, sandbox()), documentId, event)).to.equal('final');
+    // Its [start, answer] append was refused (the start is stored); the stream said processing: attempt 1 again.
+    expect(documentReads(c.reads, documentId)).to.have.length(1);
+    const stream = await store.readStream(documentStream(documentId));
+    expect(stream.map((e) => e.type)).to.deep.equal(['DocumentSubmitted', 'DocumentDeliveryStarted', 'DocumentDelivered', 'DocumentFinalized']);
+    expect(stream.filter((e) => e.type !== 'DocumentSubmitted').map((e) => (e.data as { attempt?: number }).attempt)).to.deep.equal([1, 1, undefined]);
+    expect(await countSandboxReceipts(testDb().knex, uuid)).to.equal(1);
+    // The first run's late answer: its append is refused, the stream says final, nothing more is written.
+    slow.release();
+    expect(await first).to.equal('skipped');
     expect(await types(documentId)).to.have.length(4);
   });
 
