@@ -14,6 +14,9 @@ import type { Reactor, Worker } from './reactor.js';
  * reactor to deliver from the event alone. Reactions follow their events within milliseconds;
  * an older event is one the reactor replays (a restart, a rebuild), whose document has usually
  * been delivered since: it is decided from the stream, one read instead of an append that fails.
+ * So is every event of a batch the runner may have run before (a catch-up after a start or a
+ * takeover, a batch read again after a failure), however recent: from the event alone the
+ * document would be sent before its append is refused.
  */
 export const DELIVER_FROM_EVENT_WITHIN_MS = 10_000;
 
@@ -22,8 +25,8 @@ export function deliveryReactor(deps: DeliveryDeps, concurrency: number): Reacto
     name: 'delivery',
     eventTypes: new Set([DocumentSubmitted.type]),
     concurrency,
-    async react(event) {
-      const replayed = Date.now() - event.recordedAt.getTime() > DELIVER_FROM_EVENT_WITHIN_MS;
+    async react(event, { replaying }) {
+      const replayed = replaying || Date.now() - event.recordedAt.getTime() > DELIVER_FROM_EVENT_WITHIN_MS;
       await deliverDocument(deps, event.streamId.slice('document-'.length), event, { fromStream: replayed });
     },
   };

@@ -55,6 +55,14 @@ export interface BatchContext {
    * engine's refresh). Absent: awaited.
    */
   readonly awaited: boolean;
+  /**
+   * Whether the batch's events may have been applied before, their effects outside this
+   * transaction done already (a reactor's appends, a destination's receipt): true while a runner
+   * catches up after it started or took the projection over from another instance, and for a
+   * batch read again after a failure; false for the live tail the runner reads as it is appended.
+   * Absent: replaying.
+   */
+  readonly replaying?: boolean;
 }
 
 export interface BatchLimits {

@@ -17,7 +17,8 @@ import { defineProjection, type Projection } from './projection.js';
 export interface Reactor {
   readonly name: string;
   readonly eventTypes: ReadonlySet<string>;
-  react(event: RecordedEvent): Promise<void>;
+  /** `context.replaying`: the runner may have run this reaction before (BatchContext.replaying). */
+  react(event: RecordedEvent, context: { replaying: boolean }): Promise<void>;
   /**
    * How many events of one batch may be reacted to at once (default 1: in order). Only for
    * reactions to independent events, e.g. one per document.
@@ -33,11 +34,12 @@ export function reactorProjection(reactor: Reactor): Projection {
     version: 1,
     tables: [],
     eventTypes: reactor.eventTypes,
-    apply: (_trx, event) => reactor.react(event),
-    async applyMany(_trx, events) {
+    apply: (_trx, event) => reactor.react(event, { replaying: true }),
+    async applyMany(_trx, events, context) {
+      const replaying = context?.replaying ?? true;
       let next = 0;
       const lane = async () => {
-        while (next < events.length) await reactor.react(events[next++]!);
+        while (next < events.length) await reactor.react(events[next++]!, { replaying });
       };
       await Promise.all(Array.from({ length: Math.min(concurrency, events.length) }, lane));
     },

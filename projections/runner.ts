@@ -101,6 +101,8 @@ export async function applyBatch(
     persist?: boolean;
     /** Whether someone waits for a position up to `through` (see BatchContext.awaited); batches that end the log are awaited anyway. */
     awaited?: (through: Position) => boolean;
+    /** Whether the events may have been applied before (BatchContext.replaying; default true). */
+    replaying?: boolean;
   } = {},
 ): Promise<BatchResult | 'locked' | 'moved'> {
   const checkpoint = target.checkpoint ?? projection.name;
@@ -139,7 +141,7 @@ export async function applyBatch(
     // checkpoint is beyond `from`, another runner applied part of this batch: skip that part.
     if (comparePositions(stored, last) >= 0) return { read: events.length, position: stored, persisted: true, more };
     const fresh = comparePositions(stored, from) > 0 ? events.filter((e) => comparePositions(e.position, stored!) > 0) : events;
-    const applied = await applyEvents(trx, projection, fresh, { awaited: !more || (options.awaited?.(last) ?? false) });
+    const applied = await applyEvents(trx, projection, fresh, { awaited: !more || (options.awaited?.(last) ?? false), replaying: options.replaying ?? true });
     if (!(await advanceCheckpoint(trx, checkpoint, stored, last, applied))) throw new CheckpointMovedError(`checkpoint ${checkpoint} moved during the batch`);
     return { read: events.length, position: last, persisted: true, more };
   });
@@ -319,6 +321,9 @@ export class ProjectionRunner {
     // whether part of that is only in memory (batches with nothing to apply are not stored).
     let scanned: Position | undefined;
     let unpersistedSince: number | null = null;
+    // Until a batch of this loop reaches the log's end, its events may have been applied before
+    // (by this service before a restart, by another instance): BatchContext.replaying.
+    let replaying = true;
     while (!signal.aborted) {
       const wake = nextWake();
       try {
@@ -329,7 +334,7 @@ export class ProjectionRunner {
           p,
           this.batchSize,
           { maxBytes: this.batchBytes },
-          { scannedTo: scanned, persist, awaited: (through) => this.awaitedWithin(p.name, through) },
+          { scannedTo: scanned, persist, awaited: (through) => this.awaitedWithin(p.name, through), replaying },
         );
         const s = this.status.get(p.name)!;
         s.lastError = null;
@@ -340,6 +345,7 @@ export class ProjectionRunner {
           this.activeHere.delete(p.name);
           scanned = undefined;
           unpersistedSince = null;
+          replaying = true;
           await sleep(1000, signal);
           continue;
         }
@@ -347,6 +353,7 @@ export class ProjectionRunner {
           // Another runner moved the checkpoint (an instance that held the projection before).
           scanned = undefined;
           unpersistedSince = null;
+          replaying = true;
           continue;
         }
         this.activeHere.add(p.name);
@@ -354,11 +361,15 @@ export class ProjectionRunner {
         if (result.persisted) unpersistedSince = null;
         else if (result.read > 0) unpersistedSince ??= Date.now();
         this.recordProgress(p.name, result.position);
-        if (!result.more) await wake;
+        if (!result.more) {
+          replaying = false;
+          await wake;
+        }
       } catch (err) {
         if (signal.aborted) break;
         scanned = undefined;
         unpersistedSince = null;
+        replaying = true;
         const s = this.status.get(p.name)!;
         s.lastError = err instanceof Error ? err.message : String(err);
         s.failingSince ??= new Date();

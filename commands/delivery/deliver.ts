@@ -19,9 +19,11 @@
  * alone) only when it sends the document again; it appends the start before it sends. Either way
  * the first append expects the revision the view was taken at: when the stream has moved on
  * (another runner, a crash's replay), nothing is written from the stale view; the stream is read
- * and the step decided afresh. From a snapshot nothing is sent either; from the reactor's event,
- * a second reaction to the same event (a crash's replay within seconds) may send the document
- * again before its append is refused, which the destination answers as a document it has.
+ * and the step decided afresh. From a snapshot nothing is sent then. From the reactor's event
+ * the document is sent before that append: the reactor therefore decides every reaction the
+ * runner may have run before from the stream (projections/delivery.ts), and a view from the
+ * event is stale only when two reactions to it run at once, which the destination answers as a
+ * document it has.
  */
 import { recordDeliveryAttempt } from '../../platform/metrics.js';
 import { createHash } from 'node:crypto';

@@ -184,11 +184,11 @@ describe('credits: metering of submissions', function () {
       const reactor = meteringReactor({ knex: t.service.deps.knex, store: t.service.runtime.store, clock, engine: engineOf(t) });
       const documentEvents = await t.service.runtime.store.readStream(documentStream(documentId));
       // Every reaction again, in order: the reservation was settled meanwhile, yet nothing is written twice.
-      for (const event of documentEvents) if (reactor.eventTypes.has(event.type)) await reactor.react(event);
+      for (const event of documentEvents) if (reactor.eventTypes.has(event.type)) await reactor.react(event, { replaying: true });
       const fresh = new CreditsEngine(t.service.runtime.store);
       for (const event of documentEvents) {
         if (!reactor.eventTypes.has(event.type)) continue;
-        await meteringReactor({ knex: t.service.deps.knex, store: t.service.runtime.store, clock, engine: fresh }).react(event);
+        await meteringReactor({ knex: t.service.deps.knex, store: t.service.runtime.store, clock, engine: fresh }).react(event, { replaying: true });
       }
       const events = (await t.service.runtime.store.readStream(creditsStream(m.workspaceId))).map((e) => e.type);
       expect(events.filter((x) => x === 'ReservationCreated')).to.have.length(1);

@@ -425,20 +425,53 @@ describe('delivery without reading the document stream (the reactor event, the d
     expect(await types(documentId)).to.have.length(4);
   });
 
-  it('the reactor replaying an old DocumentSubmitted (after a restart) decides from the stream: one read, no append', async () => {
+  /** The sandbox, counting the deliveries it is handed. */
+  function countingSends(): { connectors: ConnectorRegistry; sent: { n: number } } {
+    const real = sandbox();
+    const sent = { n: 0 };
+    return {
+      sent,
+      connectors: {
+        missing: () => [],
+        connectorFor: (env, destination) => {
+          const c = real.connectorFor(env, destination)!;
+          return {
+            name: c.name,
+            destination: c.destination,
+            deliver: (request) => {
+              sent.n++;
+              return c.deliver(request);
+            },
+            finalResult: (r, g) => c.finalResult(r, g),
+          };
+        },
+      },
+    };
+  }
+
+  it('a reaction the runner may have run before (an old event, a catch-up) decides from the stream: one read, nothing sent, no append', async () => {
     const { documentId, event } = await submittedDocument();
     expect(await deliverDocument(deps(store, sandbox()), documentId, event)).to.equal('final');
     const before = await types(documentId);
-    const c = counted();
+    // An old event (a restart's replay), and a recent one in a batch the runner may have run before.
     const old: RecordedEvent = { ...event, recordedAt: new Date(Date.now() - 10 * DELIVER_FROM_EVENT_WITHIN_MS) };
-    await deliveryReactor(deps(c.store, sandbox()), 1).react(old);
-    expect(c.appends.n).to.equal(0);
-    expect(documentReads(c.reads, documentId)).to.have.length(1);
-    expect(await types(documentId)).to.deep.equal(before);
-    // The same event, just appended: the reactor tries the event's view first (its append is refused as stale).
+    for (const [replayed, replaying] of [[old, false], [{ ...event, recordedAt: new Date() }, true]] as const) {
+      const c = counted();
+      const s = countingSends();
+      await deliveryReactor(deps(c.store, s.connectors), 1).react(replayed, { replaying });
+      expect(c.appends.n).to.equal(0);
+      expect(s.sent.n).to.equal(0);
+      expect(documentReads(c.reads, documentId)).to.have.length(1);
+      expect(await types(documentId)).to.deep.equal(before);
+    }
+    // The same event on the live tail: the reactor works from the event's view; the destination
+    // answers a document it has, and the append is recognised as a replay: nothing is written.
     const fresh = counted();
-    await deliveryReactor(deps(fresh.store, sandbox()), 1).react({ ...event, recordedAt: new Date() });
+    const live = countingSends();
+    await deliveryReactor(deps(fresh.store, live.connectors), 1).react({ ...event, recordedAt: new Date() }, { replaying: false });
     expect(fresh.appends.n).to.equal(1);
+    expect(live.sent.n).to.equal(1);
+    expect(documentReads(fresh.reads, documentId)).to.deep.equal([]);
     expect(await types(documentId)).to.deep.equal(before);
   });
 

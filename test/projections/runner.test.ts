@@ -183,6 +183,63 @@ describe('projection runner', function () {
     expect(seen.slice(holding + 1, -1).map((b) => b.awaited)).to.not.include(true);
   });
 
+  it('tells a batch whether its events may have been applied before: the catch-up after a start, a batch read again after a failure; not the live tail', async () => {
+    const suffix = randomUUID().slice(0, 8).replace(/-/g, '');
+    const name = `test_replaying_${suffix}`;
+    const seen: { ns: number[]; replaying: boolean | undefined }[] = [];
+    let failed = false;
+    const projection = defineProjection({
+      name,
+      version: 1,
+      tables: [],
+      eventTypes: new Set(['Test.Added']),
+      accepts: (e) => e.streamId.startsWith(`test_replaying-${suffix}`),
+      apply: async () => {},
+      applyMany: async (_trx, events, context) => {
+        seen.push({ ns: events.map((e) => (e.data as { n: number }).n), replaying: context?.replaying });
+        // Fails once on n = 777, after its effects outside the transaction would have happened.
+        if (!failed && events.some((e) => (e.data as { n: number }).n === 777)) {
+          failed = true;
+          throw new Error('failing once');
+        }
+      },
+    });
+    await ensureCheckpoint(testDb().knex, name, 1);
+    await testDb().knex.transaction(async (trx) => advanceCheckpoint(trx, name, START, await store.committedHead(), 0));
+    const stream = `test_replaying-${suffix}`;
+    let revision: bigint | 'no_stream' = 'no_stream';
+    const append = async (n: number) => {
+      const r = await store.append(stream, [newEvent('Test.Added', { n })], revision);
+      revision = r.nextExpectedRevision;
+      return r.position;
+    };
+    for (let n = 1; n <= 25; n++) await append(n);
+    const runner = new ProjectionRunner(testDb().knex, store, [projection], { batchSize: 10, pollIntervalMs: 20 });
+    runner.start();
+    try {
+      expect(await runner.waitFor(await store.committedHead(), { timeoutMs: 30000 })).to.equal(true);
+      // The catch-up after the start, the batch that reaches the log's end included.
+      expect(seen.flatMap((b) => b.ns)).to.deep.equal(Array.from({ length: 25 }, (_, i) => i + 1));
+      expect(seen.map((b) => b.replaying)).to.not.include(false);
+      seen.length = 0;
+      // The live tail.
+      expect(await runner.waitFor(await append(100), { timeoutMs: 30000 })).to.equal(true);
+      expect(seen).to.deep.equal([{ ns: [100], replaying: false }]);
+      seen.length = 0;
+      // A batch that fails, read again after it.
+      expect(await runner.waitFor(await append(777), { timeoutMs: 30000 })).to.equal(true);
+      expect(seen).to.deep.equal([
+        { ns: [777], replaying: false },
+        { ns: [777], replaying: true },
+      ]);
+      seen.length = 0;
+      expect(await runner.waitFor(await append(101), { timeoutMs: 30000 })).to.equal(true);
+      expect(seen).to.deep.equal([{ ns: [101], replaying: false }]);
+    } finally {
+      await runner.stop();
+    }
+  });
+
   it('never applies a batch twice when two instances run the same projection', async () => {
     const a = new ProjectionRunner(testDb().knex, store, [testProjection()], { batchSize: 10, pollIntervalMs: 20 });
     const b = new ProjectionRunner(testDb().knex, store, [testProjection()], { batchSize: 10, pollIntervalMs: 20 });
