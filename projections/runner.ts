@@ -9,7 +9,7 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 import type { Knex } from 'knex';
 import { comparePositions, endedByBytes, pageMayContinue, START, type EventStore, type Position, type RecordedEvent } from '../commands/eventstore/port.js';
 import { wakeSource } from '../commands/eventstore/catch-up-subscription.js';
-import { advanceCheckpoint, checkpointVersion, ensureCheckpoint, lockAndReadCheckpoint, readCheckpoint, tryTransactionLock, useSchema } from '../readmodels/checkpoints.js';
+import { advanceCheckpoint, checkpointVersion, ensureCheckpoint, lockAndAdvanceCheckpoint, readCheckpoint, tryTransactionLock, useSchema } from '../readmodels/checkpoints.js';
 import { LogTail } from './log-tail.js';
 import { batchLimits, type BatchContext, type Projection } from './projection.js';
 
@@ -122,6 +122,7 @@ export async function applyBatch(
   const last = events.length > 0 ? events[events.length - 1]!.position : from;
   const relevant = applicable > 0;
   if (!relevant && !options.persist) return { read: events.length, position: last, persisted: false, more };
+  const context = { awaited: !more || (options.awaited?.(last) ?? false), replaying: options.replaying ?? true };
   const batch = knex.transaction(async (trx) => {
     let stored: Position | null;
     if (target.schema) {
@@ -129,9 +130,15 @@ export async function applyBatch(
       await useSchema(trx, target.schema);
       stored = await readCheckpoint(trx, checkpoint);
     } else {
-      const held = await lockAndReadCheckpoint(trx, lockKey(checkpoint), checkpoint);
+      // Usually one statement: the lock, and the checkpoint moved past the batch before it is applied.
+      const held = await lockAndAdvanceCheckpoint(trx, lockKey(checkpoint), checkpoint, from, last, applicable);
       if (!held.locked) return 'locked' as const;
-      stored = held.stored;
+      if (held.advanced) {
+        await applyEvents(trx, projection, events, context);
+        return { read: events.length, position: last, persisted: true, more };
+      }
+      // Another runner moved the checkpoint past `from` (or there is none yet): read it afresh.
+      stored = await readCheckpoint(trx, checkpoint);
     }
     if (!stored) {
       await ensureCheckpoint(trx, checkpoint, projection.version);
@@ -141,7 +148,7 @@ export async function applyBatch(
     // checkpoint is beyond `from`, another runner applied part of this batch: skip that part.
     if (comparePositions(stored, last) >= 0) return { read: events.length, position: stored, persisted: true, more };
     const fresh = comparePositions(stored, from) > 0 ? events.filter((e) => comparePositions(e.position, stored!) > 0) : events;
-    const applied = await applyEvents(trx, projection, fresh, { awaited: !more || (options.awaited?.(last) ?? false), replaying: options.replaying ?? true });
+    const applied = await applyEvents(trx, projection, fresh, context);
     if (!(await advanceCheckpoint(trx, checkpoint, stored, last, applied))) throw new CheckpointMovedError(`checkpoint ${checkpoint} moved during the batch`);
     return { read: events.length, position: last, persisted: true, more };
   });

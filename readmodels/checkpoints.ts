@@ -35,21 +35,35 @@ export async function useSchema(trx: Knex.Transaction, schema: string): Promise<
 }
 
 /**
- * The lock and the checkpoint in one round trip. The statement's snapshot may predate the commit
- * of the transaction that held the lock just before: advanceCheckpoint's compare-and-set then
- * fails, so a stale read never applies a batch twice.
+ * The lock, and the checkpoint moved to `to` when it stands at or before `from` (the usual case:
+ * the batch read on from where its runner's checkpoint stood), in one round trip. The update
+ * re-checks the newest committed checkpoint however old the statement's snapshot is, so a batch
+ * another runner applied meanwhile is never applied twice: `advanced` is then false, and the
+ * caller reads the checkpoint afresh. Between a checkpoint before `from` and `from` the runner
+ * read only events the projection ignores, so the batch applies all of its events.
  */
-export async function lockAndReadCheckpoint(trx: Knex.Transaction, lock: string, checkpoint: string): Promise<{ locked: false } | { locked: true; stored: Position | null }> {
+export async function lockAndAdvanceCheckpoint(
+  trx: Knex.Transaction,
+  lock: string,
+  checkpoint: string,
+  from: Position,
+  to: Position,
+  applied: number,
+): Promise<{ locked: boolean; advanced: boolean }> {
   const { rows } = await prepared(
     trx.raw(
-      `select pg_try_advisory_xact_lock(hashtext(?)) as ok, c.commit_position, c.prepare_position
-         from (select 1) as one left join projection_checkpoints c on c.projection = ?`,
-      [lock, checkpoint],
+      `with l as (select pg_try_advisory_xact_lock(hashtext(?)) as ok),
+            u as (update projection_checkpoints c
+                     set commit_position = ?, prepare_position = ?, events_applied = c.events_applied + ?, updated_at = now()
+                    from l
+                   where l.ok and c.projection = ? and (c.commit_position, c.prepare_position) <= (?::numeric, ?::numeric)
+                  returning 1)
+       select l.ok, exists (select 1 from u) as advanced from l`,
+      [lock, to.commit.toString(), to.prepare.toString(), applied, checkpoint, from.commit.toString(), from.prepare.toString()],
     ),
   );
-  const row = rows[0] as { ok: boolean; commit_position: string | null; prepare_position: string | null };
-  if (!row.ok) return { locked: false };
-  return { locked: true, stored: row.commit_position === null ? null : positionOf({ commit_position: row.commit_position, prepare_position: row.prepare_position! }) };
+  const row = rows[0] as { ok: boolean; advanced: boolean };
+  return { locked: row.ok, advanced: row.ok && row.advanced };
 }
 
 /** Moves the checkpoint from `from` to `to` (compare-and-set); false when it no longer stood at `from`. */
