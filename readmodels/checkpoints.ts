@@ -40,7 +40,9 @@ export async function useSchema(trx: Knex.Transaction, schema: string): Promise<
  * re-checks the newest committed checkpoint however old the statement's snapshot is, so a batch
  * another runner applied meanwhile is never applied twice: `advanced` is then false, and the
  * caller reads the checkpoint afresh. Between a checkpoint before `from` and `from` the runner
- * read only events the projection ignores, so the batch applies all of its events.
+ * read only events the projection ignores, so the batch applies all of its events. The row stays
+ * locked until the batch ends; whoever else writes a checkpoint holds the projection's advisory
+ * lock first (a rebuild's swap), so nobody waits for it.
  */
 export async function lockAndAdvanceCheckpoint(
   trx: Knex.Transaction,
