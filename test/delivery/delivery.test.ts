@@ -7,7 +7,7 @@ import { completeFinalResult, deliverDocument, type DeliveryDeps } from '../../c
 import { DELIVER_FROM_EVENT_WITHIN_MS, deliveryReactor } from '../../projections/delivery.js';
 import { artifactOf, type Artifact, type EventStore, type ReadStreamOptions, type RecordedEvent } from '../../commands/eventstore/port.js';
 import { deliverySnapshotStream } from '../../domain/delivery/snapshot.js';
-import type { ConnectorRegistry } from '../../commands/delivery/connector.js';
+import type { Connector, ConnectorRegistry, DeliveryAnswer, DeliveryRequest } from '../../commands/delivery/connector.js';
 import { sandboxConnectors } from '../../commands/delivery/sandbox-connectors.js';
 import { sampleDocument } from '../../domain/validation/index.js';
 import { ManualClock } from '../../platform/clock.js';
@@ -185,6 +185,17 @@ describe('delivery pipeline: every sandbox scenario through every state (SPEC.md
   });
 });
 
+/** The connectors of `real`, each delivery going through `deliver` (which may call the real connector's). */
+function deliveringThrough(real: ConnectorRegistry, deliver: (connector: Connector, request: DeliveryRequest) => Promise<DeliveryAnswer>): ConnectorRegistry {
+  return {
+    missing: () => [],
+    connectorFor: (env, destination) => {
+      const c = real.connectorFor(env, destination)!;
+      return { name: c.name, destination: c.destination, deliver: (request) => deliver(c, request), finalResult: (r, g) => c.finalResult(r, g) };
+    },
+  };
+}
+
 /** Appends a submitted UAE sandbox invoice straight to the log (no service), with its XML artifact when given. */
 async function appendSubmittedDocument(
   store: EventStore,
@@ -232,22 +243,10 @@ describe('delivery after a crash (no service running: the delivery steps are dri
   const deps = (connectors: ConnectorRegistry): DeliveryDeps => ({ store, clock, connectors, policy: { maxAttempts: 3, retryBaseMs: RETRY_BASE_MS, retryMaxMs: 60_000, startGraceMs: 200 } });
   /** A connector whose process dies right after the destination received the document. */
   function dying(): ConnectorRegistry {
-    const real = sandbox();
-    return {
-      missing: () => [],
-      connectorFor: (env, destination) => {
-        const c = real.connectorFor(env, destination)!;
-        return {
-          name: c.name,
-          destination: c.destination,
-          deliver: async (request) => {
-            await c.deliver(request);
-            throw new Error('killed after the destination received the document');
-          },
-          finalResult: (r, g) => c.finalResult(r, g),
-        };
-      },
-    };
+    return deliveringThrough(sandbox(), async (c, request) => {
+      await c.deliver(request);
+      throw new Error('killed after the destination received the document');
+    });
   }
 
   it('resumes the same attempt: the destination registers the document once and it ends once', async () => {
@@ -316,24 +315,12 @@ describe('delivery without reading the document stream (the reactor event, the d
   const deps = (s: EventStore, connectors: ConnectorRegistry): DeliveryDeps => ({ store: s, clock, connectors, policy: { maxAttempts: 3, retryBaseMs: RETRY_BASE_MS, retryMaxMs: 60_000, startGraceMs: 200 } });
   /** Fails the first delivery (transient, nothing received), then the real sandbox. */
   function failingOnce(): ConnectorRegistry {
-    const real = sandbox();
     let failed = false;
-    return {
-      missing: () => [],
-      connectorFor: (env, destination) => {
-        const c = real.connectorFor(env, destination)!;
-        return {
-          name: c.name,
-          destination: c.destination,
-          deliver: async (request) => {
-            if (failed) return c.deliver(request);
-            failed = true;
-            return { kind: 'failed', outcomeUnknown: false, error: { code: 'DELIVERY_UNAVAILABLE', message: 'try later', path: [], source: 'delivery' } };
-          },
-          finalResult: (r, g) => c.finalResult(r, g),
-        };
-      },
-    };
+    return deliveringThrough(sandbox(), async (c, request) => {
+      if (failed) return c.deliver(request);
+      failed = true;
+      return { kind: 'failed', outcomeUnknown: false, error: { code: 'DELIVERY_UNAVAILABLE', message: 'try later', path: [], source: 'delivery' } };
+    });
   }
   const types = async (documentId: string) => (await store.readStream(documentStream(documentId))).map((e) => e.type);
   const documentReads = (reads: { streamId: string; options: ReadStreamOptions | undefined }[], documentId: string) => reads.filter((r) => r.streamId === documentStream(documentId));
@@ -348,38 +335,24 @@ describe('delivery without reading the document stream (the reactor event, the d
     expect(c.appends.n).to.equal(1);
     expect(new Set((await store.readStream(documentStream(documentId), { fromRevision: 1n })).map((e) => e.position.commit)).size).to.equal(1);
     expect(await countSandboxReceipts(testDb().knex, uuid)).to.equal(1);
-    // The same event again (a replay after a crash): the start's revision is taken, the stream is read, nothing more happens.
+    // The same event again from its view (two reactions at once): the destination answers a document it
+    // has, and the append is recognised as a replay by its event ids: nothing is written.
     expect(await deliverDocument(deps(store, sandbox()), documentId, event)).to.equal('skipped');
     expect(await types(documentId)).to.have.length(4);
   });
 
   /** The sandbox, with each delivery held until `release()`; `received` resolves when the first call arrives. */
   function held(): { connectors: ConnectorRegistry; received: Promise<void>; release: () => void } {
-    const real = sandbox();
     let arrived!: () => void;
     let release!: () => void;
     const received = new Promise<void>((r) => (arrived = r));
     const released = new Promise<void>((r) => (release = r));
-    return {
-      received,
-      release,
-      connectors: {
-        missing: () => [],
-        connectorFor: (env, destination) => {
-          const c = real.connectorFor(env, destination)!;
-          return {
-            name: c.name,
-            destination: c.destination,
-            deliver: async (request) => {
-              arrived();
-              await released;
-              return c.deliver(request);
-            },
-            finalResult: (r, g) => c.finalResult(r, g),
-          };
-        },
-      },
-    };
+    const connectors = deliveringThrough(sandbox(), async (c, request) => {
+      arrived();
+      await released;
+      return c.deliver(request);
+    });
+    return { connectors, received, release };
   }
   const graced = (s: EventStore, connectors: ConnectorRegistry, startGraceMs: number): DeliveryDeps => ({ ...deps(s, connectors), policy: { ...deps(s, connectors).policy, startGraceMs } });
   const until = async (check: () => Promise<boolean>) => {
@@ -427,26 +400,12 @@ describe('delivery without reading the document stream (the reactor event, the d
 
   /** The sandbox, counting the deliveries it is handed. */
   function countingSends(): { connectors: ConnectorRegistry; sent: { n: number } } {
-    const real = sandbox();
     const sent = { n: 0 };
-    return {
-      sent,
-      connectors: {
-        missing: () => [],
-        connectorFor: (env, destination) => {
-          const c = real.connectorFor(env, destination)!;
-          return {
-            name: c.name,
-            destination: c.destination,
-            deliver: (request) => {
-              sent.n++;
-              return c.deliver(request);
-            },
-            finalResult: (r, g) => c.finalResult(r, g),
-          };
-        },
-      },
-    };
+    const connectors = deliveringThrough(sandbox(), (c, request) => {
+      sent.n++;
+      return c.deliver(request);
+    });
+    return { connectors, sent };
   }
 
   it('a reaction the runner may have run before (an old event, a catch-up) decides from the stream: one read, nothing sent, no append', async () => {
