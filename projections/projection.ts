@@ -17,6 +17,13 @@ export interface Projection {
   /** Event types the projection reads; the others only move its checkpoint. */
   readonly eventTypes: ReadonlySet<string>;
   /**
+   * True for a reactor: its batch acts outside its transaction (appends, a destination) and may
+   * take long, writing nothing in PostgreSQL meanwhile. The runner then moves its checkpoint at
+   * the end of the batch, so that the transaction takes no transaction id while the reactions
+   * run: an open transaction id holds back every reader of the log (they read only below it).
+   */
+  readonly actsOutside?: boolean;
+  /**
    * Smallest batch limits this projection is read with: a projection with a high fixed cost
    * per batch (a search engine's refresh) reads this much at once while it catches up. The
    * runner and the rebuild use the larger of these and their own limits. A live projection

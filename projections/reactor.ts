@@ -34,6 +34,7 @@ export function reactorProjection(reactor: Reactor): Projection {
     version: 1,
     tables: [],
     eventTypes: reactor.eventTypes,
+    actsOutside: true,
     apply: (_trx, event) => reactor.react(event, { replaying: true }),
     async applyMany(_trx, events, context) {
       const replaying = context?.replaying ?? true;

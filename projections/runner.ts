@@ -9,7 +9,7 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 import type { Knex } from 'knex';
 import { comparePositions, endedByBytes, pageMayContinue, START, type EventStore, type Position, type RecordedEvent } from '../commands/eventstore/port.js';
 import { wakeSource } from '../commands/eventstore/catch-up-subscription.js';
-import { advanceCheckpoint, checkpointVersion, ensureCheckpoint, lockAndAdvanceCheckpoint, readCheckpoint, tryTransactionLock, useSchema } from '../readmodels/checkpoints.js';
+import { advanceCheckpoint, checkpointVersion, ensureCheckpoint, lockAndAdvanceCheckpoint, lockAndReadCheckpoint, readCheckpoint, tryTransactionLock, useSchema } from '../readmodels/checkpoints.js';
 import { LogTail } from './log-tail.js';
 import { batchLimits, type BatchContext, type Projection } from './projection.js';
 
@@ -129,6 +129,11 @@ export async function applyBatch(
       if (!(await tryTransactionLock(trx, lockKey(checkpoint)))) return 'locked' as const;
       await useSchema(trx, target.schema);
       stored = await readCheckpoint(trx, checkpoint);
+    } else if (projection.actsOutside) {
+      // A reactor's transaction writes nothing until its checkpoint moves, at the end (Projection.actsOutside).
+      const held = await lockAndReadCheckpoint(trx, lockKey(checkpoint), checkpoint);
+      if (!held.locked) return 'locked' as const;
+      stored = held.stored;
     } else {
       // Usually one statement: the lock, and the checkpoint moved past the batch before it is applied.
       const held = await lockAndAdvanceCheckpoint(trx, lockKey(checkpoint), checkpoint, from, last, applicable);

@@ -35,6 +35,24 @@ export async function useSchema(trx: Knex.Transaction, schema: string): Promise<
 }
 
 /**
+ * The lock and the checkpoint in one round trip (a batch that moves its checkpoint last). The
+ * statement's snapshot may predate the commit of the transaction that held the lock just before:
+ * advanceCheckpoint's compare-and-set then fails, so a stale read never applies a batch twice.
+ */
+export async function lockAndReadCheckpoint(trx: Knex.Transaction, lock: string, checkpoint: string): Promise<{ locked: false } | { locked: true; stored: Position | null }> {
+  const { rows } = await prepared(
+    trx.raw(
+      `select pg_try_advisory_xact_lock(hashtext(?)) as ok, c.commit_position, c.prepare_position
+         from (select 1) as one left join projection_checkpoints c on c.projection = ?`,
+      [lock, checkpoint],
+    ),
+  );
+  const row = rows[0] as { ok: boolean; commit_position: string | null; prepare_position: string | null };
+  if (!row.ok) return { locked: false };
+  return { locked: true, stored: row.commit_position === null ? null : positionOf({ commit_position: row.commit_position, prepare_position: row.prepare_position! }) };
+}
+
+/**
  * The lock, and the checkpoint moved to `to` when it stands at or before `from` (the usual case:
  * the batch read on from where its runner's checkpoint stood), in one round trip. The update
  * re-checks the newest committed checkpoint however old the statement's snapshot is, so a batch

@@ -5,6 +5,7 @@ import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
 import { comparePositions, START, type EventStore, type Position } from '../../commands/eventstore/port.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
 import { defineProjection, type Projection } from '../../projections/projection.js';
+import { reactorProjection } from '../../projections/reactor.js';
 import { applyBatch, ProjectionRunner } from '../../projections/runner.js';
 import { advanceCheckpoint, ensureCheckpoint, readCheckpoint } from '../../readmodels/checkpoints.js';
 import { newEvent } from '../eventstore/contract.js';
@@ -237,6 +238,42 @@ describe('projection runner', function () {
       expect(seen).to.deep.equal([{ ns: [101], replaying: false }]);
     } finally {
       await runner.stop();
+    }
+  });
+
+  it("holds back no reader of the log while a reactor's batch runs: its checkpoint moves at the end", async () => {
+    const name = `test_reacting_${randomUUID().slice(0, 8)}`;
+    const stream = `test_reacting-${randomUUID().slice(0, 8)}`;
+    let entered!: () => void;
+    let release!: () => void;
+    const inBatch = new Promise<void>((r) => (entered = r));
+    const released = new Promise<void>((r) => (release = r));
+    const reactor = reactorProjection({
+      name,
+      eventTypes: new Set(['Test.Added']),
+      async react(event) {
+        if (event.streamId !== stream) return;
+        entered();
+        await released; // a slow destination
+      },
+    });
+    await ensureCheckpoint(testDb().knex, name, 1);
+    await testDb().knex.transaction(async (trx) => advanceCheckpoint(trx, name, START, await store.committedHead(), 0));
+    await store.append(stream, [newEvent('Test.Added', { n: 1 })], 'no_stream');
+    const running = new ProjectionRunner(testDb().knex, store, [reactor], { batchSize: 10 }).catchUp();
+    try {
+      await inBatch;
+      // Appended while the batch is open: readable at once, not only after the batch commits.
+      const other = await store.append(`${stream}-other`, [newEvent('Test.Ignored', {})], 'no_stream');
+      let seen = false;
+      for (let i = 0; i < 100 && !seen; i++) {
+        seen = comparePositions(await store.headPosition(), other.position) >= 0;
+        if (!seen) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(seen).to.equal(true);
+    } finally {
+      release();
+      await running;
     }
   });
 
