@@ -335,6 +335,35 @@ describe('projection runner', function () {
     expect(Number(row.events_applied)).to.equal(1 + after.length);
   });
 
+  it("reads again when another runner moves a reactor's checkpoint during its batch: the checkpoint's compare-and-set at the end refuses it", async () => {
+    const name = `test_moved_reactor_${randomUUID().slice(0, 8)}`;
+    const from = await store.committedHead();
+    await ensureCheckpoint(testDb().knex, name, 1);
+    await testDb().knex.transaction((trx) => advanceCheckpoint(trx, name, START, from, 0));
+    const first = await store.append(`test_moved-${randomUUID().slice(0, 8)}`, [newEvent('Test.Added', { n: 1 })], 'no_stream');
+    const { last } = await appendMany(store, 1, 5);
+    const batches: Position[][] = [];
+    const projection = defineProjection({
+      name,
+      version: 1,
+      tables: [],
+      eventTypes: new Set(['Test.Added']),
+      actsOutside: true,
+      apply: async () => {},
+      applyMany: async (_trx, events) => {
+        batches.push(events.map((e) => e.position));
+        // The first time, another runner applies the first event and commits its checkpoint
+        // while this batch is open (on its own connection, outside this batch's transaction).
+        if (batches.length === 1) await testDb().knex.transaction((other) => advanceCheckpoint(other, name, from, first.position, 1));
+      },
+    });
+    await new ProjectionRunner(testDb().knex, store, [projection], { batchSize: 100 }).catchUp();
+    expect(batches).to.have.length(2);
+    expect(batches[0]![0]).to.deep.equal(first.position);
+    expect(batches[1]).to.deep.equal(batches[0]!.slice(1));
+    expect(comparePositions((await readCheckpoint(testDb().knex, name))!, last)).to.equal(0);
+  });
+
   it('keeps the read model and its checkpoint in step when the process is killed at any instant', async function () {
     this.timeout(120000);
     const { last } = await appendMany(store, 10, 150);
