@@ -292,14 +292,19 @@ describe('projection runner', function () {
     }
   });
 
-  it('applies only what another runner has not when the checkpoint moved after the batch read its events (an admin command beside a live service)', async () => {
-    const name = `test_moved_${randomUUID().slice(0, 8)}`;
+  /** A projection's checkpoint at the log's head, then one event, then five more. */
+  async function checkpointBefore(prefix: string) {
+    const name = `${prefix}_${randomUUID().slice(0, 8)}`;
     const from = await store.committedHead();
     await ensureCheckpoint(testDb().knex, name, 1);
     await testDb().knex.transaction((trx) => advanceCheckpoint(trx, name, START, from, 0));
     const first = await store.append(`test_moved-${randomUUID().slice(0, 8)}`, [newEvent('Test.Added', { n: 1 })], 'no_stream');
     const { last } = await appendMany(store, 1, 5);
-    const batches: Position[][] = [];
+    return { name, from, first, last, batches: [] as Position[][] };
+  }
+
+  it('applies only what another runner has not when the checkpoint moved after the batch read its events (an admin command beside a live service)', async () => {
+    const { name, from, first, last, batches } = await checkpointBefore('test_moved');
     const projection = defineProjection({
       name,
       version: 1,
@@ -336,13 +341,7 @@ describe('projection runner', function () {
   });
 
   it("reads again when another runner moves a reactor's checkpoint during its batch: the checkpoint's compare-and-set at the end refuses it", async () => {
-    const name = `test_moved_reactor_${randomUUID().slice(0, 8)}`;
-    const from = await store.committedHead();
-    await ensureCheckpoint(testDb().knex, name, 1);
-    await testDb().knex.transaction((trx) => advanceCheckpoint(trx, name, START, from, 0));
-    const first = await store.append(`test_moved-${randomUUID().slice(0, 8)}`, [newEvent('Test.Added', { n: 1 })], 'no_stream');
-    const { last } = await appendMany(store, 1, 5);
-    const batches: Position[][] = [];
+    const { name, from, first, last, batches } = await checkpointBefore('test_moved_reactor');
     const projection = defineProjection({
       name,
       version: 1,
