@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { v5 as uuidv5 } from 'uuid';
-import type { Decider, DomainEvent } from '../domain/decider.js';
+import { fold, type Decider, type DomainEvent } from '../domain/decider.js';
 import { decodeEventData, type EventMetadata } from '../domain/events/envelope.js';
 import { WrongExpectedVersionError, type AppendResult, type Artifact, type EventStore, type NewEvent, type RecordedEvent } from './eventstore/port.js';
 
@@ -137,7 +137,7 @@ export async function execute<C, S, E extends DomainEvent>(
   for (let attempt = 1; ; attempt++) {
     const { state, revision } = attempt === 1 && options.loaded ? options.loaded : await loadAggregate(store, decider, streamId);
     const events = decider.decide(command, state);
-    const after = events.reduce((s, e) => decider.evolve(s, e), state);
+    const after = fold(decider, events, state);
     if (events.length === 0) return { state: after, events, appended: null };
     const metadata = eventMetadata(ctx);
     const toAppend: NewEvent[] = events.map((e, i) => ({

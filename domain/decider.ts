@@ -18,6 +18,7 @@ export interface Decider<C, S, E extends DomainEvent> {
   evolve(state: S, event: E): S;
 }
 
-export function fold<C, S, E extends DomainEvent>(decider: Decider<C, S, E>, events: readonly E[]): S {
-  return events.reduce((s, e) => decider.evolve(s, e), decider.initialState);
+/** The state after `events`, evolved from `from` (the aggregate's initial state by default). */
+export function fold<C, S, E extends DomainEvent>(decider: Decider<C, S, E>, events: readonly E[], from: S = decider.initialState): S {
+  return events.reduce((s, e) => decider.evolve(s, e), from);
 }

@@ -20,6 +20,7 @@ import { mappingReadinessFor, type ConnectSettingsState } from '../../domain/con
 import type { BranchInput, CompanyCreationInput, SourcePatch } from '../../domain/connect/input.js';
 import { sourceClaimDecider, sourceClaimStream } from '../../domain/connect/source-claim.js';
 import { ConnectErrorCodes, companyIdFor, companyStream } from '../../domain/connect/values.js';
+import { fold } from '../../domain/decider.js';
 import { DomainError } from '../../domain/errors.js';
 import type { Clock } from '../../platform/clock.js';
 import { WrongExpectedVersionError, type AppendResult, type EventStore, type NewEvent, type Position } from '../eventstore/port.js';
@@ -301,7 +302,7 @@ export async function addBranches(
           },
           state,
         );
-        state = decided.reduce((s, e) => companyDecider.evolve(s, e), state);
+        state = fold(companyDecider, decided, state);
         for (const e of decided) {
           events.push({ id: randomUUID(), type: e.type, schemaVersion: (companyDecider.events as Record<string, { version: number }>)[e.type]!.version, data: e.data, metadata });
         }

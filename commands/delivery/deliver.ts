@@ -40,11 +40,11 @@ import {
   documentDecider,
   documentStream,
   type DocumentCommand,
-  type DocumentEvent,
   type DocumentErrorItem,
   type DocumentState,
   type DocumentStateView,
 } from '../../domain/document/document.js';
+import { fold } from '../../domain/decider.js';
 import { DomainError } from '../../domain/errors.js';
 import { decodeEventData, type EventDefinition } from '../../domain/events/envelope.js';
 import type { Clock } from '../../platform/clock.js';
@@ -269,9 +269,8 @@ function snapshotAfter(h: DocumentHistory, state: DocumentStateView, revision: b
   };
 }
 
-const evolveAll = (state: DocumentStateView, events: readonly DocumentEvent[]) => events.reduce((st, e) => documentDecider.evolve(st, e), state);
 /** The state after a step (which must be a transition of `state`). */
-const afterStep = (state: DocumentStateView, { command }: Step) => evolveAll(state, documentDecider.decide(command, state));
+const afterStep = (state: DocumentStateView, { command }: Step) => fold(documentDecider, documentDecider.decide(command, state), state);
 
 /** A command of the document's state machine, and the name its events' ids are seeded with. */
 interface Step {
@@ -310,7 +309,7 @@ async function record(
       const idSeed = seeds?.[k] ?? `${h.submitted.documentId}:${state.attempts}:${step}`;
       seedsNow.push(idSeed);
       const events = documentDecider.decide(command, state);
-      state = evolveAll(state, events);
+      state = fold(documentDecider, events, state);
       events.forEach((e, i) =>
         toAppend.push({
           id: seededEventId(idSeed, i),
