@@ -7,11 +7,23 @@
  * with the document and its XML. It is called in the benchmark's process by concurrent callers,
  * on a fresh database of the benchmarked server's PostgreSQL (which the idle server does not
  * read), with no HTTP, read models or delivery; the database is dropped afterwards.
+ *
+ * With `deliver`, each caller then takes the document to its final state as the delivery reactor
+ * does (`deliverDocument` from its DocumentSubmitted event, read back from its stream): the Tax
+ * Data Document's XML and its compression, and the append of the attempt's start, the delivery
+ * and the final result with that artifact. The destination answers at once from memory, so the
+ * figure is the delivery step's own work, without a network's routing or receipts. It is a floor
+ * for the end-to-end CPU per document: work every accepted-and-finalized document needs before
+ * any HTTP, read model, search index or metering.
  */
 import type pg from 'pg';
 import { produceInvoiceXml } from '../commands/artifacts.js';
+import type { Connector, ConnectorRegistry, DeliveryAnswer } from '../commands/delivery/connector.js';
+import { deliverDocument } from '../commands/delivery/deliver.js';
 import { PostgresEventStore } from '../commands/eventstore/postgres.js';
 import { submitDocument } from '../commands/submissions.js';
+import { documentStream } from '../domain/document/document.js';
+import { systemClock } from '../platform/clock.js';
 import { loadConfig } from '../platform/config.js';
 import { openDatabase } from '../platform/database.js';
 import { migrateToLatest } from '../readmodels/migrations/index.js';
@@ -22,6 +34,8 @@ const CORE_PREFIX = 'bench_submit_core';
 const PLACEHOLDER = 'BENCH-DOCUMENT-NUMBER-PLACEHOLDER';
 
 export interface CoreFigures {
+  /** Whether each document was also taken to its final state (see the header). */
+  delivered: boolean;
   clients: number;
   seconds: number;
   documents: number;
@@ -33,8 +47,23 @@ export interface CoreFigures {
   msPerDoc: { node: number; postgres: number };
 }
 
-/** `clients` concurrent callers of submitDocument for `seconds` after a 1 s warm-up (see the header). */
-export async function measureSubmissionCore(server: BenchServer, clients: number, seconds: number): Promise<CoreFigures> {
+/** A destination that answers every document at once, delivered and final (the delivery step's floor). */
+const instantDestination: Connector = {
+  name: 'bench-instant',
+  destination: 'PEPPOL',
+  async deliver(request): Promise<DeliveryAnswer> {
+    const government = { network: 'PEPPOL', accessPoint: 'bench-instant', uuid: request.uuid, status: 'VALID', deliveredAt: new Date().toISOString() };
+    return { kind: 'delivered', government, final: { outcome: 'valid', government, errors: [] }, finalResultDueAt: null, alreadyReceived: false };
+  },
+  finalResult: async () => null,
+};
+const instantConnectors: ConnectorRegistry = { connectorFor: () => instantDestination, missing: () => [] };
+
+/**
+ * `clients` concurrent callers of submitDocument for `seconds` after a 1 s warm-up; with
+ * `deliver`, each document is then delivered to its final state (see the header).
+ */
+export async function measureSubmissionCore(server: BenchServer, clients: number, seconds: number, options: { deliver?: boolean } = {}): Promise<CoreFigures> {
   const admin = withDatabase(server.databaseUrl, 'postgres');
   await dropStaleBenchDatabases(admin, CORE_PREFIX);
   const database = `${CORE_PREFIX}_${Date.now()}_${process.pid}`;
@@ -48,6 +77,7 @@ export async function measureSubmissionCore(server: BenchServer, clients: number
       await opened.close();
     }
     store = await PostgresEventStore.connect(opened.url, { poolSize: 20 });
+    const deliveryDeps = { store, clock: systemClock, connectors: instantConnectors, policy: { maxAttempts: 5, retryBaseMs: 1000, retryMaxMs: 60_000, startGraceMs: 200 } };
     const [head, tail] = JSON.stringify(sampleDocument('AE', { lines: 20, documentNumber: PLACEHOLDER })).split(PLACEHOLDER) as [string, string];
     const source = { name: 'ERP', version: 'v1', companyId: 'bench-core-company', templateId: identityTemplate.id };
     const documentType = { base: 'tax_invoice', modifiers: [] as string[], variant: null };
@@ -58,6 +88,11 @@ export async function measureSubmissionCore(server: BenchServer, clients: number
       const input = { workspaceId: 'ws_bench_core', environment: 'sandbox', country: 'AE', documentType, source, payload, format: 'new' as const, externalId: null, destinations: ['TAX_AUTHORITY'] };
       const outcome = await submitDocument(store!, input, { now: new Date(), workspaceId: input.workspaceId, environment: 'sandbox' }, produceInvoiceXml);
       if (!outcome.accepted) throw new Error(`submission core: a valid sample was refused: ${JSON.stringify(outcome.errors.slice(0, 3))}`);
+      if (!options.deliver) return;
+      // As the delivery reactor: from the DocumentSubmitted event (which the log tail reads for it).
+      const [submitted] = await store!.readStream(documentStream(outcome.documentId), { maxCount: 1 });
+      const delivered = await deliverDocument(deliveryDeps, outcome.documentId, submitted);
+      if (delivered !== 'final') throw new Error(`submission core with delivery: a document ended ${delivered}, not final`);
     };
     const runFor = async (ms: number, samples: number[] | null): Promise<number> => {
       const deadline = performance.now() + ms;
@@ -85,6 +120,7 @@ export async function measureSubmissionCore(server: BenchServer, clients: number
     const node = (cpu.user + cpu.system) / 1e6;
     const postgres = server.postgresCpuSeconds() - pg0;
     return {
+      delivered: options.deliver ?? false,
       clients,
       seconds,
       documents,
@@ -103,26 +139,34 @@ export function coreMsPerDoc(core: CoreFigures): number {
   return core.msPerDoc.node + core.msPerDoc.postgres;
 }
 
-/** Prints the core's figures as a one-row table with a heading. */
-export function printCore(core: CoreFigures): void {
+/**
+ * Prints the core's figures with a heading, and beside them the core with its delivery step when
+ * measured: the floor it sets for the end-to-end CPU per document, against the goal's ratio.
+ */
+export function printCore(core: CoreFigures, withDelivery: CoreFigures | null = null, targetRatio = 2): void {
   const perDoc = coreMsPerDoc(core);
   console.log(
     `\nsubmission core alone, same run (template, validation, XML, number claim and DocumentSubmitted appends; no HTTP, read models or delivery), ` +
-      `${core.clients} concurrent callers in this process, ${core.seconds} s:`,
+      `${core.clients} concurrent callers in this process, ${core.seconds} s each:`,
   );
+  const row = (name: string, figures: CoreFigures) => [
+    name,
+    fmtInt(figures.perSecond),
+    fmtMs(figures.latency.p50),
+    fmtMs(figures.latency.p99),
+    `${figures.cores.node.toFixed(2)} / ${figures.cores.postgres.toFixed(2)}`,
+    `${figures.msPerDoc.node.toFixed(2)} + ${figures.msPerDoc.postgres.toFixed(2)} = ${coreMsPerDoc(figures).toFixed(2)} ms`,
+  ];
+  const rows = [row('submission core', core)];
+  if (withDelivery) rows.push(row('core + delivery step (to final)', withDelivery));
+  console.log(renderTable(['', 'documents/s', 'p50', 'p99', 'CPU cores this process/pg', 'CPU/doc this process + pg'], rows));
+  if (!withDelivery) return;
+  const floor = coreMsPerDoc(withDelivery);
   console.log(
-    renderTable(
-      ['documents/s', 'p50', 'p99', 'CPU cores this process/pg', 'CPU/doc this process + pg'],
-      [
-        [
-          fmtInt(core.perSecond),
-          fmtMs(core.latency.p50),
-          fmtMs(core.latency.p99),
-          `${core.cores.node.toFixed(2)} / ${core.cores.postgres.toFixed(2)}`,
-          `${core.msPerDoc.node.toFixed(2)} + ${core.msPerDoc.postgres.toFixed(2)} = ${perDoc.toFixed(2)} ms`,
-        ],
-      ],
-    ),
+    `  the delivery step alone (Tax Data Document, its compression, the start, delivery and final appended with it; the destination answering from memory): ` +
+      `${(floor - perDoc).toFixed(2)} ms a document. The core with it is ${floor.toFixed(2)} / ${perDoc.toFixed(2)} ms = ${(floor / perDoc).toFixed(2)}× the core's, ` +
+      `so a goal of ${targetRatio}× leaves ${(targetRatio * perDoc - floor).toFixed(2)} ms a document for HTTP, authentication, idempotency, the log's reads, ` +
+      `the read models, the search index, metering and the destination`,
   );
 }
 

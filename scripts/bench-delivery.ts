@@ -297,7 +297,9 @@ async function main(): Promise<void> {
     if (row && isTerminal(row.state)) doc.finalAt = row.last_updated_at.getTime();
   }
   // The submission core alone, while the server is idle (its PostgreSQL serves both).
-  const core: CoreFigures | null = opts.coreSeconds > 0 && !cleaning ? await measureSubmissionCore(server, 64, opts.coreSeconds) : null;
+  const measureCore = opts.coreSeconds > 0 && !cleaning;
+  const core: CoreFigures | null = measureCore ? await measureSubmissionCore(server, 64, opts.coreSeconds) : null;
+  const coreWithDelivery: CoreFigures | null = measureCore ? await measureSubmissionCore(server, 64, opts.coreSeconds, { deliver: true }) : null;
   await cleanup();
 
   const byState = new Map<string, number>();
@@ -391,7 +393,7 @@ async function main(): Promise<void> {
       `XML >= ${fmtInt(TARGET_XML_PER_SECOND)}/s: ${xmlPerSecond >= TARGET_XML_PER_SECOND ? 'met' : 'NOT met'} (${fmtInt(xmlPerSecond)})`,
   );
   if (core) {
-    printCore(core);
+    printCore(core, coreWithDelivery, TARGET_CPU_RATIO);
     const share = finalPerSecond / core.perSecond;
     const cpuRatio = cpuPerDoc / coreMsPerDoc(core);
     printTargets('issue 19 goal, ratios to the submission core measured in this run:', [

@@ -261,9 +261,10 @@ async function main(): Promise<void> {
   let core: CoreFigures | null = null;
   if (opts.coreSeconds > 0 && !cleaning) {
     core = await measureSubmissionCore(server, 64, opts.coreSeconds);
+    const withDelivery = await measureSubmissionCore(server, 64, opts.coreSeconds, { deliver: true });
     const perDoc = coreMsPerDoc(core);
     const cores = os.cpus().length;
-    printCore(core);
+    printCore(core, withDelivery, TARGET_CPU_RATIO);
     console.log(
       `  ceiling: at ${perDoc.toFixed(2)} ms of CPU per document, ${cores} cores fully used could submit at most ${fmtInt((cores * 1000) / perDoc)} documents/s ` +
         `before any HTTP, read model or delivery work (the end-to-end target needs ${fmtInt(TARGET_DOCS_PER_SECOND)})`,
