@@ -42,18 +42,55 @@ const activeCompany = (knex: Knex) =>
  * participant id `scheme:value` (the sandbox Peppol network's directory).
  */
 export async function companiesHoldingParticipant(knex: Knex, participantId: string, environment: string): Promise<ReceivingCompany[]> {
-  return withSources(knex, await companiesHoldingParticipantQuery(knex, participantId, environment));
+  return (await companiesHoldingParticipants(knex, [{ participantId, environment }]))[0]!;
 }
 
-/** The query of `companiesHoldingParticipant` (its plan is tested). */
-export function companiesHoldingParticipantQuery(knex: Knex, participantId: string, environment: string) {
-  // Once per delivery: prepared (readmodels/prepared.ts).
+/**
+ * `companiesHoldingParticipant` for several participant ids at once, in one statement (and one
+ * more for the sources of the companies found, if any): one result per look-up, in their order.
+ */
+export async function companiesHoldingParticipants(knex: Knex, lookups: readonly { participantId: string; environment: string }[]): Promise<ReceivingCompany[][]> {
+  if (lookups.length === 0) return [];
+  const rows = (await companiesHoldingParticipantsQuery(knex, lookups)) as ParticipantRow[];
+  const companies = await withSources(knex, [...new Map(rows.map((r) => [r.company_id, r])).values()]);
+  const byId = new Map(companies.map((c) => [c.companyId, c]));
+  const results: ReceivingCompany[][] = lookups.map(() => []);
+  for (const r of rows) results[Number(r.lookup) - 1]!.push(byId.get(r.company_id)!);
+  return results;
+}
+
+/** A row of `companiesHoldingParticipantsQuery`: `lookup` is the look-up's place, from 1. */
+interface ParticipantRow {
+  lookup: string;
+  company_id: string;
+  workspace_id: string;
+  country_code: string;
+  peppol_participant_id: string;
+}
+
+/** The query of `companiesHoldingParticipants` (its plan is tested). */
+export function companiesHoldingParticipantsQuery(knex: Knex, lookups: readonly { participantId: string; environment: string }[]) {
+  // Once per delivery batch: prepared (readmodels/prepared.ts); the look-ups go as two arrays.
   return prepared(
-    knex('connect_companies')
-      .where({ peppol_participant_id: participantId, platform_environment: environment })
+    knex
+      .select(
+        'k.lookup',
+        'connect_companies.company_id',
+        'connect_companies.workspace_id',
+        'connect_companies.country_code',
+        'connect_companies.peppol_participant_id',
+      )
+      .from(
+        knex.raw('unnest(?::text[], ?::text[]) with ordinality as k(participant_id, environment, lookup)', [
+          lookups.map((l) => l.participantId),
+          lookups.map((l) => l.environment),
+        ]),
+      )
+      .join('connect_companies', function () {
+        this.on('connect_companies.peppol_participant_id', '=', 'k.participant_id').andOn('connect_companies.platform_environment', '=', 'k.environment');
+      })
       .whereRaw(activeCompany(knex))
-      .orderBy([{ column: 'created_at' }, { column: 'company_id' }])
-      .select<{ company_id: string; workspace_id: string; country_code: string; peppol_participant_id: string }[]>('company_id', 'workspace_id', 'country_code', 'peppol_participant_id'),
+      .orderBy([{ column: 'k.lookup' }, { column: 'connect_companies.created_at' }, { column: 'connect_companies.company_id' }]),
   );
 }
 

@@ -10,7 +10,8 @@ import type { Knex } from 'knex';
 import type { FinalResult } from '../../domain/document/document.js';
 import { sandboxScenario, type Destination, type SandboxScenario } from '../../domain/delivery/policy.js';
 import type { Clock } from '../../platform/clock.js';
-import { recordSandboxReceipt } from '../../readmodels/sandbox-receipts.js';
+import { turnBatcher } from '../../platform/batching.js';
+import { recordSandboxReceipts, type NewSandboxReceipt, type SandboxReceipt } from '../../readmodels/sandbox-receipts.js';
 import type { PeppolNetwork } from '../purchases/sandbox-network.js';
 import { participantIdText, type ParticipantId, type ReadUbl } from '../../domain/purchases/ubl-reader.js';
 import type { ReceivingCompany } from '../../readmodels/purchases.js';
@@ -57,11 +58,14 @@ function transportFailure(destination: Destination, scenario: SandboxScenario, a
   return null;
 }
 
+/** Records a destination's first answer for a UUID; the stored receipt (the earlier one when it existed). */
+type RecordReceipt = (receipt: NewSandboxReceipt) => Promise<{ receipt: SandboxReceipt; firstTime: boolean }>;
+
 abstract class SandboxConnector implements Connector {
   abstract readonly name: string;
   abstract readonly destination: Destination;
   constructor(
-    protected readonly knex: Knex,
+    protected readonly recordReceipt: RecordReceipt,
     protected readonly clock: Clock,
     protected readonly options: SandboxOptions,
   ) {}
@@ -76,7 +80,7 @@ abstract class SandboxConnector implements Connector {
     if (failure) return failure;
     const now = this.clock.now();
     const answer = this.firstAnswer(request, scenario, now);
-    const { receipt, firstTime } = await recordSandboxReceipt(this.knex, {
+    const { receipt, firstTime } = await this.recordReceipt({
       uuid: request.uuid,
       destination: this.destination,
       environment: request.environment,
@@ -186,8 +190,8 @@ class PeppolSandbox extends SandboxConnector {
     { sender: ParticipantId | null; receiver: ParticipantId | null; parsed: ReadUbl | null; refusal: string | null; receivers: ReceivingCompany[] }
   >();
 
-  constructor(knex: Knex, clock: Clock, options: SandboxOptions, private readonly network: PeppolNetwork | null) {
-    super(knex, clock, options);
+  constructor(recordReceipt: RecordReceipt, clock: Clock, options: SandboxOptions, private readonly network: PeppolNetwork | null) {
+    super(recordReceipt, clock, options);
   }
 
   override async deliver(request: DeliveryRequest): Promise<DeliveryAnswer> {
@@ -280,10 +284,12 @@ class PeppolSandbox extends SandboxConnector {
 }
 
 export function sandboxConnectors(knex: Knex, clock: Clock, options: SandboxOptions, network: PeppolNetwork | null = null): ConnectorRegistry {
+  // The deliveries of a reactor's batch are received at once: one statement records their receipts (platform/batching.ts).
+  const recordReceipt: RecordReceipt = turnBatcher((receipts: readonly NewSandboxReceipt[]) => recordSandboxReceipts(knex, receipts));
   const connectors: Record<Destination, Connector> = {
-    ZATCA: new ZatcaSandbox(knex, clock, options),
-    MYINVOIS: new MyInvoisSandbox(knex, clock, options),
-    PEPPOL: new PeppolSandbox(knex, clock, options, network),
+    ZATCA: new ZatcaSandbox(recordReceipt, clock, options),
+    MYINVOIS: new MyInvoisSandbox(recordReceipt, clock, options),
+    PEPPOL: new PeppolSandbox(recordReceipt, clock, options, network),
   };
   const destinations: Destination[] = ['ZATCA', 'MYINVOIS', 'PEPPOL'];
   return {

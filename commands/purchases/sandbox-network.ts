@@ -12,7 +12,8 @@
 import type { Knex } from 'knex';
 import { screenXml, readUbl, readUblParties, participantIdText, type ParticipantId, type ReadUbl, UblRefusal } from '../../domain/purchases/ubl-reader.js';
 import type { Clock } from '../../platform/clock.js';
-import { companiesHoldingParticipant, type ReceivingCompany } from '../../readmodels/purchases.js';
+import { turnBatcher } from '../../platform/batching.js';
+import { companiesHoldingParticipants, type ReceivingCompany } from '../../readmodels/purchases.js';
 import type { EventStore } from '../eventstore/port.js';
 import { storeReceivedPurchase, type StoredPurchase } from './receive.js';
 
@@ -50,6 +51,8 @@ function refusable<T>(read: () => T): Refusable<T> {
 }
 
 export function sandboxPeppolNetwork(deps: { store: EventStore; knex: Knex; clock: Clock; maxXmlBytes: number }): PeppolNetwork {
+  // The deliveries of a reactor's batch ask at once: one statement answers them (platform/batching.ts).
+  const holding = turnBatcher((lookups: readonly { participantId: string; environment: string }[]) => companiesHoldingParticipants(deps.knex, lookups));
   return {
     route(xml) {
       return refusable(() => readUblParties(screenXml(xml, deps.maxXmlBytes)));
@@ -60,7 +63,7 @@ export function sandboxPeppolNetwork(deps: { store: EventStore; knex: Knex; cloc
     async receiversOf(receiver, environment) {
       const participant = participantIdText(receiver);
       if (!participant) return [];
-      return companiesHoldingParticipant(deps.knex, participant, environment);
+      return holding({ participantId: participant, environment });
     },
     async transmit(transmission, receivers) {
       const out: StoredPurchase[] = [];

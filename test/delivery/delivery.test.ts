@@ -11,7 +11,9 @@ import type { Connector, ConnectorRegistry, DeliveryAnswer, DeliveryRequest } fr
 import { sandboxConnectors } from '../../commands/delivery/sandbox-connectors.js';
 import { sampleDocument } from '../../domain/validation/index.js';
 import { ManualClock } from '../../platform/clock.js';
-import { countSandboxReceipts } from '../../readmodels/sandbox-receipts.js';
+import { countSandboxReceipts, recordSandboxReceipts } from '../../readmodels/sandbox-receipts.js';
+import { sandboxPeppolNetwork } from '../../commands/purchases/sandbox-network.js';
+import { generateInvoiceXml, type CoreDocument } from '../../domain/artifacts/index.js';
 import { testDb } from '../support/db.js';
 import { startTestService, type TestService } from '../support/http.js';
 import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant } from '../unify/support.js';
@@ -200,12 +202,16 @@ function deliveringThrough(real: ConnectorRegistry, deliver: (connector: Connect
 async function appendSubmittedDocument(
   store: EventStore,
   clock: ManualClock,
-  options: { prefix: string; workspaceId: string; xml: Artifact | null },
+  options: { prefix: string; workspaceId: string; xml: Artifact | null | 'generated' },
 ): Promise<{ documentId: string; uuid: string; event: RecordedEvent }> {
   const documentId = randomUUID();
   const uuid = randomUUID();
   const coreDocument = uaeInvoice({ documentNumber: freshNumber(options.prefix) });
-  const { xml } = options;
+  // 'generated': the document's own PINT AE XML, which the sandbox Peppol network routes by its parties.
+  const xml =
+    options.xml === 'generated'
+      ? artifactOf(Buffer.from(generateInvoiceXml({ country: 'AE', documentType: { base: 'tax_invoice', modifiers: [] }, document: coreDocument as CoreDocument, uuid }).xml))
+      : options.xml;
   await execute(
     store,
     documentDecider,
@@ -339,6 +345,48 @@ describe('delivery without reading the document stream (the reactor event, the d
     // has, and the append is recognised as a replay by its event ids: nothing is written.
     expect(await deliverDocument(deps(store, sandbox()), documentId, event)).to.equal('skipped');
     expect(await types(documentId)).to.have.length(4);
+  });
+
+  it('the deliveries of one reactor batch: their receivers are looked up, and their receipts recorded, with one statement each', async () => {
+    const documents = await Promise.all(
+      Array.from({ length: 6 }, () => appendSubmittedDocument(store, clock, { prefix: 'BATCH', workspaceId: 'ws_snapshot_test', xml: 'generated' })),
+    );
+    const network = sandboxPeppolNetwork({ store, knex: testDb().knex, clock, maxXmlBytes: 10_000_000 });
+    const connectors = sandboxConnectors(testDb().knex, clock, { latencyMs: 0, finalResultAfterMs: 0 }, network);
+    const statements: string[] = [];
+    const noted = (q: { sql: string }) => statements.push(q.sql);
+    testDb().knex.on('query', noted);
+    let outcomes: string[];
+    try {
+      // As the reactor's lanes run a batch: every delivery at once, each from its event.
+      outcomes = await Promise.all(documents.map((d) => deliverDocument(deps(store, connectors), d.documentId, d.event)));
+    } finally {
+      testDb().knex.off('query', noted);
+    }
+    expect(outcomes).to.deep.equal(documents.map(() => 'final'));
+    expect(statements.filter((sql) => /connect_companies/.test(sql))).to.have.length(1);
+    expect(statements.filter((sql) => /insert into sandbox_receipts/.test(sql))).to.have.length(1);
+    for (const d of documents) {
+      expect(await countSandboxReceipts(testDb().knex, d.uuid)).to.equal(1);
+      expect(await types(d.documentId)).to.deep.equal(['DocumentSubmitted', 'DocumentDeliveryStarted', 'DocumentDelivered', 'DocumentFinalized']);
+      const [finalized] = await store.readStream(documentStream(d.documentId), { backwards: true, maxCount: 1 });
+      expect((finalized!.data as { government: Record<string, unknown> }).government).to.include({ status: 'VALID', receiverRegistered: false });
+    }
+  });
+
+  it('receipts recorded together: a UUID given twice is received once, one received before keeps its earlier answer', async () => {
+    const [earlier, fresh] = [randomUUID(), randomUUID()];
+    const at = new Date('2026-03-01T10:00:00Z');
+    const receipt = (uuid: string, answer: Record<string, unknown>) => ({ uuid, destination: 'PEPPOL', environment: 'sandbox', answer, receivedAt: at });
+    await recordSandboxReceipts(testDb().knex, [receipt(earlier, { n: 1 })]);
+    const recorded = await recordSandboxReceipts(testDb().knex, [receipt(fresh, { n: 2 }), receipt(earlier, { n: 3 }), receipt(fresh, { n: 4 })]);
+    expect(recorded.map((r) => [r.receipt.uuid, r.firstTime, r.receipt.answer])).to.deep.equal([
+      [fresh, true, { n: 2 }],
+      [earlier, false, { n: 1 }],
+      [fresh, false, { n: 2 }],
+    ]);
+    expect(recorded[0]!.receipt.receivedAt.toISOString()).to.equal(at.toISOString());
+    expect(await countSandboxReceipts(testDb().knex, fresh)).to.equal(1);
   });
 
   /** The sandbox, with each delivery held until `release()`; `received` resolves when the first call arrives. */

@@ -6,7 +6,7 @@ import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant } from '../unify
 import { sampleDocument } from '../../domain/validation/index.js';
 import { receiver, type Receiver } from './support.js';
 import { sourcePath } from '../connect/support.js';
-import { companiesHoldingParticipant, companiesHoldingParticipantQuery } from '../../readmodels/purchases.js';
+import { companiesHoldingParticipant, companiesHoldingParticipants, companiesHoldingParticipantsQuery } from '../../readmodels/purchases.js';
 
 describe('purchases: the sandbox Peppol network between onboarded companies', function () {
   this.timeout(120000);
@@ -164,11 +164,38 @@ describe('purchases: the sandbox Peppol network between onboarded companies', fu
     const plan = await testDb().knex.transaction(async (trx) => {
       // On a table this small a scan is cheaper, so the planner is told to take an index if it has one.
       await trx.raw('set local enable_seqscan = off');
-      const { sql, bindings } = companiesHoldingParticipantQuery(trx, participant, 'sandbox').toSQL();
+      const lookups = [
+        { participantId: participant, environment: 'sandbox' },
+        { participantId: '0235:1999999999', environment: 'sandbox' },
+      ];
+      const { sql, bindings } = companiesHoldingParticipantsQuery(trx, lookups).toSQL();
       return JSON.stringify((await trx.raw(`explain (format json) ${sql}`, bindings)).rows);
     });
     expect(plan).to.contain('"Index Name":"connect_companies_participant"');
     expect(plan).to.match(/"Index Cond":"\(\(peppol_participant_id = /);
+  });
+
+  it('the receivers of several deliveries in one statement: one answer per look-up, in their order', async () => {
+    const participant = `0235:${buyer.tin}`;
+    const statements: string[] = [];
+    const noted = (q: { sql: string }) => statements.push(q.sql);
+    testDb().knex.on('query', noted);
+    let found;
+    try {
+      found = await companiesHoldingParticipants(testDb().knex, [
+        { participantId: '0235:1999999999', environment: 'sandbox' },
+        { participantId: participant, environment: 'sandbox' },
+        { participantId: participant, environment: 'production' },
+        { participantId: participant, environment: 'sandbox' },
+      ]);
+    } finally {
+      testDb().knex.off('query', noted);
+    }
+    const alone = await companiesHoldingParticipant(testDb().knex, participant, 'sandbox');
+    expect(alone.map((c) => c.companyId)).to.include(buyer.company.companyId);
+    expect(found).to.deep.equal([[], alone, [], alone]);
+    // The look-up, and the sources of the companies it found.
+    expect(statements).to.have.length(2);
   });
 
   it('a company whose sources are all archived (inactive) receives nothing', async () => {
