@@ -218,6 +218,7 @@ export class PostgresEventStore implements EventStore {
   private readonly pending: PendingAppend[] = [];
   private readonly readAhead = new Map<string, Promise<Page>>();
   private inFlightBatches = 0;
+  private flushScheduled = false;
   private readonly recentArtifacts = new LRUCache<string, Buffer>({ maxSize: RECENT_ARTIFACT_BYTES, sizeCalculation: (content) => Math.max(1, content.length) });
   /** Running average size of an event's data and metadata (JSON text), to size the steps of byte-bounded reads. */
   private averageEventBytes = 2048;
@@ -264,7 +265,7 @@ export class PostgresEventStore implements EventStore {
         append.resolve = resolve;
         append.reject = reject;
         this.pending.push(append);
-        this.flushPending();
+        this.scheduleFlush();
       }),
     );
   }
@@ -336,9 +337,25 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * Group commit: an append goes out at once while fewer than `maxInFlightBatches` batches are in
-   * flight; appends made meanwhile wait and go out together, in one transaction (es_append_batch).
-   * A lone writer thus pays no delay, and many writers share round trips and WAL flushes.
+   * An append waits for the rest of the event loop's turn (`setImmediate`), so that the appends
+   * made in the same turn go out together: the delivery reactor's lanes append a batch's documents
+   * one after the other as the destination's answers arrive together, and each went out in a
+   * transaction of its own while fewer than `maxInFlightBatches` were in flight. A lone writer
+   * waits for nothing but the end of the current turn.
+   */
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flushPending();
+    });
+  }
+
+  /**
+   * Group commit: the appends of a turn go out at once while fewer than `maxInFlightBatches`
+   * batches are in flight; appends made meanwhile wait and go out together, in one transaction
+   * (es_append_batch). Many writers thus share round trips and WAL flushes.
    */
   private flushPending(): void {
     while (this.inFlightBatches < this.maxInFlightBatches && this.pending.length > 0) {
@@ -660,6 +677,8 @@ export class PostgresEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Appends made before the close go out now, as they would have at once (the pool ends after them).
+    this.flushPending();
     if (this.notifyTimer) clearTimeout(this.notifyTimer);
     this.appended.emit('append');
     await this.listenerStarting;

@@ -42,6 +42,27 @@ describe('PostgreSQL event store: group commit and read-ahead', () => {
     }
   });
 
+  it('commits the appends made in one turn of the event loop in one transaction, while no batch is in flight', async () => {
+    // The default bound of batches in flight (4): before, the first four appends went out alone.
+    const defaults = await PostgresEventStore.connect(testDb().url, { poolSize: 4 });
+    try {
+      const streams = Array.from({ length: 8 }, (_, i) => stream(`turn-${i}`));
+      // As the delivery reactor's lanes append: each after some awaits of its own, in one turn.
+      const results = await Promise.all(
+        streams.map(async (s, i) => {
+          for (let hop = 0; hop < i; hop++) await Promise.resolve();
+          return defaults.append(s, [newEvent('Noted', { i })], 'no_stream');
+        }),
+      );
+      expect(new Set(results.map((r) => r.position.commit)).size).to.equal(1);
+      // A lone append later goes out on its own.
+      const alone = await defaults.append(stream('alone'), [newEvent('Noted', {})], 'no_stream');
+      expect(alone.position.commit > results[0]!.position.commit).to.equal(true);
+    } finally {
+      await defaults.close();
+    }
+  });
+
   it('keeps the other appends of a batch when one has a wrong expected revision or a stored event id', async () => {
     const existing = stream('existing');
     await store.append(existing, [newEvent('Noted', { n: 0 })], 'no_stream');
@@ -49,7 +70,7 @@ describe('PostgreSQL event store: group commit and read-ahead', () => {
     const other = stream('other');
     await store.append(other, [stored], 'no_stream');
 
-    const blocker = store.append(stream('first'), [newEvent('Noted', {})], 'any'); // goes out alone; the rest wait and batch
+    const blocker = store.append(stream('first'), [newEvent('Noted', {})], 'any'); // made in the same turn: one batch with the rest
     const good = Array.from({ length: 10 }, (_, i) => store.append(stream(`good-${i}`), [newEvent('Noted', { i })], 'no_stream'));
     const wrong = store.append(existing, [newEvent('Noted', { n: 1 })], 5n);
     const duplicate = store.append(stream('dup'), [stored], 'no_stream');
