@@ -18,7 +18,7 @@ const XML_AT_SUBMISSION: ReadonlySet<string> = new Set(['AE', 'MY', 'BE', 'DE'])
 
 export const produceInvoiceXml: XmlProducer = ({ country, documentType, document, uuid }) => {
   if (!XML_AT_SUBMISSION.has(country)) return null;
-  return generateInvoiceXml({ country, documentType, document: document as CoreDocument, uuid }).base64;
+  return generateInvoiceXml({ country, documentType, document: document as CoreDocument, uuid }).bytes;
 };
 
 export function documentCompliance(country: string, documentType: { base: string; modifiers?: readonly string[]; variant?: string | null }) {

@@ -57,8 +57,8 @@ export interface SubmissionInput {
   destinations: string[];
 }
 
-/** Produces the e-invoice XML of a valid document (base64), or null where none is produced at submission. */
-export type XmlProducer = (input: { country: string; documentType: SubmissionInput['documentType']; document: unknown; uuid: string }) => string | null;
+/** Produces the e-invoice XML of a valid document (its bytes), or null where none is produced at submission. */
+export type XmlProducer = (input: { country: string; documentType: SubmissionInput['documentType']; document: unknown; uuid: string }) => Buffer | null;
 
 export interface SubmissionOutcome {
   accepted: boolean;
@@ -139,12 +139,17 @@ async function recordedOutcome(store: EventStore, documentId: string): Promise<S
   };
 }
 
-/** The bytes of an artifact an event names, as base64: inline in a v1 event, else from the store. */
-export async function artifactBase64(store: EventStore, ref: ArtifactRef): Promise<string> {
-  if (ref.inlineBase64 !== undefined) return ref.inlineBase64;
+/** The bytes of an artifact an event names: inline in a v1 event, else from the store. */
+export async function artifactBytes(store: EventStore, ref: ArtifactRef): Promise<Buffer> {
+  if (ref.inlineBase64 !== undefined) return Buffer.from(ref.inlineBase64, 'base64');
   const content = (await store.readArtifacts([ref.sha256])).get(ref.sha256);
   if (!content) throw new Error(`artifact ${ref.sha256} named by an event is not stored`);
-  return content.toString('base64');
+  return content;
+}
+
+/** The bytes of an artifact an event names, as base64 (an API's answer). */
+export async function artifactBase64(store: EventStore, ref: ArtifactRef): Promise<string> {
+  return ref.inlineBase64 ?? (await artifactBytes(store, ref)).toString('base64');
 }
 
 function toNewEvent(id: string, type: string, version: number, data: unknown, ctx: CommandContext): NewEvent {
@@ -200,9 +205,9 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
       coreDocument: mapped.document,
       validation: report,
     };
-    const xmlBase64 = report.success ? produceXml({ country: input.country, documentType: input.documentType, document: mapped.document, uuid }) : null;
+    const xmlBytes = report.success ? produceXml({ country: input.country, documentType: input.documentType, document: mapped.document, uuid }) : null;
     // Stored once, by hash, in the append's transaction; the event names the hash.
-    const xml = xmlBase64 ? artifactOf(Buffer.from(xmlBase64, 'base64')) : null;
+    const xml = xmlBytes ? artifactOf(xmlBytes) : null;
     const event: DocumentEvent & { type: 'DocumentSubmitted' | 'DocumentRejected' } = report.success
       ? { type: 'DocumentSubmitted', data: { ...received, xml: xml ? { sha256: xml.sha256 } : null } }
       : { type: 'DocumentRejected', data: { ...received, errors: report.errors.map(toErrorItem) } };
@@ -213,7 +218,8 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
       events: [toNewEvent(slot ? slot.id('document-event') : randomUUID(), decided!.type, definition.version, decided!.data, eventCtx)],
       expected: 'no_stream',
       artifacts: xml ? [xml] : [],
-      xmlBase64,
+      // The answer's Base64XML (SPEC.md 2.4).
+      xmlBase64: xmlBytes ? xmlBytes.toString('base64') : null,
     };
   };
   const rejectedForReuse = (): ValidationReport => ({

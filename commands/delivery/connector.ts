@@ -15,8 +15,8 @@ export interface DeliveryRequest {
   documentType: { base: string; modifiers: string[]; variant?: string | null };
   documentNumber: string | null;
   coreDocument: unknown;
-  /** The e-invoice XML as sent (base64). */
-  xmlBase64: string | null;
+  /** The e-invoice XML as sent: its bytes (a connector whose destination takes base64 encodes them). */
+  xml: Buffer | null;
   /** Saudi Arabia: the invoice hash of this XML (the authority checks the chain). */
   invoiceHash?: string | null;
 }

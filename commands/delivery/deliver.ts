@@ -49,7 +49,7 @@ import { DomainError } from '../../domain/errors.js';
 import { decodeEventData, type EventDefinition } from '../../domain/events/envelope.js';
 import type { Clock } from '../../platform/clock.js';
 import { artifactOf, DuplicateEventError, WrongExpectedVersionError, type Artifact, type EventStore, type NewEvent, type RecordedEvent, type StreamAppend } from '../eventstore/port.js';
-import { artifactBase64, readSubmission } from '../submissions.js';
+import { artifactBytes, readSubmission } from '../submissions.js';
 import { CONFLICT_RETRY_BUDGET_MS, ConcurrencyConflictError, conflictBackoff, eventMetadata, foldRecorded, loadAggregate, seededEventId, type CommandContext, type Loaded } from '../execute.js';
 import type { ConnectorRegistry, DeliveryRequest } from './connector.js';
 
@@ -100,8 +100,8 @@ interface DocumentHistory {
   ctx: CommandContext;
   lastFailure: { retryable: boolean; nextAttemptAt: string | null } | null;
   deliveredGovernment: unknown;
-  /** The submitted XML (base64), read when needed. */
-  xmlBase64(): Promise<string | null>;
+  /** The submitted XML's bytes, read when needed. */
+  xml(): Promise<Buffer | null>;
 }
 
 /** The view was taken at an older revision than the stream's: read the stream and decide again. */
@@ -142,7 +142,7 @@ async function fromStream(deps: DeliveryDeps, documentId: string, submittedEvent
     ctx: contextOf(deps, submitted.environment, submittedContext(first)),
     lastFailure: failure ? { retryable: failure.retryable, nextAttemptAt: failure.nextAttemptAt ?? null } : null,
     deliveredGovernment: delivered?.government ?? null,
-    xmlBase64: () => submittedXml(deps, submitted),
+    xml: () => submittedXml(deps, submitted),
   };
 }
 
@@ -157,7 +157,7 @@ function fromSubmittedEvent(deps: DeliveryDeps, event: RecordedEvent): DocumentH
     ctx: contextOf(deps, submitted.environment, submittedContext(event)),
     lastFailure: null,
     deliveredGovernment: null,
-    xmlBase64: () => submittedXml(deps, submitted),
+    xml: () => submittedXml(deps, submitted),
   };
 }
 
@@ -174,16 +174,16 @@ async function fromSnapshot(deps: DeliveryDeps, documentId: string): Promise<Doc
     lastFailure: snap.lastFailure,
     deliveredGovernment: snap.deliveredGovernment ?? null,
     // The stream's first event alone, and only when the document is sent again.
-    xmlBase64: async () => {
+    xml: async () => {
       const submission = await readSubmission(deps.store, documentId);
       return submission ? submittedXml(deps, submission.data) : null;
     },
   };
 }
 
-/** The submitted XML (base64) the connector is handed: inline in a v1 event, else from the artifact store. */
-const submittedXml = (deps: DeliveryDeps, submitted: Submitted): Promise<string | null> =>
-  submitted.xml ? artifactBase64(deps.store, submitted.xml) : Promise.resolve(null);
+/** The submitted XML the connector is handed: inline in a v1 event, else from the artifact store. */
+const submittedXml = (deps: DeliveryDeps, submitted: Submitted): Promise<Buffer | null> =>
+  submitted.xml ? artifactBytes(deps.store, submitted.xml) : Promise.resolve(null);
 
 function lastOfType<A>(events: RecordedEvent[], def: EventDefinition<A>): A | null {
   for (let i = events.length - 1; i >= 0; i--) {
@@ -193,7 +193,7 @@ function lastOfType<A>(events: RecordedEvent[], def: EventDefinition<A>): A | nu
   return null;
 }
 
-function request(h: DocumentHistory, attempt: number, xmlBase64: string | null, invoiceHash: string | null): DeliveryRequest {
+function request(h: DocumentHistory, attempt: number, xml: Buffer | null, invoiceHash: string | null): DeliveryRequest {
   const s = h.submitted;
   return {
     documentId: s.documentId,
@@ -204,7 +204,7 @@ function request(h: DocumentHistory, attempt: number, xmlBase64: string | null, 
     documentType: s.documentType,
     documentNumber: s.documentNumber,
     coreDocument: s.coreDocument,
-    xmlBase64,
+    xml,
     invoiceHash,
   };
 }
@@ -214,7 +214,7 @@ function request(h: DocumentHistory, attempt: number, xmlBase64: string | null, 
  * chain's last link, appended with that link's revision. A document already chained (an
  * attempt that crashed after chaining) gets its original link back, and the same XML.
  */
-async function chainZatcaInvoice(deps: DeliveryDeps, h: DocumentHistory): Promise<{ xmlBase64: string; invoiceHash: string }> {
+async function chainZatcaInvoice(deps: DeliveryDeps, h: DocumentHistory): Promise<{ xml: Buffer; invoiceHash: string }> {
   const s = h.submitted;
   const sellerVat = (s.coreDocument as CoreDocument)?.parties?.seller?.taxIds?.[0]?.value ?? s.sourceName;
   const chainStream = `zatcachain-${createHash('sha256').update(`${h.ctx.workspaceId}\n${s.environment}\n${String(sellerVat)}`).digest('hex')}`;
@@ -233,7 +233,7 @@ async function chainZatcaInvoice(deps: DeliveryDeps, h: DocumentHistory): Promis
     const last = lastEvent ? (decodeEventData(ZatcaInvoiceChained, lastEvent.schemaVersion, lastEvent.data) as ZatcaLink) : null;
     if (last?.documentId === s.documentId) {
       const xml = xmlFor(last);
-      return { xmlBase64: xml.base64, invoiceHash: xml.hash! };
+      return { xml: xml.bytes, invoiceHash: xml.hash! };
     }
     const link = nextLink(last);
     const xml = xmlFor(link);
@@ -244,12 +244,12 @@ async function chainZatcaInvoice(deps: DeliveryDeps, h: DocumentHistory): Promis
         [{ id: eventId, type: ZatcaInvoiceChained.type, schemaVersion: ZatcaInvoiceChained.version, data, metadata: eventMetadata(h.ctx) }],
         lastEvent ? lastEvent.revision : 'no_stream',
       );
-      if (!appended.replayed) return { xmlBase64: xml.base64, invoiceHash: xml.hash! };
+      if (!appended.replayed) return { xml: xml.bytes, invoiceHash: xml.hash! };
       // Chained by an earlier attempt further back in the chain: use that link.
       const [original] = await deps.store.readStream(chainStream, { fromRevision: appended.nextExpectedRevision, maxCount: 1 });
       const link0 = decodeEventData(ZatcaInvoiceChained, original!.schemaVersion, original!.data) as ZatcaLink;
       const again = xmlFor(link0);
-      return { xmlBase64: again.base64, invoiceHash: again.hash! };
+      return { xml: again.bytes, invoiceHash: again.hash! };
     } catch (err) {
       if (err instanceof WrongExpectedVersionError) continue;
       throw err;
@@ -433,16 +433,16 @@ async function attemptDelivery(deps: DeliveryDeps, h: DocumentHistory): Promise<
       return await recordAnswer({ command: { type: 'RecordDeliveryFailed', error, retryable: false, government: null }, step: 'result' }, 'failed');
     }
 
-    let xmlBase64 = s.country === 'SA' ? null : await h.xmlBase64();
+    let xml = s.country === 'SA' ? null : await h.xml();
     let invoiceHash: string | null = null;
-    let chainedXml: string | null = null;
+    let chainedXml: Buffer | null = null;
     if (s.country === 'SA') {
       const chained = await chainZatcaInvoice(deps, h);
-      xmlBase64 = chainedXml = chained.xmlBase64;
+      xml = chainedXml = chained.xml;
       invoiceHash = chained.invoiceHash;
     }
     // Settled either way, so a rejection is never left unhandled while the start is appended.
-    const sending = connector.deliver(request(h, attempt, xmlBase64, invoiceHash)).then(
+    const sending = connector.deliver(request(h, attempt, xml, invoiceHash)).then(
       (answer) => ({ answer }),
       (error: unknown) => ({ error }),
     );
@@ -462,16 +462,16 @@ async function attemptDelivery(deps: DeliveryDeps, h: DocumentHistory): Promise<
     const now = deps.clock.now();
     switch (answer.kind) {
       case 'delivered': {
-        const tddXmlBase64 =
+        const tddXml =
           s.country === 'AE'
-            ? generateTaxDataDocument({ documentType: s.documentType, document: s.coreDocument as CoreDocument, uuid: s.uuid, reportedAt: now.toISOString() }).base64
+            ? generateTaxDataDocument({ documentType: s.documentType, document: s.coreDocument as CoreDocument, uuid: s.uuid, reportedAt: now.toISOString() }).bytes
             : null;
         // Artifacts produced on delivery are stored by hash with the Delivered event.
-        const xml = chainedXml ? artifactOf(Buffer.from(chainedXml, 'base64')) : null;
-        const tdd = tddXmlBase64 ? artifactOf(Buffer.from(tddXmlBase64, 'base64')) : null;
-        const artifacts = [xml, tdd].filter((a): a is Artifact => a !== null);
+        const chained = chainedXml ? artifactOf(chainedXml) : null;
+        const tdd = tddXml ? artifactOf(tddXml) : null;
+        const artifacts = [chained, tdd].filter((a): a is Artifact => a !== null);
         return await recordAnswer(
-          { command: { type: 'RecordDelivered', government: answer.government, xml, tdd, finalResultDueAt: answer.finalResultDueAt, final: answer.final }, step: 'result' },
+          { command: { type: 'RecordDelivered', government: answer.government, xml: chained, tdd, finalResultDueAt: answer.finalResultDueAt, final: answer.final }, step: 'result' },
           answer.final ? 'final' : 'delivered',
           // Without its final result the document waits for the worker: keep a snapshot for it.
           answer.final ? { artifacts } : { artifacts, snapshot: { lastFailure: null, deliveredGovernment: answer.government } },

@@ -195,7 +195,7 @@ class PeppolSandbox extends SandboxConnector {
   }
 
   override async deliver(request: DeliveryRequest): Promise<DeliveryAnswer> {
-    const xml = this.network && request.xmlBase64 ? Buffer.from(request.xmlBase64, 'base64') : null;
+    const xml = this.network ? request.xml : null;
     if (this.network && xml) {
       const scenario = scenarioOf(this.destination, request);
       const route = this.network.route(xml);

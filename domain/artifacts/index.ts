@@ -15,7 +15,7 @@ import { resolveDocumentType } from './normalize.js';
 import { buildPeppolBisDocument } from './peppol-bis.js';
 import { pintAeContext, writePintAeDocument } from './pint-ae.js';
 import { buildTaxDataDocument, type TaxDataDocumentOptions } from './tdd-ae.js';
-import { newXmlDocument, serialize, toBase64 } from './xml.js';
+import { newXmlDocument, serialize, xmlOutput, type XmlOutput } from './xml.js';
 import { buildZatcaInvoice } from './zatca.js';
 
 export type * from './core-document.js';
@@ -56,9 +56,7 @@ export interface GenerateInvoiceXmlInput {
   invoiceCounter?: number;
 }
 
-export interface GeneratedXml {
-  xml: string;
-  base64: string;
+export interface GeneratedXml extends XmlOutput {
   /** SA: the invoice hash (Base64 SHA-256), the next invoice's PIH. */
   hash?: string;
   /** SA: the QR payload (Base64 TLV). */
@@ -74,7 +72,7 @@ export function generateInvoiceXml(input: GenerateInvoiceXmlInput): GeneratedXml
       const xmlDoc = newXmlDocument();
       writePintAeDocument(xmlDoc, pintAeContext(doc, dt, input.uuid));
       const xml = serialize(xmlDoc);
-      return { xml, base64: toBase64(xml) };
+      return xmlOutput(xml);
     }
     case 'SA':
       return buildZatcaInvoice({

@@ -34,7 +34,7 @@ import {
   type ResolvedDocumentType,
 } from './normalize.js';
 import { billingReference, legalMonetaryTotal, priceAmount, taxTotalAmountOnly } from './ubl-parts.js';
-import { amount, branch, leaf, newXmlDocument, serialize, toBase64, ublRoot, type XmlNode } from './xml.js';
+import { amount, branch, leaf, newXmlDocument, serialize, xmlOutput, ublRoot, type XmlNode, type XmlOutput } from './xml.js';
 
 const MY_TAX_TYPES = new Set(['01', '02', '03', '04', '05', '06', 'E']);
 const MY_TAX_WORDS: Record<string, string> = {
@@ -121,7 +121,7 @@ export interface MyInvoisInput {
   issueTimestamp?: string;
 }
 
-export function buildMyInvoisInvoice(input: MyInvoisInput): { xml: string; base64: string } {
+export function buildMyInvoisInvoice(input: MyInvoisInput): XmlOutput {
   const { doc, dt } = input;
   const header = doc.header ?? {};
   const parties = doc.parties ?? {};
@@ -219,5 +219,5 @@ export function buildMyInvoisInvoice(input: MyInvoisInput): { xml: string; base6
   }
 
   const xml = serialize(xmlDoc);
-  return { xml, base64: toBase64(xml) };
+  return xmlOutput(xml);
 }

@@ -42,7 +42,7 @@ import {
   taxTotalWithBreakdown,
   type TaxCategoryOptions,
 } from './ubl-parts.js';
-import { amount, branch, leaf, newXmlDocument, serialize, toBase64, ublRoot, type XmlNode } from './xml.js';
+import { amount, branch, leaf, newXmlDocument, serialize, xmlOutput, ublRoot, type XmlNode, type XmlOutput } from './xml.js';
 
 export const PEPPOL_BIS_CUSTOMIZATION_ID = 'urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0';
 export const PEPPOL_BIS_PROFILE_ID = 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0';
@@ -107,7 +107,7 @@ export interface PeppolBisInput {
   uuid: string;
 }
 
-export function buildPeppolBisDocument(input: PeppolBisInput): { xml: string; base64: string } {
+export function buildPeppolBisDocument(input: PeppolBisInput): XmlOutput {
   const { doc, dt } = input;
   const header = doc.header ?? {};
   const parties = doc.parties ?? {};
@@ -217,5 +217,5 @@ export function buildPeppolBisDocument(input: PeppolBisInput): { xml: string; ba
   }
 
   const xml = serialize(xmlDoc);
-  return { xml, base64: toBase64(xml) };
+  return xmlOutput(xml);
 }

@@ -24,7 +24,7 @@ import type { CoreDocument } from './core-document.js';
 import { isoDate, isoTime, str, type ResolvedDocumentType } from './normalize.js';
 import { aeBuyerEndpoint, aeSellerEndpoint, aeTrn, pintAeContext, writePintAeDocument, type PintAeContext } from './pint-ae.js';
 import { partyTaxScheme, taxTotalAmountOnly } from './ubl-parts.js';
-import { amount, branch, leaf, newXmlDocument, serialize, toBase64, UBL_NS, type XmlNode } from './xml.js';
+import { amount, branch, leaf, newXmlDocument, serialize, xmlOutput, UBL_NS, type XmlNode, type XmlOutput } from './xml.js';
 
 export const TDD_NAMESPACE = 'urn:peppol:schema:taxdata:1.0';
 export const TDD_CUSTOMIZATION_ID = 'urn:peppol:taxdata:ae-1';
@@ -83,7 +83,7 @@ export function buildTaxDataDocument(
   dt: ResolvedDocumentType,
   uuid: string,
   options: TaxDataDocumentOptions = {},
-): { xml: string; base64: string } {
+): XmlOutput {
   const ctx = pintAeContext(doc, dt, uuid);
   const header = doc.header ?? {};
   const xml = newXmlDocument();
@@ -119,7 +119,7 @@ export function buildTaxDataDocument(
   writePintAeDocument(content, ctx, true);
 
   const out = serialize(xml);
-  return { xml: out, base64: toBase64(out) };
+  return xmlOutput(out);
 }
 
 function writeReportedDocument(rd: XmlNode, ctx: PintAeContext): void {

@@ -213,6 +213,25 @@ export function serializeHeadless(doc: XmlNode): string {
   return build(doc, '');
 }
 
-export function toBase64(xml: string): string {
-  return Buffer.from(xml, 'utf8').toString('base64');
+/**
+ * A generated document: its text, its UTF-8 bytes (what is stored, hashed and sent), and their
+ * base64 only when asked (the Unify answer's Base64XML): a document stored or sent as bytes is
+ * never encoded to base64 and decoded back.
+ */
+export interface XmlOutput {
+  readonly xml: string;
+  readonly bytes: Buffer;
+  readonly base64: string;
+}
+
+export function xmlOutput(xml: string): XmlOutput {
+  const bytes = Buffer.from(xml, 'utf8');
+  let base64: string | undefined;
+  return {
+    xml,
+    bytes,
+    get base64() {
+      return (base64 ??= bytes.toString('base64'));
+    },
+  };
 }

@@ -39,7 +39,7 @@ import {
   type ResolvedDocumentType,
 } from './normalize.js';
 import { billingReference, legalMonetaryTotal, partyTaxScheme, priceAmount, taxCategory, taxTotalAmountOnly, taxTotalWithBreakdown, type TaxCategoryOptions } from './ubl-parts.js';
-import { amount, branch, branchAfter, leaf, newXmlDocument, serialize, serializeHeadless, toBase64, ublRoot, type XmlNode } from './xml.js';
+import { amount, branch, branchAfter, leaf, newXmlDocument, serialize, serializeHeadless, xmlOutput, ublRoot, type XmlNode, type XmlOutput } from './xml.js';
 
 export const ZATCA_PROFILE_ID = 'reporting:1.0';
 
@@ -150,7 +150,7 @@ export interface ZatcaInput {
   invoiceCounter?: number;
 }
 
-export function buildZatcaInvoice(input: ZatcaInput): { xml: string; base64: string; hash: string; qr: string } {
+export function buildZatcaInvoice(input: ZatcaInput): XmlOutput & { hash: string; qr: string } {
   const { doc, dt } = input;
   const header = doc.header ?? {};
   const parties = doc.parties ?? {};
@@ -251,5 +251,5 @@ export function buildZatcaInvoice(input: ZatcaInput): { xml: string; base64: str
   leaf(branch(qrRef, 'cac:Attachment'), 'cbc:EmbeddedDocumentBinaryObject', qr, { mimeCode: 'text/plain' });
 
   const xml = serialize(xmlDoc);
-  return { xml, base64: toBase64(xml), hash, qr };
+  return Object.assign(xmlOutput(xml), { hash, qr });
 }

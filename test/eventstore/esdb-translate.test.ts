@@ -457,5 +457,11 @@ describe('EventStoreDB translation: artifacts stored before the events that name
     const good = artifactOf(Buffer.from('a'));
     expect(() => checkedArtifacts([{ sha256: good.sha256, content: Buffer.from('b') }], { verify: true })).to.throw(ArtifactHashMismatch);
     expect(checkedArtifacts([good, good], { verify: true })).to.deep.equal([good]);
+    // artifactOf's own artifacts are not hashed again, and their key cannot be changed after it.
+    expect(Object.isFrozen(good)).to.equal(true);
+    expect(() => ((good as { sha256: string }).sha256 = artifactOf(Buffer.from('b')).sha256)).to.throw(TypeError);
+    // The same key and bytes in an object of its own are checked as any other.
+    expect(checkedArtifacts([{ ...good }], { verify: true })).to.deep.equal([good]);
+    expect(() => checkedArtifacts([{ ...good, content: Buffer.from('b') }], { verify: true })).to.throw(ArtifactHashMismatch);
   });
 });

@@ -127,7 +127,7 @@ describe('purchases: the sandbox Peppol network between onboarded companies', fu
       documentType: { base: 'tax_invoice', modifiers: [] },
       documentNumber: payload.header.documentNumber,
       coreDocument: payload,
-      xmlBase64: status.artifacts.invoiceXmlBase64,
+      xml: Buffer.from(status.artifacts.invoiceXmlBase64, 'base64'),
     });
     expect(answer.kind).to.equal('delivered');
     const [row] = await testDb().knex('purchase_invoices').where({ invoice_number: payload.header.documentNumber }).count({ n: '*' });
