@@ -38,16 +38,10 @@ const activeCompany = (knex: Knex) =>
   knex.raw(`exists (select 1 from connect_sources s where s.company_id = connect_companies.company_id and s.status = 'active')`);
 
 /**
- * The active companies, in any workspace, onboarded in `environment` that hold the Peppol
- * participant id `scheme:value` (the sandbox Peppol network's directory).
- */
-export async function companiesHoldingParticipant(knex: Knex, participantId: string, environment: string): Promise<ReceivingCompany[]> {
-  return (await companiesHoldingParticipants(knex, [{ participantId, environment }]))[0]!;
-}
-
-/**
- * `companiesHoldingParticipant` for several participant ids at once, in one statement (and one
- * more for the sources of the companies found, if any): one result per look-up, in their order.
+ * For each look-up, the active companies, in any workspace, onboarded in `environment` that hold
+ * the Peppol participant id `scheme:value` (the sandbox Peppol network's directory): several
+ * look-ups in one statement (and one more for the sources of the companies found, if any), one
+ * result per look-up, in their order.
  */
 export async function companiesHoldingParticipants(knex: Knex, lookups: readonly { participantId: string; environment: string }[]): Promise<ReceivingCompany[][]> {
   if (lookups.length === 0) return [];

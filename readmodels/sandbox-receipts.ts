@@ -17,11 +17,6 @@ export interface NewSandboxReceipt {
   receivedAt: Date;
 }
 
-/** Records the first answer for a UUID; returns the stored receipt (the earlier one when it existed). */
-export async function recordSandboxReceipt(knex: Knex, receipt: NewSandboxReceipt): Promise<{ receipt: SandboxReceipt; firstTime: boolean }> {
-  return (await recordSandboxReceipts(knex, [receipt]))[0]!;
-}
-
 const toReceipt = (row: { uuid: string; destination: string; answer: Record<string, unknown>; received_at: Date }): SandboxReceipt => ({
   uuid: row.uuid,
   destination: row.destination,
@@ -30,9 +25,10 @@ const toReceipt = (row: { uuid: string; destination: string; answer: Record<stri
 });
 
 /**
- * `recordSandboxReceipt` for several receipts in one statement (and one more to read the earlier
- * receipts of UUIDs received before, only when there are some). A UUID given twice is recorded
- * once: its first entry is the first time, the later ones get that receipt as received before.
+ * Records the first answer for each UUID, several in one statement, and returns each one's stored
+ * receipt: the earlier one when it existed (read by one more statement, only then). A UUID given
+ * twice is recorded once: its first entry is the first time, the later ones get that receipt as
+ * received before.
  */
 export async function recordSandboxReceipts(knex: Knex, receipts: readonly NewSandboxReceipt[]): Promise<{ receipt: SandboxReceipt; firstTime: boolean }[]> {
   if (receipts.length === 0) return [];

@@ -364,7 +364,7 @@ describe('delivery without reading the document stream (the reactor event, the d
       testDb().knex.off('query', noted);
     }
     expect(outcomes).to.deep.equal(documents.map(() => 'final'));
-    expect(statements.filter((sql) => /connect_companies/.test(sql))).to.have.length(1);
+    expect(statements.filter((sql) => /with ordinality as k\(participant_id/.test(sql))).to.have.length(1);
     expect(statements.filter((sql) => /insert into sandbox_receipts/.test(sql))).to.have.length(1);
     for (const d of documents) {
       expect(await countSandboxReceipts(testDb().knex, d.uuid)).to.equal(1);
