@@ -8,13 +8,15 @@
  * on a fresh database of the benchmarked server's PostgreSQL (which the idle server does not
  * read), with no HTTP, read models or delivery; the database is dropped afterwards.
  *
- * With `deliver`, each caller then takes the document to its final state as the delivery reactor
- * does (`deliverDocument` from its DocumentSubmitted event, read back from its stream): the Tax
- * Data Document's XML and its compression, and the append of the attempt's start, the delivery
- * and the final result with that artifact. The destination answers at once from memory, so the
- * figure is the delivery step's own work, without a network's routing or receipts. It is a floor
- * for the end-to-end CPU per document: work every accepted-and-finalized document needs before
- * any HTTP, read model, search index or metering.
+ * The floor (`measureDeliveryFloor`): the core, and the core whose callers then take each document
+ * to its final state as the delivery reactor does (`deliverDocument` from its DocumentSubmitted
+ * event, read back from its stream): the Tax Data Document's XML and its compression, and the
+ * append of the attempt's start, the delivery and the final result with that artifact. The
+ * destination answers at once from memory, so the difference is the delivery step's own work,
+ * without a network's routing or receipts. The core with it is a floor for the end-to-end CPU per
+ * document: work every accepted-and-finalized document needs before any HTTP, read model, search
+ * index or metering. The two are measured in alternating one-second slices, so that the machine's
+ * drift falls on both alike.
  */
 import type pg from 'pg';
 import { produceInvoiceXml } from '../commands/artifacts.js';
@@ -59,17 +61,21 @@ const instantDestination: Connector = {
 };
 const instantConnectors: ConnectorRegistry = { connectorFor: () => instantDestination, missing: () => [] };
 
-/**
- * `clients` concurrent callers of submitDocument for `seconds` after a 1 s warm-up; with
- * `deliver`, each document is then delivered to its final state (see the header).
- */
-export async function measureSubmissionCore(server: BenchServer, clients: number, seconds: number, options: { deliver?: boolean } = {}): Promise<CoreFigures> {
+/** A fresh database of the benchmarked server's PostgreSQL, and callers of the core on it. */
+interface CoreSession {
+  /** `clients` concurrent callers for `ms`, each document delivered to its final state when `deliver`; the documents done. */
+  runFor(ms: number, deliver: boolean, samples: number[] | null): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function openCoreSession(server: BenchServer, clients: number): Promise<CoreSession> {
   const admin = withDatabase(server.databaseUrl, 'postgres');
   await dropStaleBenchDatabases(admin, CORE_PREFIX);
   const database = `${CORE_PREFIX}_${Date.now()}_${process.pid}`;
+  const drop = () => withClient(admin, (c) => c.query(`drop database if exists ${quoteIdent(database)} with (force)`)).catch(() => {});
   // Joins the running embedded server and creates the database.
   const opened = await openDatabase(loadConfig({ ...server.env, EMBEDDED_PG_DATABASE: database }), { poolSize: 2 });
-  let store: PostgresEventStore | null = null;
+  let store: PostgresEventStore;
   try {
     try {
       await migrateToLatest(opened.knex);
@@ -77,61 +83,110 @@ export async function measureSubmissionCore(server: BenchServer, clients: number
       await opened.close();
     }
     store = await PostgresEventStore.connect(opened.url, { poolSize: 20 });
-    const deliveryDeps = { store, clock: systemClock, connectors: instantConnectors, policy: { maxAttempts: 5, retryBaseMs: 1000, retryMaxMs: 60_000, startGraceMs: 200 } };
-    const [head, tail] = JSON.stringify(sampleDocument('AE', { lines: 20, documentNumber: PLACEHOLDER })).split(PLACEHOLDER) as [string, string];
-    const source = { name: 'ERP', version: 'v1', companyId: 'bench-core-company', templateId: identityTemplate.id };
-    const documentType = { base: 'tax_invoice', modifiers: [] as string[], variant: null };
-    let sequence = 0;
-    const runTag = Date.now().toString(36);
-    const submitOne = async (): Promise<void> => {
-      const payload = JSON.parse(`${head}CORE-${runTag}-${++sequence}${tail}`) as unknown;
-      const input = { workspaceId: 'ws_bench_core', environment: 'sandbox', country: 'AE', documentType, source, payload, format: 'new' as const, externalId: null, destinations: ['TAX_AUTHORITY'] };
-      const outcome = await submitDocument(store!, input, { now: new Date(), workspaceId: input.workspaceId, environment: 'sandbox' }, produceInvoiceXml);
-      if (!outcome.accepted) throw new Error(`submission core: a valid sample was refused: ${JSON.stringify(outcome.errors.slice(0, 3))}`);
-      if (!options.deliver) return;
-      // As the delivery reactor: from the DocumentSubmitted event (which the log tail reads for it).
-      const [submitted] = await store!.readStream(documentStream(outcome.documentId), { maxCount: 1 });
-      const delivered = await deliverDocument(deliveryDeps, outcome.documentId, submitted);
-      if (delivered !== 'final') throw new Error(`submission core with delivery: a document ended ${delivered}, not final`);
-    };
-    const runFor = async (ms: number, samples: number[] | null): Promise<number> => {
+  } catch (err) {
+    await drop();
+    throw err;
+  }
+  const deliveryDeps = { store, clock: systemClock, connectors: instantConnectors, policy: { maxAttempts: 5, retryBaseMs: 1000, retryMaxMs: 60_000, startGraceMs: 200 } };
+  const [head, tail] = JSON.stringify(sampleDocument('AE', { lines: 20, documentNumber: PLACEHOLDER })).split(PLACEHOLDER) as [string, string];
+  const source = { name: 'ERP', version: 'v1', companyId: 'bench-core-company', templateId: identityTemplate.id };
+  const documentType = { base: 'tax_invoice', modifiers: [] as string[], variant: null };
+  let sequence = 0;
+  const runTag = Date.now().toString(36);
+  const submitOne = async (deliver: boolean): Promise<void> => {
+    const payload = JSON.parse(`${head}CORE-${runTag}-${++sequence}${tail}`) as unknown;
+    const input = { workspaceId: 'ws_bench_core', environment: 'sandbox', country: 'AE', documentType, source, payload, format: 'new' as const, externalId: null, destinations: ['TAX_AUTHORITY'] };
+    const outcome = await submitDocument(store, input, { now: new Date(), workspaceId: input.workspaceId, environment: 'sandbox' }, produceInvoiceXml);
+    if (!outcome.accepted) throw new Error(`submission core: a valid sample was refused: ${JSON.stringify(outcome.errors.slice(0, 3))}`);
+    if (!deliver) return;
+    // As the delivery reactor: from the DocumentSubmitted event (which the log tail reads for it).
+    const [submitted] = await store.readStream(documentStream(outcome.documentId), { maxCount: 1 });
+    const delivered = await deliverDocument(deliveryDeps, outcome.documentId, submitted);
+    if (delivered !== 'final') throw new Error(`submission core with delivery: a document ended ${delivered}, not final`);
+  };
+  return {
+    async runFor(ms, deliver, samples) {
       const deadline = performance.now() + ms;
       let done = 0;
       await Promise.all(
         Array.from({ length: clients }, async () => {
           while (performance.now() < deadline) {
             const t0 = performance.now();
-            await submitOne();
+            await submitOne(deliver);
             samples?.push(performance.now() - t0);
             done++;
           }
         }),
       );
       return done;
-    };
-    await runFor(1000, null);
+    },
+    async close() {
+      await store.close();
+      await drop();
+    },
+  };
+}
+
+/** CPU seconds of this process and of PostgreSQL, and the time, around `work`. */
+async function measured<T>(server: BenchServer, work: () => Promise<T>): Promise<{ result: T; elapsed: number; node: number; postgres: number }> {
+  const cpu0 = process.cpuUsage();
+  const pg0 = server.postgresCpuSeconds();
+  const t0 = performance.now();
+  const result = await work();
+  const elapsed = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  return { result, elapsed, node: (cpu.user + cpu.system) / 1e6, postgres: server.postgresCpuSeconds() - pg0 };
+}
+
+function figures(delivered: boolean, clients: number, seconds: number, documents: number, elapsed: number, node: number, postgres: number, samples: number[]): CoreFigures {
+  return {
+    delivered,
+    clients,
+    seconds,
+    documents,
+    perSecond: documents / elapsed,
+    latency: distribution(samples),
+    cores: { node: node / elapsed, postgres: postgres / elapsed },
+    msPerDoc: { node: (node * 1000) / documents, postgres: (postgres * 1000) / documents },
+  };
+}
+
+/** `clients` concurrent callers of submitDocument for `seconds` after a 1 s warm-up (see the header). */
+export async function measureSubmissionCore(server: BenchServer, clients: number, seconds: number): Promise<CoreFigures> {
+  const session = await openCoreSession(server, clients);
+  try {
+    await session.runFor(1000, false, null);
     const samples: number[] = [];
-    const cpu0 = process.cpuUsage();
-    const pg0 = server.postgresCpuSeconds();
-    const t0 = performance.now();
-    const documents = await runFor(seconds * 1000, samples);
-    const elapsed = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
-    const node = (cpu.user + cpu.system) / 1e6;
-    const postgres = server.postgresCpuSeconds() - pg0;
-    return {
-      delivered: options.deliver ?? false,
-      clients,
-      seconds,
-      documents,
-      perSecond: documents / elapsed,
-      latency: distribution(samples),
-      cores: { node: node / elapsed, postgres: postgres / elapsed },
-      msPerDoc: { node: (node * 1000) / documents, postgres: (postgres * 1000) / documents },
-    };
+    const m = await measured(server, () => session.runFor(seconds * 1000, false, samples));
+    return figures(false, clients, seconds, m.result, m.elapsed, m.node, m.postgres, samples);
   } finally {
-    await store?.close();
-    await withClient(admin, (c) => c.query(`drop database if exists ${quoteIdent(database)} with (force)`)).catch(() => {});
+    await session.close();
+  }
+}
+
+/**
+ * The core and the core with its delivery step (see the header), measured in alternating slices
+ * of a second each, `seconds` of each, so that the machine's drift between two measurements
+ * (a fifth within an hour on this machine) falls on both alike: the floor is their ratio.
+ */
+export async function measureDeliveryFloor(server: BenchServer, clients: number, seconds: number): Promise<{ core: CoreFigures; withDelivery: CoreFigures }> {
+  const session = await openCoreSession(server, clients);
+  try {
+    await session.runFor(1000, true, null);
+    const sums = [false, true].map((deliver) => ({ deliver, documents: 0, elapsed: 0, node: 0, postgres: 0, samples: [] as number[] }));
+    for (let slice = 0; slice < seconds; slice++) {
+      for (const sum of sums) {
+        const m = await measured(server, () => session.runFor(1000, sum.deliver, sum.samples));
+        sum.documents += m.result;
+        sum.elapsed += m.elapsed;
+        sum.node += m.node;
+        sum.postgres += m.postgres;
+      }
+    }
+    const [core, withDelivery] = sums.map((x) => figures(x.deliver, clients, seconds, x.documents, x.elapsed, x.node, x.postgres, x.samples)) as [CoreFigures, CoreFigures];
+    return { core, withDelivery };
+  } finally {
+    await session.close();
   }
 }
 
@@ -140,14 +195,16 @@ export function coreMsPerDoc(core: CoreFigures): number {
 }
 
 /**
- * Prints the core's figures with a heading, and beside them the core with its delivery step when
- * measured: the floor it sets for the end-to-end CPU per document, against the goal's ratio.
+ * Prints the core's figures with a heading, and beside them, when measured, the floor: the core
+ * and the core with its delivery step in alternating slices, and what their ratio leaves of the
+ * goal's ratio.
  */
-export function printCore(core: CoreFigures, withDelivery: CoreFigures | null = null, targetRatio = 2): void {
+export function printCore(core: CoreFigures, floor: { core: CoreFigures; withDelivery: CoreFigures } | null = null, targetRatio = 2): void {
   const perDoc = coreMsPerDoc(core);
   console.log(
     `\nsubmission core alone, same run (template, validation, XML, number claim and DocumentSubmitted appends; no HTTP, read models or delivery), ` +
-      `${core.clients} concurrent callers in this process, ${core.seconds} s each:`,
+      `${core.clients} concurrent callers in this process, ${core.seconds} s` +
+      (floor ? `; then it and the core with its delivery step in alternating 1 s slices, ${floor.core.seconds} s each:` : ':'),
   );
   const row = (name: string, figures: CoreFigures) => [
     name,
@@ -158,15 +215,15 @@ export function printCore(core: CoreFigures, withDelivery: CoreFigures | null = 
     `${figures.msPerDoc.node.toFixed(2)} + ${figures.msPerDoc.postgres.toFixed(2)} = ${coreMsPerDoc(figures).toFixed(2)} ms`,
   ];
   const rows = [row('submission core', core)];
-  if (withDelivery) rows.push(row('core + delivery step (to final)', withDelivery));
+  if (floor) rows.push(row('  in slices: core', floor.core), row('  in slices: core + delivery step (to final)', floor.withDelivery));
   console.log(renderTable(['', 'documents/s', 'p50', 'p99', 'CPU cores this process/pg', 'CPU/doc this process + pg'], rows));
-  if (!withDelivery) return;
-  const floor = coreMsPerDoc(withDelivery);
+  if (!floor) return;
+  const ratio = coreMsPerDoc(floor.withDelivery) / coreMsPerDoc(floor.core);
   console.log(
-    `  the delivery step alone (Tax Data Document, its compression, the start, delivery and final appended with it; the destination answering from memory): ` +
-      `${(floor - perDoc).toFixed(2)} ms a document. The core with it is ${floor.toFixed(2)} / ${perDoc.toFixed(2)} ms = ${(floor / perDoc).toFixed(2)}× the core's, ` +
-      `so a goal of ${targetRatio}× leaves ${(targetRatio * perDoc - floor).toFixed(2)} ms a document for HTTP, authentication, idempotency, the log's reads, ` +
-      `the read models, the search index, metering and the destination`,
+    `  the floor: the core with its delivery step (Tax Data Document, its compression, the start, delivery and final appended with it; ` +
+      `the destination answering from memory) costs ${ratio.toFixed(2)}× the core's CPU (the step alone ${(coreMsPerDoc(floor.withDelivery) - coreMsPerDoc(floor.core)).toFixed(2)} ms a document), ` +
+      `so a goal of ${targetRatio}× leaves ${(targetRatio - ratio).toFixed(2)}× the core (${((targetRatio - ratio) * perDoc).toFixed(2)} ms a document) ` +
+      `for HTTP, authentication, idempotency, the log's reads, the read models, the search index, metering and the destination`,
   );
 }
 

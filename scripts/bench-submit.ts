@@ -48,7 +48,7 @@ import {
   stopServerOnExit,
   submissionBody,
 } from './bench-support.js';
-import { coreMsPerDoc, measureSubmissionCore, pct, printCore, printTargets, type CoreFigures } from './bench-core.js';
+import { coreMsPerDoc, measureDeliveryFloor, measureSubmissionCore, pct, printCore, printTargets, type CoreFigures } from './bench-core.js';
 
 const TARGET_DOCS_PER_SECOND = 1_500;
 const TARGET_P99_MS = 100;
@@ -261,10 +261,10 @@ async function main(): Promise<void> {
   let core: CoreFigures | null = null;
   if (opts.coreSeconds > 0 && !cleaning) {
     core = await measureSubmissionCore(server, 64, opts.coreSeconds);
-    const withDelivery = await measureSubmissionCore(server, 64, opts.coreSeconds, { deliver: true });
+    const floor = await measureDeliveryFloor(server, 64, opts.coreSeconds);
     const perDoc = coreMsPerDoc(core);
     const cores = os.cpus().length;
-    printCore(core, withDelivery, TARGET_CPU_RATIO);
+    printCore(core, floor, TARGET_CPU_RATIO);
     console.log(
       `  ceiling: at ${perDoc.toFixed(2)} ms of CPU per document, ${cores} cores fully used could submit at most ${fmtInt((cores * 1000) / perDoc)} documents/s ` +
         `before any HTTP, read model or delivery work (the end-to-end target needs ${fmtInt(TARGET_DOCS_PER_SECOND)})`,
