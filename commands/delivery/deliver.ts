@@ -462,9 +462,16 @@ async function attemptDelivery(deps: DeliveryDeps, h: DocumentHistory): Promise<
     const now = deps.clock.now();
     switch (answer.kind) {
       case 'delivered': {
+        // The Tax Data Document embeds the document as it was transmitted.
         const tddXml =
           s.country === 'AE'
-            ? generateTaxDataDocument({ documentType: s.documentType, document: s.coreDocument as CoreDocument, uuid: s.uuid, reportedAt: now.toISOString() }).bytes
+            ? generateTaxDataDocument({
+                documentType: s.documentType,
+                document: s.coreDocument as CoreDocument,
+                uuid: s.uuid,
+                reportedAt: now.toISOString(),
+                sourceXml: xml?.toString('utf8'),
+              }).bytes
             : null;
         // Artifacts produced on delivery are stored by hash with the Delivered event.
         const chained = chainedXml ? artifactOf(chainedXml) : null;

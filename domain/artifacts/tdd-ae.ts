@@ -24,7 +24,7 @@ import type { CoreDocument } from './core-document.js';
 import { isoDate, isoTime, str, type ResolvedDocumentType } from './normalize.js';
 import { aeBuyerEndpoint, aeSellerEndpoint, aeTrn, pintAeContext, writePintAeDocument, type PintAeContext } from './pint-ae.js';
 import { partyTaxScheme, taxTotalAmountOnly } from './ubl-parts.js';
-import { amount, branch, leaf, newXmlDocument, serialize, xmlOutput, UBL_NS, type XmlNode, type XmlOutput } from './xml.js';
+import { amount, branch, DECLARATION, leaf, newXmlDocument, serialize, xmlOutput, UBL_NS, type XmlNode, type XmlOutput } from './xml.js';
 
 export const TDD_NAMESPACE = 'urn:peppol:schema:taxdata:1.0';
 export const TDD_CUSTOMIZATION_ID = 'urn:peppol:taxdata:ae-1';
@@ -61,6 +61,12 @@ export interface TaxDataDocumentOptions {
   reportersRepresentativeId?: string;
   /** The SBDH instance identifier of the Peppol transmission, when known. */
   transportHeaderId?: string;
+  /**
+   * The PINT AE document as it was transmitted (generateInvoiceXml's text for this document):
+   * embedded as it is instead of written again from the core document. Written again when it is
+   * not a PINT AE Invoice or CreditNote of the root this document has, as generated.
+   */
+  sourceXml?: string;
 }
 
 /** D domestic; IP international via Peppol; INP international outside Peppol. */
@@ -116,10 +122,23 @@ export function buildTaxDataDocument(
   leaf(transaction, 'pxs:TransportHeaderID', options.transportHeaderId);
   writeReportedDocument(branch(transaction, 'pxs:ReportedDocument'), ctx);
   const content = branch(branch(transaction, 'pxs:SourceDocument'), 'cec:ExtensionContent');
-  writePintAeDocument(content, ctx, true);
+  const transmitted = options.sourceXml === undefined ? null : embeddable(options.sourceXml, ctx.root);
+  if (transmitted !== null) content.children.push(transmitted);
+  else writePintAeDocument(content, ctx, true);
 
   const out = serialize(xml);
   return xmlOutput(out);
+}
+
+/**
+ * A generated PINT AE document's markup as the envelope embeds it: without the XML declaration and
+ * without the root's cac and cbc declarations, which the envelope's root has in scope (exactly
+ * what writePintAeDocument writes there); null when the text does not start as generated.
+ */
+function embeddable(xml: string, root: PintAeContext['root']): string | null {
+  const xmlns = root === 'Invoice' ? UBL_NS.invoice : UBL_NS.creditNote;
+  const head = `${DECLARATION}<${root} xmlns="${xmlns}" xmlns:cac="${UBL_NS.cac}" xmlns:cbc="${UBL_NS.cbc}">`;
+  return xml.startsWith(head) ? `<${root} xmlns="${xmlns}">${xml.slice(head.length)}` : null;
 }
 
 function writeReportedDocument(rd: XmlNode, ctx: PintAeContext): void {

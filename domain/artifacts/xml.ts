@@ -46,7 +46,7 @@ export const UBL_NS = {
 
 export type UblRoot = 'Invoice' | 'CreditNote';
 
-const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
+export const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
 
 /** A new XML document (serialized with the UTF-8 declaration, see `serialize`): its top-level elements. */
 export function newXmlDocument(): XmlNode {

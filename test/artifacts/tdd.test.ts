@@ -115,6 +115,27 @@ describe('artifacts: UAE Tax Data Document', function () {
     expect(inner(xml, 'cec:ExtensionContent')).to.equal(inner(invoice.replace(/^<\?xml[^>]*\?>/, '<X>') + '</X>', 'X')!.replace(/ xmlns:cac="[^"]+" xmlns:cbc="[^"]+"/, ''));
   });
 
+  it('embeds the document as transmitted when given: byte for byte what it would write, for every variant', function () {
+    for (const [base, modifiers, currency] of variants) {
+      const document = uaeDocument({ base, modifiers, currency });
+      const invoice = generateInvoiceXml({ country: 'AE', documentType: { base, modifiers }, document, uuid: UUID }).xml;
+      const written = tdd(base, modifiers, currency).xml;
+      expect(tdd(base, modifiers, currency, { sourceXml: invoice }).xml, `${base} ${modifiers.join('+')} ${currency}`).to.equal(written);
+    }
+    // It is the transmitted text that is embedded, not a document written again.
+    const document = uaeDocument({ base: 'tax_invoice', modifiers: [], currency: 'AED' });
+    const invoice = generateInvoiceXml({ country: 'AE', documentType: { base: 'tax_invoice', modifiers: [] }, document, uuid: UUID }).xml;
+    const sent = invoice.replace('<cbc:ProfileExecutionID>', '<cbc:Note>as sent</cbc:Note><cbc:ProfileExecutionID>');
+    expect(sent).to.not.equal(invoice);
+    expect(inner(tdd('tax_invoice', [], 'AED', { sourceXml: sent }).xml, 'cec:ExtensionContent')).to.contain('<cbc:Note>as sent</cbc:Note>');
+    // A text that does not start as a generated document of this root is not embedded: the document is written.
+    const credit = generateInvoiceXml({ country: 'AE', documentType: { base: 'credit_note', modifiers: [] }, document: uaeDocument({ base: 'credit_note', modifiers: [], currency: 'AED' }), uuid: UUID }).xml;
+    const written = tdd('tax_invoice', [], 'AED').xml;
+    for (const other of [credit, invoice.replace('<?xml version="1.0" encoding="UTF-8"?>', ''), '<Invoice/>']) {
+      expect(tdd('tax_invoice', [], 'AED', { sourceXml: other }).xml).to.equal(written);
+    }
+  });
+
   it('names the scope, the credit note type and the reporter role', function () {
     expect(text(tdd('tax_invoice', ['export'], 'USD').xml, 'pxs:DocumentScope')).to.equal('INP');
     const credit = tdd('credit_note', [], 'AED', { reporterRole: '02', typeCode: 'R', transportHeaderId: 'sbdh-1' });

@@ -66,7 +66,11 @@ describe('delivery pipeline: every sandbox scenario through every state (SPEC.md
     expect(data.government.receiverParticipantId).to.match(/^0235:/);
     expect(data.government.messageId).to.be.a('string');
     expect(data.compliance.ftaApprovedStatus).to.equal('APPROVED');
-    expect(Buffer.from(data.artifacts.tddXmlBase64, 'base64').toString()).to.contain('urn:peppol:taxdata:ae-1');
+    const tddXml = Buffer.from(data.artifacts.tddXmlBase64, 'base64').toString();
+    expect(tddXml).to.contain('urn:peppol:taxdata:ae-1');
+    // The TDD embeds the invoice as it was transmitted (the envelope's root declares cac and cbc).
+    const sent = Buffer.from(data.artifacts.invoiceXmlBase64, 'base64').toString().replace(/^<\?xml[^>]*\?>/, '').replace(/ xmlns:cac="[^"]+" xmlns:cbc="[^"]+"/, '');
+    expect(tddXml).to.contain(`<cec:ExtensionContent>${sent}</cec:ExtensionContent>`);
     expect(data.validationResults.status).to.equal('Valid');
     expect(data.validationResults.validationSteps.map((s: { name: string; status: string }) => [s.name, s.status])).to.deep.equal([
       ['Validation Passed', 'Valid'],
