@@ -300,19 +300,27 @@ describe('projection runner', function () {
     await testDb().knex.transaction((trx) => advanceCheckpoint(trx, name, START, from, 0));
     const first = await store.append(`test_moved-${randomUUID().slice(0, 8)}`, [newEvent('Test.Added', { n: 1 })], 'no_stream');
     const { last } = await appendMany(store, 1, 5);
-    return { name, from, first, last, batches: [] as Position[][] };
+    const batches: Position[][] = [];
+    /** A projection of these events that notes each batch's positions, then runs `after` (a reactor with `actsOutside`). */
+    const recording = (options: { actsOutside?: boolean; after?: () => Promise<void> } = {}) =>
+      defineProjection({
+        name,
+        version: 1,
+        tables: [],
+        eventTypes: new Set(['Test.Added']),
+        actsOutside: options.actsOutside,
+        apply: async () => {},
+        applyMany: async (_trx, events) => {
+          batches.push(events.map((e) => e.position));
+          await options.after?.();
+        },
+      });
+    return { name, from, first, last, batches, recording };
   }
 
   it('applies only what another runner has not when the checkpoint moved after the batch read its events (an admin command beside a live service)', async () => {
-    const { name, from, first, last, batches } = await checkpointBefore('test_moved');
-    const projection = defineProjection({
-      name,
-      version: 1,
-      tables: [],
-      eventTypes: new Set(['Test.Added']),
-      apply: async () => {},
-      applyMany: async (_trx, events) => void batches.push(events.map((e) => e.position)),
-    });
+    const { name, from, first, last, batches, recording } = await checkpointBefore('test_moved');
+    const projection = recording();
     // The first time the batch has read its events, another runner applies the first of them and
     // commits its checkpoint, before this batch's transaction begins.
     let moved = false;
@@ -341,18 +349,12 @@ describe('projection runner', function () {
   });
 
   it("reads again when another runner moves a reactor's checkpoint during its batch: the checkpoint's compare-and-set at the end refuses it", async () => {
-    const { name, from, first, last, batches } = await checkpointBefore('test_moved_reactor');
-    const projection = defineProjection({
-      name,
-      version: 1,
-      tables: [],
-      eventTypes: new Set(['Test.Added']),
+    const { name, from, first, last, batches, recording } = await checkpointBefore('test_moved_reactor');
+    const projection = recording({
       actsOutside: true,
-      apply: async () => {},
-      applyMany: async (_trx, events) => {
-        batches.push(events.map((e) => e.position));
-        // The first time, another runner applies the first event and commits its checkpoint
-        // while this batch is open (on its own connection, outside this batch's transaction).
+      // The first time, another runner applies the first event and commits its checkpoint
+      // while this batch is open (on its own connection, outside this batch's transaction).
+      after: async () => {
         if (batches.length === 1) await testDb().knex.transaction((other) => advanceCheckpoint(other, name, from, first.position, 1));
       },
     });
