@@ -36,8 +36,6 @@ const CORE_PREFIX = 'bench_submit_core';
 const PLACEHOLDER = 'BENCH-DOCUMENT-NUMBER-PLACEHOLDER';
 
 export interface CoreFigures {
-  /** Whether each document was also taken to its final state (see the header). */
-  delivered: boolean;
   clients: number;
   seconds: number;
   documents: number;
@@ -138,9 +136,8 @@ async function measured<T>(server: BenchServer, work: () => Promise<T>): Promise
   return { result, elapsed, node: (cpu.user + cpu.system) / 1e6, postgres: server.postgresCpuSeconds() - pg0 };
 }
 
-function figures(delivered: boolean, clients: number, seconds: number, documents: number, elapsed: number, node: number, postgres: number, samples: number[]): CoreFigures {
+function figures(clients: number, seconds: number, documents: number, elapsed: number, node: number, postgres: number, samples: number[]): CoreFigures {
   return {
-    delivered,
     clients,
     seconds,
     documents,
@@ -158,7 +155,7 @@ export async function measureSubmissionCore(server: BenchServer, clients: number
     await session.runFor(1000, false, null);
     const samples: number[] = [];
     const m = await measured(server, () => session.runFor(seconds * 1000, false, samples));
-    return figures(false, clients, seconds, m.result, m.elapsed, m.node, m.postgres, samples);
+    return figures(clients, seconds, m.result, m.elapsed, m.node, m.postgres, samples);
   } finally {
     await session.close();
   }
@@ -183,7 +180,7 @@ export async function measureDeliveryFloor(server: BenchServer, clients: number,
         sum.postgres += m.postgres;
       }
     }
-    const [core, withDelivery] = sums.map((x) => figures(x.deliver, clients, seconds, x.documents, x.elapsed, x.node, x.postgres, x.samples)) as [CoreFigures, CoreFigures];
+    const [core, withDelivery] = sums.map((x) => figures(clients, seconds, x.documents, x.elapsed, x.node, x.postgres, x.samples)) as [CoreFigures, CoreFigures];
     return { core, withDelivery };
   } finally {
     await session.close();
