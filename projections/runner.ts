@@ -5,7 +5,7 @@
  * runner and a rebuild swap) from applying the same batch twice. A crash at any instant
  * rolls back the whole batch with its checkpoint.
  */
-import { EventEmitter, setMaxListeners } from 'node:events';
+import { setMaxListeners } from 'node:events';
 import type { Knex } from 'knex';
 import { comparePositions, endedByBytes, pageMayContinue, START, type EventStore, type Position, type RecordedEvent } from '../commands/eventstore/port.js';
 import { wakeSource } from '../commands/eventstore/catch-up-subscription.js';
@@ -180,15 +180,25 @@ export interface RunnerOptions {
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
+/** How often a wait looks at the stored checkpoint of a projection another instance runs. */
+const ELSEWHERE_POLL_MS = 100;
+
+interface Wait {
+  position: Position;
+  names: readonly string[];
+  reached: () => boolean;
+  /** Set while the wait sleeps. */
+  wake: (() => void) | null;
+}
+
 export class ProjectionRunner {
-  private readonly progress = new EventEmitter().setMaxListeners(0);
   /** Projections whose loop in this process applies batches (not locked out by another instance). */
   private readonly activeHere = new Set<string>();
   /** The log as all loops of this runner read it: one shared read of the tail. */
   private readonly tail: LogTail;
   private readonly status = new Map<string, ProjectionStatus>();
-  /** The positions callers of waitFor wait for, and for which projections. */
-  private readonly waits = new Set<{ position: Position; names: readonly string[] }>();
+  /** The positions callers of waitFor wait for, for which projections, and how to wake each. */
+  private readonly waits = new Set<Wait>();
   private readonly abort = uncappedAbortController();
   private loops: Promise<void>[] = [];
   private readonly batchSize: number;
@@ -229,7 +239,7 @@ export class ProjectionRunner {
 
   async stop(): Promise<void> {
     this.abort.abort();
-    this.progress.emit('advanced');
+    this.wakeWaits(() => true);
     await Promise.all(this.loops);
   }
 
@@ -264,50 +274,63 @@ export class ProjectionRunner {
    */
   async waitFor(position: Position, options: { timeoutMs: number; projections?: readonly string[] }): Promise<boolean> {
     const names = options.projections ?? this.projections.map((p) => p.name);
-    const deadline = Date.now() + options.timeoutMs;
-    const reached = () => names.every((n) => {
-      const at = this.status.get(n)?.position;
-      return at !== null && at !== undefined && comparePositions(at, position) >= 0;
-    });
-    if (reached()) return true;
+    const wait: Wait = {
+      position,
+      names,
+      reached: () => names.every((n) => {
+        const at = this.status.get(n)?.position;
+        return at !== null && at !== undefined && comparePositions(at, position) >= 0;
+      }),
+      wake: null,
+    };
+    if (wait.reached()) return true;
     // Known to the loops while it waits: a batch holding its position is then awaited (BatchContext).
-    const wait = { position, names };
     this.waits.add(wait);
     try {
-      return await this.waitUntil(reached, deadline, names);
+      return await this.waitUntil(wait, Date.now() + options.timeoutMs);
     } finally {
       this.waits.delete(wait);
     }
   }
 
-  private async waitUntil(reached: () => boolean, deadline: number, names: readonly string[]): Promise<boolean> {
+  /**
+   * A wait sleeps until a projection's progress reaches it (recordProgress wakes just the waits
+   * it completes, not every wait at every batch), until its deadline, or, while a projection it
+   * waits for runs elsewhere, until the next look at that projection's stored checkpoint.
+   */
+  private async waitUntil(wait: Wait, deadline: number): Promise<boolean> {
     let checkedDbAt = 0;
-    while (!reached()) {
+    while (!wait.reached()) {
       const left = deadline - Date.now();
-      if (left <= 0) return false;
+      if (left <= 0 || this.abort.signal.aborted) return false;
       // Projections this process does not run (another instance holds them) are followed
       // through their stored checkpoints.
-      const elsewhere = names.filter((n) => !this.activeHere.has(n));
-      if (elsewhere.length > 0 && Date.now() - checkedDbAt > 100) {
+      const elsewhere = wait.names.filter((n) => !this.activeHere.has(n));
+      if (elsewhere.length > 0 && Date.now() - checkedDbAt > ELSEWHERE_POLL_MS) {
         checkedDbAt = Date.now();
         for (const n of elsewhere) {
           const at = await readCheckpoint(this.knex, n);
           if (at) this.recordProgress(n, at);
         }
-        if (reached()) return true;
+        if (wait.reached()) return true;
       }
       await new Promise<void>((resolve) => {
-        const done = () => {
+        const timer = setTimeout(done, elsewhere.length > 0 ? Math.min(left, ELSEWHERE_POLL_MS) : left);
+        function done() {
           clearTimeout(timer);
-          this.progress.off('advanced', done);
+          wait.wake = null;
           resolve();
-        };
-        const timer = setTimeout(done, Math.min(left, 100));
-        this.progress.once('advanced', done);
+        }
+        wait.wake = done;
       });
-      if (this.abort.signal.aborted) return reached();
+      if (this.abort.signal.aborted) return wait.reached();
     }
     return true;
+  }
+
+  /** Wakes the sleeping waits that `which` selects (each then looks again). */
+  private wakeWaits(which: (wait: Wait) => boolean): void {
+    for (const w of this.waits) if (w.wake && which(w)) w.wake();
   }
 
   /** Whether a caller of waitFor waits for `projection` to pass a position up to `through`. */
@@ -321,7 +344,7 @@ export class ProjectionRunner {
     if (!s) return;
     if (!s.position || comparePositions(position, s.position) > 0) {
       s.position = position;
-      this.progress.emit('advanced');
+      this.wakeWaits((w) => w.names.includes(name) && w.reached());
     }
   }
 
@@ -353,8 +376,8 @@ export class ProjectionRunner {
         s.failingSince = null;
         backoffMs = 100;
         if (result === 'locked') {
-          // Another instance runs this projection: follow its checkpoint.
-          this.activeHere.delete(p.name);
+          // Another instance runs this projection: follow its checkpoint (waits on it poll it from now on).
+          if (this.activeHere.delete(p.name)) this.wakeWaits((w) => w.names.includes(p.name));
           scanned = undefined;
           unpersistedSince = null;
           replaying = true;

@@ -80,6 +80,32 @@ describe('projection runner', function () {
     }
   });
 
+  it('wakes each of many writers when its own position is applied, and releases a wait that cannot be met when stopped', async () => {
+    const runner = new ProjectionRunner(testDb().knex, store, [testProjection()], { batchSize: 7 });
+    await runner.init();
+    const positions: Position[] = [];
+    for (let i = 0; i < 40; i++) positions.push((await store.append(`test_totals-${randomUUID().slice(0, 8)}`, [newEvent('Test.Added', { n: 1 })], 'no_stream')).position);
+    const beyond: Position = { commit: positions[39]!.commit + 1_000_000n, prepare: 0n };
+    runner.start();
+    const never = runner.waitFor(beyond, { timeoutMs: 60_000 });
+    try {
+      const reached = await Promise.all(
+        positions.map(async (position) => {
+          const ok = await runner.waitFor(position, { timeoutMs: 20_000 });
+          // Woken only once its own position is applied: the checkpoint is at or past it.
+          const at = await readCheckpoint(testDb().knex, 'test_stream_totals');
+          return ok && at !== null && comparePositions(at, position) >= 0;
+        }),
+      );
+      expect(reached.every(Boolean)).to.equal(true);
+    } finally {
+      const stoppedAt = Date.now();
+      await runner.stop();
+      expect(await never).to.equal(false);
+      expect(Date.now() - stoppedAt).to.be.below(5_000);
+    }
+  });
+
   it('rolls back a failed batch with its checkpoint and reports the failing projection', async () => {
     await new ProjectionRunner(testDb().knex, store, [testProjection()]).catchUp();
     const before = await readCheckpoint(testDb().knex, 'test_stream_totals');
