@@ -6,7 +6,7 @@
 import { complianceIdentifiers, generateInvoiceXml, renderInvoicePdf, type CoreDocument } from '../domain/artifacts/index.js';
 import { COMPLIANCE_COUNTRIES } from '../domain/document/status.js';
 import type { SalesDocumentRow } from '../readmodels/sales-documents.js';
-import type { EventStore } from './eventstore/port.js';
+import type { EventStore } from '../platform/eventstore/port.js';
 import { readSubmission, type XmlProducer } from './submissions.js';
 
 /**

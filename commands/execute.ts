@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { v5 as uuidv5 } from 'uuid';
 import { fold, type Decider, type DomainEvent } from '../domain/decider.js';
 import { decodeEventData, type EventMetadata } from '../domain/events/envelope.js';
-import { WrongExpectedVersionError, type AppendResult, type Artifact, type EventStore, type NewEvent, type RecordedEvent } from './eventstore/port.js';
+import { WrongExpectedVersionError, type AppendResult, type Artifact, type EventStore, type NewEvent, type RecordedEvent } from '../platform/eventstore/port.js';
 
 /**
  * Too many writers on one stream: the command kept losing the race for its expected revision

@@ -32,7 +32,7 @@ import {
   type ExpectedRevision,
   type NewEvent,
   type StreamAppend,
-} from './eventstore/port.js';
+} from '../platform/eventstore/port.js';
 
 const UNIT_NAMESPACE = '0b7f4a2e-8d31-5c6a-9e0f-4d2b7c1a9e55';
 

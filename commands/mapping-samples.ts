@@ -1,7 +1,7 @@
 /** Stores a sample payload for field mapping (Unify earlier format, purpose MAPPING). */
 import { randomUUID } from 'node:crypto';
 import { mappingSampleDecider } from '../domain/document/mapping-sample.js';
-import type { EventStore } from './eventstore/port.js';
+import type { EventStore } from '../platform/eventstore/port.js';
 import { execute, type CommandContext } from './execute.js';
 
 export async function recordMappingSample(

@@ -2,8 +2,8 @@
  * The shared resources of a process (server, admin CLI, tools): configuration, the database
  * (migrated to the latest schema) and the event store. Closing releases them in reverse order.
  */
-import { openEventStore } from './eventstore/index.js';
-import type { EventStore } from './eventstore/port.js';
+import { openEventStore } from '../platform/eventstore/index.js';
+import type { EventStore } from '../platform/eventstore/port.js';
 import { migrateToLatest } from '../readmodels/migrations/index.js';
 import { loadConfig, type Config } from '../platform/config.js';
 import { openDatabase, type Database } from '../platform/database.js';

@@ -33,8 +33,8 @@ import {
   type ValidationFinding,
   type ValidationReport,
 } from '../domain/validation/index.js';
-import type { Artifact, EventStore, NewEvent, Position, RecordedEvent, StreamAppend } from './eventstore/port.js';
-import { artifactOf, WrongExpectedVersionError } from './eventstore/port.js';
+import type { Artifact, EventStore, NewEvent, Position, RecordedEvent, StreamAppend } from '../platform/eventstore/port.js';
+import { artifactOf, WrongExpectedVersionError } from '../platform/eventstore/port.js';
 import { ConcurrencyConflictError, eventMetadata, loadAggregate, type CommandContext, type Loaded } from './execute.js';
 import { appendWithEffect, takeSlot } from './idempotent-unit.js';
 

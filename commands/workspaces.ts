@@ -10,7 +10,7 @@ import {
 } from '../domain/workspace/workspace.js';
 import { findKeyById, hashApiKey } from '../readmodels/keys.js';
 import type { Knex } from 'knex';
-import type { EventStore } from './eventstore/port.js';
+import type { EventStore } from '../platform/eventstore/port.js';
 import { execute, type CommandContext } from './execute.js';
 
 export function newWorkspaceId(): string {

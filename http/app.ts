@@ -6,7 +6,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import compose from 'koa-compose';
 import type { Knex } from 'knex';
-import type { EventStore } from '../commands/eventstore/port.js';
+import type { EventStore } from '../platform/eventstore/port.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';

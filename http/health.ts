@@ -4,7 +4,7 @@
  * threshold), from a probe that runs in the background so the endpoint itself is cheap.
  */
 import type { Knex } from 'knex';
-import type { EventStore } from '../commands/eventstore/port.js';
+import type { EventStore } from '../platform/eventstore/port.js';
 import type { ConnectorRegistry } from '../commands/delivery/connector.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { execute, type CommandContext } from '../commands/execute.js';
 import { IdempotencyKeyTakenOver, runInUnit, type IdempotentUnit } from '../commands/idempotent-unit.js';
-import type { EventStore } from '../commands/eventstore/port.js';
+import type { EventStore } from '../platform/eventstore/port.js';
 import { DomainError } from '../domain/errors.js';
 import { IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS, idempotencyDecider, type RecordedResponse } from '../domain/idempotency.js';
 import type { Clock } from '../platform/clock.js';

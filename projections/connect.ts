@@ -5,7 +5,7 @@
  * table (see readmodels/batch-rows.ts).
  */
 import type { Knex } from 'knex';
-import type { RecordedEvent } from '../commands/eventstore/port.js';
+import type { RecordedEvent } from '../platform/eventstore/port.js';
 import { AspAuthorizationCreated } from '../domain/connect/asp-authorization.js';
 import { CompanyBranchAdded, CompanyOnboarded, CompanySourceArchived, CompanySourceUpdated, type CompanyEvent } from '../domain/connect/company.js';
 import { decodeEventData } from '../domain/events/envelope.js';

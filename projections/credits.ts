@@ -13,7 +13,7 @@
  * A batch of any size is one read and one write per table (see readmodels/batch-rows.ts).
  */
 import type { Knex } from 'knex';
-import type { RecordedEvent } from '../commands/eventstore/port.js';
+import type { RecordedEvent } from '../platform/eventstore/port.js';
 import { creditEventDefinitions, ledgerEventTypeOf, type Allowance, type CreditEvent } from '../domain/credits/events.js';
 import {
   CreditBulkJobCompleted,

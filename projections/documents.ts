@@ -13,7 +13,7 @@
  * again and again is harmless) and keeps the hash, as for a new event.
  */
 import type { Knex } from 'knex';
-import type { RecordedEvent } from '../commands/eventstore/port.js';
+import type { RecordedEvent } from '../platform/eventstore/port.js';
 import {
   DeliveryFailed,
   DeliveryStarted,

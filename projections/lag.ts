@@ -4,7 +4,7 @@
  * the log from the lowest checkpoint serves every projection.
  */
 import type { Knex } from 'knex';
-import { START, comparePositions, pageMayContinue, type EventStore, type Position } from '../commands/eventstore/port.js';
+import { START, comparePositions, pageMayContinue, type EventStore, type Position } from '../platform/eventstore/port.js';
 import type { ProjectionLag } from '../platform/metrics.js';
 import { readCheckpoint } from '../readmodels/checkpoints.js';
 import { DEFAULT_BATCH_BYTES } from './runner.js';

@@ -8,7 +8,7 @@
  * inside the run is served from memory; near its end one read (shared by all who arrive
  * meanwhile) extends it first; a reader before the run (a projection catching up) reads the store.
  */
-import { comparePositions, endedByBytes, markEndedByBytes, type EventStore, type Position, type ReadAllOptions, type RecordedEvent } from '../commands/eventstore/port.js';
+import { comparePositions, endedByBytes, markEndedByBytes, type EventStore, type Position, type ReadAllOptions, type RecordedEvent } from '../platform/eventstore/port.js';
 
 /** A store read held in the run: where it ends (index after its last event), and whether more followed it at once. */
 interface Page {

@@ -5,7 +5,7 @@
  * points them at fresh tables in a rebuild schema.
  */
 import type { Knex } from 'knex';
-import type { RecordedEvent } from '../commands/eventstore/port.js';
+import type { RecordedEvent } from '../platform/eventstore/port.js';
 
 export interface Projection {
   /** Checkpoint key and lock name; never reuse a name for different tables. */

@@ -11,7 +11,7 @@
  * in the same log order and gets the same values.
  */
 import type { Knex } from 'knex';
-import type { RecordedEvent } from '../commands/eventstore/port.js';
+import type { RecordedEvent } from '../platform/eventstore/port.js';
 import { decodeEventData } from '../domain/events/envelope.js';
 import { microsToIso } from '../domain/purchases/list-query.js';
 import { PurchaseInvoiceStored } from '../domain/purchases/purchase.js';

@@ -8,7 +8,7 @@
  * identity, constraints and indexes, but not foreign keys or triggers, which read models avoid.
  */
 import type { Knex } from 'knex';
-import { pageMayContinue, type EventStore } from '../commands/eventstore/port.js';
+import { pageMayContinue, type EventStore } from '../platform/eventstore/port.js';
 import type { Projection, ProjectionRebuild } from './projection.js';
 import { advanceCheckpoint, ensureCheckpoint, readCheckpoint } from '../readmodels/checkpoints.js';
 import { applyBatch, applyEvents, CheckpointMovedError, DEFAULT_BATCH_BYTES, lockKey } from './runner.js';

@@ -7,8 +7,8 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Knex } from 'knex';
-import { comparePositions, endedByBytes, pageMayContinue, START, type EventStore, type Position, type RecordedEvent } from '../commands/eventstore/port.js';
-import { wakeSource } from '../commands/eventstore/catch-up-subscription.js';
+import { comparePositions, endedByBytes, pageMayContinue, START, type EventStore, type Position, type RecordedEvent } from '../platform/eventstore/port.js';
+import { wakeSource } from '../platform/eventstore/catch-up-subscription.js';
 import { advanceCheckpoint, checkpointVersion, ensureCheckpoint, lockAndAdvanceCheckpoint, lockAndReadCheckpoint, readCheckpoint, tryTransactionLock, useSchema } from '../readmodels/checkpoints.js';
 import { LogTail } from './log-tail.js';
 import { batchLimits, type BatchContext, type Projection } from './projection.js';

@@ -5,7 +5,7 @@
  * this source keeps no facts table; the version is the purchase stream's revision.
  */
 import type { Knex } from 'knex';
-import type { RecordedEvent } from '../commands/eventstore/port.js';
+import type { RecordedEvent } from '../platform/eventstore/port.js';
 import { decodeEventData } from '../domain/events/envelope.js';
 import { PurchaseInvoiceStored } from '../domain/purchases/purchase.js';
 import { indexedPurchaseDocument } from '../domain/query/indexed-document.js';

@@ -12,7 +12,7 @@
  * becomes final in a later batch has its row dropped. The table holds documents in flight.
  */
 import type { Knex } from 'knex';
-import type { RecordedEvent } from '../commands/eventstore/port.js';
+import type { RecordedEvent } from '../platform/eventstore/port.js';
 import { DocumentRejected, DocumentSubmitted, Finalized, TRANSITIONS, documentDecider, isTerminal, type DocumentState } from '../domain/document/document.js';
 import { decodeEventData } from '../domain/events/envelope.js';
 import { indexedSalesDocument, indexedSalesState, type SalesDocumentFacts, type SalesStateFacts } from '../domain/query/indexed-document.js';

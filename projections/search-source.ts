@@ -1,6 +1,6 @@
 /** A kind of document the search projection indexes (projections/search.ts). */
 import type { Knex } from 'knex';
-import type { RecordedEvent } from '../commands/eventstore/port.js';
+import type { RecordedEvent } from '../platform/eventstore/port.js';
 import type { IndexWrite } from '../readmodels/search/port.js';
 
 export interface SearchSource {

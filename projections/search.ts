@@ -13,7 +13,7 @@
  * transaction, after the index acknowledged the batch.
  */
 import type { Knex } from 'knex';
-import type { RecordedEvent } from '../commands/eventstore/port.js';
+import type { RecordedEvent } from '../platform/eventstore/port.js';
 import { newestPerDocument, type IndexWrite, type SearchIndex } from '../readmodels/search/port.js';
 import { defineProjection, type BatchContext, type BatchLimits, type Projection } from './projection.js';
 import { purchasesSearchSource } from './search-purchases.js';

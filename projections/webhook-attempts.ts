@@ -9,7 +9,7 @@
  * the order in which the two projections reach the log. A batch costs one statement per table.
  */
 import type { Knex } from 'knex';
-import type { RecordedEvent } from '../commands/eventstore/port.js';
+import type { RecordedEvent } from '../platform/eventstore/port.js';
 import { decodeEventData } from '../domain/events/envelope.js';
 import { deliveryStatusAfter, WebhookDeliveryAttempted, type AttemptRecord } from '../domain/webhooks/delivery.js';
 import { writeAttempts, type AttemptLogRecord, type DeliveryStateRecord } from '../readmodels/webhooks.js';

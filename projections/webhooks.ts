@@ -12,7 +12,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Knex } from 'knex';
-import type { RecordedEvent } from '../commands/eventstore/port.js';
+import type { RecordedEvent } from '../platform/eventstore/port.js';
 import { decodeEventData } from '../domain/events/envelope.js';
 import { WebhookDeliveryAttempted, type Occurrence } from '../domain/webhooks/delivery.js';
 import { OCCURRENCE_SOURCES } from '../domain/webhooks/occurrences/index.js';

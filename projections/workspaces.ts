@@ -4,7 +4,7 @@
  * with one upsert per table (see readmodels/batch-rows.ts).
  */
 import type { Knex } from 'knex';
-import type { RecordedEvent } from '../commands/eventstore/port.js';
+import type { RecordedEvent } from '../platform/eventstore/port.js';
 import { decodeEventData } from '../domain/events/envelope.js';
 import { ApiKeyCreated, ApiKeyRevoked, WorkspaceCreated, WorkspaceDeleted } from '../domain/workspace/workspace.js';
 import { BatchRows } from '../readmodels/batch-rows.js';

@@ -3,7 +3,7 @@
  * a batch holds: the statements of the projection runner (projections/runner.ts).
  */
 import type { Knex } from 'knex';
-import type { Position } from '../commands/eventstore/port.js';
+import type { Position } from '../platform/eventstore/port.js';
 import { prepared } from './prepared.js';
 
 const positionOf = (row: { commit_position: string; prepare_position: string }): Position => ({ commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) });

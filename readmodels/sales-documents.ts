@@ -7,7 +7,7 @@
  * table (es_artifacts), where they are stored once.
  */
 import type { Knex } from 'knex';
-import { unpackArtifact } from '../commands/eventstore/artifact-encoding.js';
+import { unpackArtifact } from '../platform/eventstore/artifact-encoding.js';
 import { prepared } from './prepared.js';
 import type { DocumentErrorItem, DocumentState } from '../domain/document/document.js';
 
@@ -62,7 +62,7 @@ function toRow(r: any): SalesDocumentRow {
 
 /**
  * One document with its artifacts (one query: the artifact store is joined by hash; it keeps them
- * compressed, commands/eventstore/artifact-encoding.ts).
+ * compressed, platform/eventstore/artifact-encoding.ts).
  */
 export async function findSalesDocument(knex: Knex, workspaceId: string, documentId: string): Promise<SalesDocumentRow | null> {
   const row = await knex('sales_documents as sd')

@@ -30,7 +30,7 @@
 import Table from 'cli-table3';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createHash } from 'node:crypto';
-import { positionToString, START, type EventStore, type Position, type RecordedEvent } from '../commands/eventstore/port.js';
+import { positionToString, START, type EventStore, type Position, type RecordedEvent } from '../platform/eventstore/port.js';
 import { artifactRefsOf } from '../domain/document/document.js';
 import type { AggregateFold } from '../domain/aggregates.js';
 import { aggregateFor, streamCategory } from '../domain/index.js';

@@ -22,7 +22,7 @@ import type pg from 'pg';
 import { produceInvoiceXml } from '../commands/artifacts.js';
 import type { Connector, ConnectorRegistry, DeliveryAnswer } from '../commands/delivery/connector.js';
 import { deliverDocument } from '../commands/delivery/deliver.js';
-import { PostgresEventStore } from '../commands/eventstore/postgres.js';
+import { PostgresEventStore } from '../platform/eventstore/postgres.js';
 import { submitDocument } from '../commands/submissions.js';
 import { documentStream } from '../domain/document/document.js';
 import { systemClock } from '../platform/clock.js';

@@ -36,7 +36,7 @@ import { CreditsEngine } from '../commands/credits/engine.js';
 import { reserveForDocument } from '../commands/credits/metering.js';
 import { issueCredits } from '../commands/credits/pool.js';
 import { creditsEngine, knexSnapshotStore } from '../commands/credits/snapshots.js';
-import type { Position } from '../commands/eventstore/port.js';
+import type { Position } from '../platform/eventstore/port.js';
 import { createApiKey, createWorkspace } from '../commands/workspaces.js';
 import { encodeCursor, parseLedgerQuery } from '../domain/credits/input.js';
 import { pvalues } from '../domain/credits/pmap.js';
@@ -45,7 +45,7 @@ import { documentStream } from '../domain/document/document.js';
 import { startService, type Service } from '../http/service.js';
 import type { Config } from '../platform/config.js';
 import { createLogger } from '../platform/logger.js';
-import { creditProcesses } from '../projections/credits-processes.js';
+import { creditProcesses } from '../projections/reactors/credits-processes.js';
 import { fmtInt, fmtMs, openFreshBenchDatabase, percentile, positiveInt, renderTable, reportProblems, runBenchmark, type FreshBenchDatabase } from './bench-support.js';
 
 const BENCH_PG_DIR = 'var/pg-bench-credits';

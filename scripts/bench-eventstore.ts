@@ -22,14 +22,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { PostgresEventStore } from '../commands/eventstore/postgres.js';
+import { PostgresEventStore } from '../platform/eventstore/postgres.js';
 import {
   START,
   comparePositions,
   type ExpectedRevision,
   type NewEvent,
   type Position,
-} from '../commands/eventstore/port.js';
+} from '../platform/eventstore/port.js';
 import { loadConfig, type Config } from '../platform/config.js';
 import { openDatabase, type Database } from '../platform/database.js';
 import { migrateToLatest } from '../readmodels/migrations/index.js';

@@ -25,7 +25,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { Command } from 'commander';
 import { createAspAuthorization } from '../commands/connect/settings.js';
-import type { Position } from '../commands/eventstore/port.js';
+import type { Position } from '../platform/eventstore/port.js';
 import { storeReceivedPurchase } from '../commands/purchases/receive.js';
 import { createApiKey, createWorkspace } from '../commands/workspaces.js';
 import { generateInvoiceXml, type CoreDocument } from '../domain/artifacts/index.js';

@@ -13,7 +13,7 @@
  * A document's events are one append (one stream), as a submit and its delivery leave them.
  */
 import { randomUUID } from 'node:crypto';
-import type { NewEvent, StreamAppend } from '../commands/eventstore/port.js';
+import type { NewEvent, StreamAppend } from '../platform/eventstore/port.js';
 import { eventMetadata } from '../commands/execute.js';
 import { Delivered, DeliveryStarted, DocumentRejected, DocumentSubmitted, Finalized } from '../domain/document/document.js';
 import { PURCHASE_STORED_STATUS, PurchaseInvoiceStored } from '../domain/purchases/purchase.js';

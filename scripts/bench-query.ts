@@ -39,7 +39,7 @@
 import os from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Knex } from 'knex';
-import { comparePositions, type EventStore, type Position } from '../commands/eventstore/port.js';
+import { comparePositions, type EventStore, type Position } from '../platform/eventstore/port.js';
 import { openRuntime, type Runtime } from '../commands/runtime.js';
 import { searchBatchFor, searchProjection, SEARCH_PROJECTION } from '../projections/search.js';
 import { batchLimits } from '../projections/projection.js';

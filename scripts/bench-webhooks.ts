@@ -21,14 +21,14 @@ import { fork } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
-import { comparePositions, type Position } from '../commands/eventstore/port.js';
+import { comparePositions, type Position } from '../platform/eventstore/port.js';
 import { creditsEngine } from '../commands/credits/snapshots.js';
 import { createSubscription } from '../commands/webhooks/subscriptions.js';
 import { createWorkspace } from '../commands/workspaces.js';
 import { startService, type Service } from '../http/service.js';
 import type { Config } from '../platform/config.js';
 import { createLogger } from '../platform/logger.js';
-import { webhookDeliveryWorker } from '../projections/webhook-delivery.js';
+import { webhookDeliveryWorker } from '../projections/reactors/webhook-delivery.js';
 import type { ReceiverIn, ReceiverOut, RouteCounts } from './bench-webhooks-receiver.js';
 import { fmtInt, fmtMs, openFreshBenchDatabase, percentile, positiveInt, renderTable, reportProblems, runBenchmark, type FreshBenchDatabase } from './bench-support.js';
 

@@ -13,7 +13,7 @@
  */
 import cliProgress from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
-import type { EventStore } from '../commands/eventstore/port.js';
+import type { EventStore } from '../platform/eventstore/port.js';
 import type { Database } from '../platform/database.js';
 import { allProjections } from '../projections/index.js';
 import type { Projection } from '../projections/projection.js';

@@ -23,7 +23,7 @@ import { ConnectErrorCodes, companyIdFor, companyStream } from '../../domain/con
 import { fold } from '../../domain/decider.js';
 import { DomainError } from '../../domain/errors.js';
 import type { Clock } from '../../platform/clock.js';
-import { WrongExpectedVersionError, type AppendResult, type EventStore, type NewEvent, type Position } from '../eventstore/port.js';
+import { WrongExpectedVersionError, type AppendResult, type EventStore, type NewEvent, type Position } from '../../platform/eventstore/port.js';
 import { eventMetadata, execute, loadAggregate, type CommandContext } from '../execute.js';
 import {
   ParticipantUnavailableError,

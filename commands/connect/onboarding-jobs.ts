@@ -16,7 +16,7 @@ import {
   type OnboardingJobRow,
 } from '../../domain/connect/onboarding-job.js';
 import { DomainError } from '../../domain/errors.js';
-import { comparePositions, type Position } from '../eventstore/port.js';
+import { comparePositions, type Position } from '../../platform/eventstore/port.js';
 import { execute, type CommandContext } from '../execute.js';
 import { ConnectDependencyError, onboardCompany, type CompanySourceResult, type ConnectCommandDeps } from './companies.js';
 import { loadConnectSettings } from './settings.js';

@@ -9,7 +9,7 @@
  * constructor option tell it to time out or to fail, for the whole workspace or one TIN.
  */
 import { loadAggregate } from '../execute.js';
-import type { EventStore } from '../eventstore/port.js';
+import type { EventStore } from '../../platform/eventstore/port.js';
 import {
   connectSettingsDecider,
   connectSettingsStream,

@@ -12,7 +12,7 @@ import {
   type SandboxProvisioningMode,
 } from '../../domain/connect/connect-settings.js';
 import type { PlatformEnvironment } from '../../domain/connect/values.js';
-import type { EventStore, Position } from '../eventstore/port.js';
+import type { EventStore, Position } from '../../platform/eventstore/port.js';
 import { execute, loadAggregate, type CommandContext } from '../execute.js';
 
 export interface AspAuthorizationInput {

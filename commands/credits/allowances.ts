@@ -21,7 +21,7 @@ import {
 import type { Allowance } from '../../domain/credits/events.js';
 import { CreditErrorCodes, type AllowanceTarget, type CreditWarning } from '../../domain/credits/values.js';
 import { DomainError } from '../../domain/errors.js';
-import type { EventStore } from '../eventstore/port.js';
+import type { EventStore } from '../../platform/eventstore/port.js';
 import { loadAggregate, type CommandContext } from '../execute.js';
 import { takeSlot } from '../idempotent-unit.js';
 import type { CreditsEngine, CreditsOutcome } from './engine.js';

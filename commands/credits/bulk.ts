@@ -1,7 +1,7 @@
 /**
  * Bulk allowance jobs (SPEC.md 4.5): the request is checked as a whole (1 to 500 well-formed
  * operations, unique operationIds, one operation per company per target) and recorded as a job;
- * the job then runs in the background (projections/credits-processes.ts), one row after the
+ * the job then runs in the background (projections/reactors/credits-processes.ts), one row after the
  * other in request order, each row an allowance command of its own carrying the job's id. A
  * failed row never undoes another. Re-run after a crash, a row's command is recognised by its
  * event ids (derived from the job and the row) and not applied twice.
@@ -11,7 +11,7 @@ import { bulkJobDecider, type BulkRow, type BulkRowResult } from '../../domain/c
 import { bulkJobStream, type CreditEnvironment } from '../../domain/credits/values.js';
 import { DomainError } from '../../domain/errors.js';
 import type { Clock } from '../../platform/clock.js';
-import type { EventStore, Position, RecordedEvent } from '../eventstore/port.js';
+import type { EventStore, Position, RecordedEvent } from '../../platform/eventstore/port.js';
 import { execute, loadAggregate, type CommandContext } from '../execute.js';
 import { cancelScheduled, pauseOrResume, putAllowance, requireActiveCompany, type AllowanceWriteResult } from './allowances.js';
 import type { CreditsEngine } from './engine.js';

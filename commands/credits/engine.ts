@@ -29,7 +29,7 @@ import { creditEventDefinitions, type CreditEvent } from '../../domain/credits/e
 import { pfromEntries, pvalues } from '../../domain/credits/pmap.js';
 import { creditsStream } from '../../domain/credits/values.js';
 import { decodeEventData } from '../../domain/events/envelope.js';
-import { DuplicateEventError, WrongExpectedVersionError, type AppendResult, type EventStore, type NewEvent, type Position, type StreamAppend } from '../eventstore/port.js';
+import { DuplicateEventError, WrongExpectedVersionError, type AppendResult, type EventStore, type NewEvent, type Position, type StreamAppend } from '../../platform/eventstore/port.js';
 import { ConcurrencyConflictError, eventMetadata, type CommandContext } from '../execute.js';
 import { effectAppended, effectFailure, effectPart, type Slot } from '../idempotent-unit.js';
 

@@ -2,12 +2,12 @@
  * Ledger exports (SPEC.md 4.5): a request records the filters; the export holds every ledger
  * transaction written before the request (in log order), so its content is fixed from the
  * moment it is asked for and can be produced again identically. Completion is recorded by a
- * reactor once the ledger read model has caught up with the request (projections/credits-processes.ts).
+ * reactor once the ledger read model has caught up with the request (projections/reactors/credits-processes.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { creditExportDecider, type LedgerFilters } from '../../domain/credits/jobs.js';
 import { creditExportStream } from '../../domain/credits/values.js';
-import type { EventStore, Position } from '../eventstore/port.js';
+import type { EventStore, Position } from '../../platform/eventstore/port.js';
 import { execute, type CommandContext } from '../execute.js';
 import { storeRecordingEffect, takeSlot } from '../idempotent-unit.js';
 

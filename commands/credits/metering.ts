@@ -15,7 +15,7 @@
 import type { Knex } from 'knex';
 import { blockReasonOf, companyOf, poolTotals } from '../../domain/credits/credits.js';
 import { CREDIT_LIMITS, reservationIdFor, type BlockReason } from '../../domain/credits/values.js';
-import type { EventStore } from '../eventstore/port.js';
+import type { EventStore } from '../../platform/eventstore/port.js';
 import type { CommandContext } from '../execute.js';
 import type { CreditsEngine, CreditsOutcome } from './engine.js';
 import { creditsEngine } from './snapshots.js';

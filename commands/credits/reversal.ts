@@ -12,7 +12,7 @@ import { decodeEventData } from '../../domain/events/envelope.js';
 import { CreditErrorCodes } from '../../domain/credits/values.js';
 import type { LedgerFilters } from '../../domain/credits/jobs.js';
 import { listLedger } from '../../readmodels/credits.js';
-import type { EventStore } from '../eventstore/port.js';
+import type { EventStore } from '../../platform/eventstore/port.js';
 import type { CommandContext } from '../execute.js';
 import type { CreditsEngine, CreditsOutcome } from './engine.js';
 

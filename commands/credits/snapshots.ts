@@ -1,7 +1,7 @@
 /** The credits engine with its snapshots kept in PostgreSQL (readmodels/credit-snapshots.ts). */
 import type { Knex } from 'knex';
 import { loadCreditSnapshot, saveCreditSnapshot } from '../../readmodels/credit-snapshots.js';
-import type { EventStore } from '../eventstore/port.js';
+import type { EventStore } from '../../platform/eventstore/port.js';
 import { creditsEngineFor, type CreditsEngine, type SnapshotStore } from './engine.js';
 
 export function knexSnapshotStore(knex: Knex): SnapshotStore {

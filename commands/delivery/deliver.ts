@@ -21,7 +21,7 @@
  * (another runner, a crash's replay), nothing is written from the stale view; the stream is read
  * and the step decided afresh. From a snapshot nothing is sent then. From the reactor's event
  * the document is sent before that append: the reactor therefore decides every reaction the
- * runner may have run before from the stream (projections/delivery.ts), and a view from the
+ * runner may have run before from the stream (projections/reactors/delivery.ts), and a view from the
  * event is stale only when two reactions to it run at once, which the destination answers as a
  * document it has.
  */
@@ -48,7 +48,7 @@ import { fold } from '../../domain/decider.js';
 import { DomainError } from '../../domain/errors.js';
 import { decodeEventData, type EventDefinition } from '../../domain/events/envelope.js';
 import type { Clock } from '../../platform/clock.js';
-import { artifactOf, DuplicateEventError, WrongExpectedVersionError, type Artifact, type EventStore, type NewEvent, type RecordedEvent, type StreamAppend } from '../eventstore/port.js';
+import { artifactOf, DuplicateEventError, WrongExpectedVersionError, type Artifact, type EventStore, type NewEvent, type RecordedEvent, type StreamAppend } from '../../platform/eventstore/port.js';
 import { artifactBytes, readSubmission } from '../submissions.js';
 import { CONFLICT_RETRY_BUDGET_MS, ConcurrencyConflictError, conflictBackoff, eventMetadata, foldRecorded, loadAggregate, seededEventId, type CommandContext, type Loaded } from '../execute.js';
 import type { ConnectorRegistry, DeliveryRequest } from './connector.js';

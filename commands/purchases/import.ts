@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import { readUbl, screenXml, checkUblRoot, participantIdText, UblRefusal } from '../../domain/purchases/ubl-reader.js';
 import type { Clock } from '../../platform/clock.js';
 import { workspaceCompaniesForEndpoint } from '../../readmodels/purchases.js';
-import type { EventStore } from '../eventstore/port.js';
+import type { EventStore } from '../../platform/eventstore/port.js';
 import type { CommandContext } from '../execute.js';
 import { storeReceivedPurchase, type StoredPurchase } from './receive.js';
 import { ublSchemaErrors } from './xsd.js';

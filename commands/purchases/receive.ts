@@ -15,7 +15,7 @@ import {
 import { participantIdText, type ReadUbl } from '../../domain/purchases/ubl-reader.js';
 import { DomainError } from '../../domain/errors.js';
 import type { ReceivingCompany } from '../../readmodels/purchases.js';
-import type { EventStore, Position } from '../eventstore/port.js';
+import type { EventStore, Position } from '../../platform/eventstore/port.js';
 import { execute, type CommandContext } from '../execute.js';
 
 export interface ReceivedDocument {

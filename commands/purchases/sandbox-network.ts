@@ -14,7 +14,7 @@ import { screenXml, readUbl, readUblParties, participantIdText, type Participant
 import type { Clock } from '../../platform/clock.js';
 import { turnBatcher } from '../../platform/batching.js';
 import { companiesHoldingParticipants, type ReceivingCompany } from '../../readmodels/purchases.js';
-import type { EventStore } from '../eventstore/port.js';
+import type { EventStore } from '../../platform/eventstore/port.js';
 import { storeReceivedPurchase, type StoredPurchase } from './receive.js';
 
 export interface Transmission {

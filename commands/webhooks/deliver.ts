@@ -17,7 +17,7 @@ import {
 import { PAYLOAD_SCHEMA_VERSION, TEST_EVENT_TYPE, deliveryIdFor, webhookAttemptsStream } from '../../domain/webhooks/values.js';
 import type { Clock } from '../../platform/clock.js';
 import { recordWebhookAttempt } from '../../platform/metrics.js';
-import { DuplicateEventError, type EventStore, type NewEvent, type Position } from '../eventstore/port.js';
+import { DuplicateEventError, type EventStore, type NewEvent, type Position } from '../../platform/eventstore/port.js';
 import { eventMetadata } from '../execute.js';
 import type { SecretBox } from './secrets.js';
 import { sendWebhook, type SenderOptions } from './sender.js';

@@ -4,7 +4,7 @@ import { DomainError } from '../../domain/errors.js';
 import type { SubscriptionInput } from '../../domain/webhooks/input.js';
 import { subscriptionDecider, type Subscription, type SubscriptionChanges } from '../../domain/webhooks/subscription.js';
 import { WebhookErrorCodes, webhookSubscriptionStream, type WebhookEnvironment } from '../../domain/webhooks/values.js';
-import type { EventStore, Position } from '../eventstore/port.js';
+import type { EventStore, Position } from '../../platform/eventstore/port.js';
 import { execute, loadAggregate, type CommandContext } from '../execute.js';
 import type { SecretBox } from './secrets.js';
 import { targetProblem } from './sender.js';

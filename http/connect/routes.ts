@@ -18,7 +18,7 @@ import { INTERNAL_ERROR, rowFailure, runOnboardingJob } from '../../commands/con
 import { SandboxParticipantProvisioning, type ParticipantProvisioning } from '../../commands/connect/provisioning.js';
 import { loadConnectSettings } from '../../commands/connect/settings.js';
 import { loadAggregate } from '../../commands/execute.js';
-import type { Position } from '../../commands/eventstore/port.js';
+import type { Position } from '../../platform/eventstore/port.js';
 import { checkBranchAllowed, companyDecider } from '../../domain/connect/company.js';
 import {
   echoText,

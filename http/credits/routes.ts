@@ -13,7 +13,7 @@ import { cancelScheduled, pauseOrResume, putAllowance, type AllowanceWriteResult
 import { submitBulkJob } from '../../commands/credits/bulk.js';
 import { requestExport } from '../../commands/credits/exports.js';
 import { creditsEngine } from '../../commands/credits/snapshots.js';
-import type { Position } from '../../commands/eventstore/port.js';
+import type { Position } from '../../platform/eventstore/port.js';
 import {
   parseActionBody,
   parseAllowanceBody,

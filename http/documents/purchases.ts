@@ -2,7 +2,7 @@
  * Shapes of the purchase answers: the list item (SPEC.md 2.7) and the single received purchase
  * invoice (the spec does not show it; its fields are listed in the README).
  */
-import type { RecordedEvent } from '../../commands/eventstore/port.js';
+import type { RecordedEvent } from '../../platform/eventstore/port.js';
 import { decodeEventData } from '../../domain/events/envelope.js';
 import { microsToDisplay } from '../../domain/purchases/list-query.js';
 import { PurchaseInvoiceReceived, PurchaseInvoiceStored, purchaseStream } from '../../domain/purchases/purchase.js';

@@ -12,7 +12,7 @@ import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import { sendTestPing, type WebhookDeliveryDeps } from '../../commands/webhooks/deliver.js';
 import { createSubscription, deleteSubscription, updateSubscription, type SubscriptionDeps } from '../../commands/webhooks/subscriptions.js';
-import type { Position } from '../../commands/eventstore/port.js';
+import type { Position } from '../../platform/eventstore/port.js';
 import { DomainError } from '../../domain/errors.js';
 import { encodeCursor, parseDeliveryListQuery, parseSubscriptionBody, parseSubscriptionId, parseSubscriptionListQuery, parseSubscriptionPatch } from '../../domain/webhooks/input.js';
 import type { Subscription } from '../../domain/webhooks/subscription.js';

@@ -3,8 +3,8 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { creditsEngineFor } from '../../commands/credits/engine.js';
 import { checkCreditsForSubmission, ENFORCEMENT_OFF_CACHE_MS } from '../../commands/credits/metering.js';
-import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
-import type { EventStore } from '../../commands/eventstore/port.js';
+import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
+import type { EventStore } from '../../platform/eventstore/port.js';
 import { testDb } from '../support/db.js';
 
 describe('credits check on the submission path', function () {

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { CreditsEngine, serializeCreditsState } from '../../commands/credits/engine.js';
 import { reserveForDocument } from '../../commands/credits/metering.js';
 import { knexSnapshotStore } from '../../commands/credits/snapshots.js';
-import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
+import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
 import { companyOf, poolTotals } from '../../domain/credits/credits.js';
 import { creditsStream, reservationIdFor } from '../../domain/credits/values.js';
 import { DomainError } from '../../domain/errors.js';

@@ -6,7 +6,7 @@ import { runCreditLifecycle } from '../../commands/credits/lifecycle.js';
 import { reserveForDocument } from '../../commands/credits/metering.js';
 import { creditsStream } from '../../domain/credits/values.js';
 import { ManualClock } from '../../platform/clock.js';
-import type { Worker } from '../../projections/reactor.js';
+import type { Worker } from '../../projections/reactors/reactor.js';
 import { startTestService, type TestService } from '../support/http.js';
 import { DAY, HOUR, allowanceBody, createCurrent, creditsTenant, engineOf, iso, issue } from './support.js';
 

@@ -14,7 +14,7 @@ import { companyOf, poolTotals } from '../../domain/credits/credits.js';
 import { creditsStream, reservationIdFor } from '../../domain/credits/values.js';
 import { documentDecider, documentStream, type DocumentErrorItem } from '../../domain/document/document.js';
 import { ManualClock } from '../../platform/clock.js';
-import { creditProcesses, meteringReactor } from '../../projections/credits-processes.js';
+import { creditProcesses, meteringReactor } from '../../projections/reactors/credits-processes.js';
 import { call, startTestService, type TestService } from '../support/http.js';
 import { freshNumber, uaeInvoice } from '../unify/support.js';
 import { createCurrent, creditsTenant, engineOf, enforce, issue } from './support.js';

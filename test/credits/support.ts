@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import type { CreditsEngine } from '../../commands/credits/engine.js';
 import { issueCredits, setCreditEnforcement } from '../../commands/credits/pool.js';
 import { creditsEngine } from '../../commands/credits/snapshots.js';
-import type { Position } from '../../commands/eventstore/port.js';
+import type { Position } from '../../platform/eventstore/port.js';
 import { clientFor, type Client } from '../connect/support.js';
 import { call, type KeyOptions, type TestService } from '../support/http.js';
 

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
+import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
 import { execute, loadAggregate } from '../../commands/execute.js';
 import { documentDecider, documentStream } from '../../domain/document/document.js';
 import { completeFinalResult, deliverDocument, type DeliveryDeps } from '../../commands/delivery/deliver.js';
-import { DELIVER_FROM_EVENT_WITHIN_MS, deliveryReactor } from '../../projections/delivery.js';
-import { artifactOf, type Artifact, type EventStore, type ReadStreamOptions, type RecordedEvent } from '../../commands/eventstore/port.js';
+import { DELIVER_FROM_EVENT_WITHIN_MS, deliveryReactor } from '../../projections/reactors/delivery.js';
+import { artifactOf, type Artifact, type EventStore, type ReadStreamOptions, type RecordedEvent } from '../../platform/eventstore/port.js';
 import { deliverySnapshotStream } from '../../domain/delivery/snapshot.js';
 import type { Connector, ConnectorRegistry, DeliveryAnswer, DeliveryRequest } from '../../commands/delivery/connector.js';
 import { sandboxConnectors } from '../../commands/delivery/sandbox-connectors.js';

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { expect } from 'chai';
 import { createAspAuthorization } from '../../commands/connect/settings.js';
-import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
+import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
 import { createApiKey, createWorkspace } from '../../commands/workspaces.js';
 import { sampleDocument } from '../../domain/validation/index.js';
 import { call } from '../support/http.js';

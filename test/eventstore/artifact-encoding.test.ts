@@ -1,7 +1,7 @@
-/** How the PostgreSQL event store keeps an artifact's bytes (commands/eventstore/artifact-encoding.ts). */
+/** How the PostgreSQL event store keeps an artifact's bytes (platform/eventstore/artifact-encoding.ts). */
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { packArtifact, unpackArtifact } from '../../commands/eventstore/artifact-encoding.js';
+import { packArtifact, unpackArtifact } from '../../platform/eventstore/artifact-encoding.js';
 
 describe('artifact encoding of the PostgreSQL event store', () => {
   const xml = Buffer.from(

@@ -18,7 +18,7 @@ import {
   type NewEvent,
   type Position,
   type RecordedEvent,
-} from '../../commands/eventstore/port.js';
+} from '../../platform/eventstore/port.js';
 
 export function newEvent(type: string, data: unknown, extra: Partial<NewEvent> = {}): NewEvent {
   return {

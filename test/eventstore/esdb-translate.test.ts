@@ -38,8 +38,8 @@ import {
   toEventData,
   toPortError,
   type EsdbRecordedEventLike,
-} from '../../commands/eventstore/esdb-translate.js';
-import { artifactOf, ArtifactHashMismatch, checkedArtifacts, START, WrongExpectedVersionError, type NewEvent } from '../../commands/eventstore/port.js';
+} from '../../platform/eventstore/esdb-translate.js';
+import { artifactOf, ArtifactHashMismatch, checkedArtifacts, START, WrongExpectedVersionError, type NewEvent } from '../../platform/eventstore/port.js';
 
 const ID = '3f0c1c52-8a4e-4d52-9a55-0b7d7b5b2f10';
 

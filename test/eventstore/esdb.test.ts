@@ -4,7 +4,7 @@
  * (the "large events" case needs the server's max append size above 2 MB, e.g.
  * EVENTSTORE_MAX_APPEND_SIZE=4194304). Without the variable the suite is skipped.
  */
-import { EventStoreDbEventStore } from '../../commands/eventstore/esdb.js';
+import { EventStoreDbEventStore } from '../../platform/eventstore/esdb.js';
 import { eventStoreContract } from './contract.js';
 
 eventStoreContract(

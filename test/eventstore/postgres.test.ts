@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { COMMITTED_HEAD_SQL, HEAD_POSITION_SQL, PostgresEventStore, READ_ALL_SQL } from '../../commands/eventstore/postgres.js';
-import { artifactOf, comparePositions, DuplicateEventError, START, WrongExpectedVersionError, type Position, type RecordedEvent } from '../../commands/eventstore/port.js';
+import { COMMITTED_HEAD_SQL, HEAD_POSITION_SQL, PostgresEventStore, READ_ALL_SQL } from '../../platform/eventstore/postgres.js';
+import { artifactOf, comparePositions, DuplicateEventError, START, WrongExpectedVersionError, type Position, type RecordedEvent } from '../../platform/eventstore/port.js';
 import { eventStoreContract, newEvent } from './contract.js';
 import { testDb } from '../support/db.js';
 

@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { WrongExpectedVersionError } from '../../commands/eventstore/port.js';
+import { WrongExpectedVersionError } from '../../platform/eventstore/port.js';
 import { CONFLICT_RETRY_BUDGET_MS, ConcurrencyConflictError, execute } from '../../commands/execute.js';
 import { workspaceDecider } from '../../domain/workspace/workspace.js';
 import { connectError, freshName, newClient } from '../connect/support.js';

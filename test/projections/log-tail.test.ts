@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
-import { pageMayContinue, type Position } from '../../commands/eventstore/port.js';
+import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
+import { pageMayContinue, type Position } from '../../platform/eventstore/port.js';
 import { LogTail } from '../../projections/log-tail.js';
 import { newEvent } from '../eventstore/contract.js';
 import { testDb } from '../support/db.js';

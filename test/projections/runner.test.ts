@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
-import { comparePositions, START, type EventStore, type Position } from '../../commands/eventstore/port.js';
+import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
+import { comparePositions, START, type EventStore, type Position } from '../../platform/eventstore/port.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
 import { defineProjection, type Projection } from '../../projections/projection.js';
-import { reactorProjection } from '../../projections/reactor.js';
+import { reactorProjection } from '../../projections/reactors/reactor.js';
 import { applyBatch, ProjectionRunner } from '../../projections/runner.js';
 import { advanceCheckpoint, ensureCheckpoint, readCheckpoint } from '../../readmodels/checkpoints.js';
 import { newEvent } from '../eventstore/contract.js';

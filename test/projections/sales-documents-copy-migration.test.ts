@@ -6,8 +6,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
-import type { NewEvent } from '../../commands/eventstore/port.js';
+import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
+import type { NewEvent } from '../../platform/eventstore/port.js';
 import { documentsProjection } from '../../projections/documents.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
 import { salesDocumentsNoDocumentCopyMigration } from '../../readmodels/migrations/0071_sales_documents_no_document_copy.js';

@@ -8,8 +8,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
-import type { NewEvent } from '../../commands/eventstore/port.js';
+import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
+import type { NewEvent } from '../../platform/eventstore/port.js';
 import { ProjectionRunner } from '../../projections/runner.js';
 import { searchProjection } from '../../projections/search.js';
 import { searchDocumentStatesMigration } from '../../readmodels/migrations/0072_search_document_states.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
-import type { NewEvent } from '../../commands/eventstore/port.js';
+import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
+import type { NewEvent } from '../../platform/eventstore/port.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
 import { ProjectionRunner } from '../../projections/runner.js';
 import { searchProjection } from '../../projections/search.js';

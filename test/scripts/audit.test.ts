@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
-import { positionToString, type RecordedEvent } from '../../commands/eventstore/port.js';
+import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
+import { positionToString, type RecordedEvent } from '../../platform/eventstore/port.js';
 import type { AggregateFold } from '../../domain/aggregates.js';
 import { auditStream, parseAsOf, renderTable, summarizeData } from '../../scripts/audit.js';
 import { newEvent } from '../eventstore/contract.js';

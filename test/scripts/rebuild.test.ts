@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
+import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
 import { readCheckpoint } from '../../readmodels/checkpoints.js';
 import { describeProgress, runRebuild, UnknownProjectionError } from '../../scripts/rebuild.js';
 import { newEvent } from '../eventstore/contract.js';

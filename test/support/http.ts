@@ -2,8 +2,8 @@
  * HTTP test harness: the real service (Koa on an ephemeral port) against the test database,
  * with an injectable clock, plus helpers to create workspaces and keys through the commands.
  */
-import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
-import type { Position } from '../../commands/eventstore/port.js';
+import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
+import type { Position } from '../../platform/eventstore/port.js';
 import { createApiKey, createWorkspace, deleteWorkspace, revokeApiKey } from '../../commands/workspaces.js';
 import type { FamilyRoutes } from '../../http/app.js';
 import { startService, type Service, type ServiceOptions } from '../../http/service.js';

@@ -1,5 +1,5 @@
 /** Runs the test projection until killed; used by the kill-at-any-instant test. */
-import { PostgresEventStore } from '../../commands/eventstore/postgres.js';
+import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
 import knexFactory from 'knex';
 import { PreparingPgClient } from '../../platform/prepared-statements.js';
 import { ProjectionRunner } from '../../projections/runner.js';

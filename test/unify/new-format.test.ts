@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
-import { unpackArtifact } from '../../commands/eventstore/artifact-encoding.js';
+import { unpackArtifact } from '../../platform/eventstore/artifact-encoding.js';
 import { testDb } from '../support/db.js';
 import { call, startTestService, withoutProcesses, type TestService } from '../support/http.js';
 import { setMappingAutoAssign } from '../../commands/connect/settings.js';
@@ -69,7 +69,7 @@ describe('Unify new format and the sales document status (SPEC.md 2.1, 2.4, 2.6,
     const knex = testDb().knex;
     const rows = await knex('es_artifacts').where({ hash: sha256 });
     expect(rows).to.have.length(1);
-    // Kept compressed by the store (commands/eventstore/artifact-encoding.ts): a quarter of the bytes or less.
+    // Kept compressed by the store (platform/eventstore/artifact-encoding.ts): a quarter of the bytes or less.
     expect(rows[0].encoding).to.equal('br');
     expect(rows[0].content.length).to.be.below(bytes.length / 4);
     expect(Buffer.compare(unpackArtifact(rows[0].content, rows[0].encoding), bytes)).to.equal(0);

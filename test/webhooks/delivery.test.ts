@@ -9,7 +9,7 @@ import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { ManualClock } from '../../platform/clock.js';
 import { metricsText } from '../../platform/metrics.js';
-import { webhookDeliveryWorker } from '../../projections/webhook-delivery.js';
+import { webhookDeliveryWorker } from '../../projections/reactors/webhook-delivery.js';
 import { claimAttempts } from '../../readmodels/webhooks.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
 import { webhookAttemptsProjection } from '../../projections/webhook-attempts.js';

@@ -9,7 +9,7 @@ import { reverseConsumption } from '../../commands/credits/reversal.js';
 import { transactionIdFor } from '../../domain/credits/values.js';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks/values.js';
 import { ManualClock } from '../../platform/clock.js';
-import type { Worker } from '../../projections/reactor.js';
+import type { Worker } from '../../projections/reactors/reactor.js';
 import { startTestService, type TestService } from '../support/http.js';
 import { DAY, HOUR, allowanceBody, createCurrent, creditsTenant, engineOf, iso, issue } from '../credits/support.js';
 import { drive, startReceiver, subscribe, webhooksClient, type Receiver } from './support.js';

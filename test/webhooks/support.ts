@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { ManualClock } from '../../platform/clock.js';
-import type { WebhookWorker } from '../../projections/webhook-delivery.js';
+import type { WebhookWorker } from '../../projections/reactors/webhook-delivery.js';
 import { call, type TestService } from '../support/http.js';
 
 export const WEBHOOKS = '/v3/connect/webhooks';

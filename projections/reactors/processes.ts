@@ -3,15 +3,15 @@
  * dependencies; the service runs reactors with the projection runner and ticks each worker
  * on its interval with the injected clock.
  */
-import { secretBox } from '../commands/webhooks/secrets.js';
+import { secretBox } from '../../commands/webhooks/secrets.js';
 import type { Knex } from 'knex';
-import type { EventStore } from '../commands/eventstore/port.js';
-import type { Clock } from '../platform/clock.js';
-import type { Config } from '../platform/config.js';
-import type { ConnectorRegistry } from '../commands/delivery/connector.js';
-import type { DeliveryDeps } from '../commands/delivery/deliver.js';
-import { sandboxConnectors } from '../commands/delivery/sandbox-connectors.js';
-import { sandboxPeppolNetwork } from '../commands/purchases/sandbox-network.js';
+import type { EventStore } from '../../platform/eventstore/port.js';
+import type { Clock } from '../../platform/clock.js';
+import type { Config } from '../../platform/config.js';
+import type { ConnectorRegistry } from '../../commands/delivery/connector.js';
+import type { DeliveryDeps } from '../../commands/delivery/deliver.js';
+import { sandboxConnectors } from '../../commands/delivery/sandbox-connectors.js';
+import { sandboxPeppolNetwork } from '../../commands/purchases/sandbox-network.js';
 import { creditProcesses } from './credits-processes.js';
 import { deliveryReactor, deliveryWorker } from './delivery.js';
 import type { Reactor, Worker } from './reactor.js';

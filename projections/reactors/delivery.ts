@@ -4,9 +4,9 @@
  * clock) and collects final results the destinations give later.
  */
 import type { Knex } from 'knex';
-import { completeFinalResult, deliverDocument, type DeliveryDeps } from '../commands/delivery/deliver.js';
-import { DocumentSubmitted } from '../domain/document/document.js';
-import { dueDeliveryRetries, dueFinalResults } from '../readmodels/sales-documents.js';
+import { completeFinalResult, deliverDocument, type DeliveryDeps } from '../../commands/delivery/deliver.js';
+import { DocumentSubmitted } from '../../domain/document/document.js';
+import { dueDeliveryRetries, dueFinalResults } from '../../readmodels/sales-documents.js';
 import type { Reactor, Worker } from './reactor.js';
 
 /**

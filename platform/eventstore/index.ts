@@ -1,5 +1,5 @@
 /** Chooses the event-store adapter from the configuration: EventStoreDB when EVENTSTORE_URL is set, else PostgreSQL. */
-import type { Config } from '../../platform/config.js';
+import type { Config } from '../config.js';
 import type { EventStore } from './port.js';
 
 export async function openEventStore(config: Config, databaseUrl: string): Promise<EventStore> {

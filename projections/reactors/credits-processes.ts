@@ -15,25 +15,25 @@
  * triggering event's id as idSeed, so a reaction replayed after a crash is recognised.
  */
 import type { Knex } from 'knex';
-import type { RecordedEvent } from '../commands/eventstore/port.js';
-import { comparePositions, type EventStore } from '../commands/eventstore/port.js';
-import { execute, loadAggregate, type CommandContext } from '../commands/execute.js';
-import { cancelScheduledForArchivedSource } from '../commands/credits/allowances.js';
-import { processBulkJob } from '../commands/credits/bulk.js';
-import type { CreditsEngine } from '../commands/credits/engine.js';
-import { runCreditLifecycle } from '../commands/credits/lifecycle.js';
-import { reserveForDocument, settleDocumentReservation } from '../commands/credits/metering.js';
-import { readSubmission } from '../commands/submissions.js';
-import { creditsEngine } from '../commands/credits/snapshots.js';
-import { CompanySourceArchived } from '../domain/connect/company.js';
-import { CreditBulkJobSubmitted, CreditExportRequested, creditExportDecider } from '../domain/credits/jobs.js';
-import { CREDIT_LIMITS, creditExportStream } from '../domain/credits/values.js';
-import { DocumentSubmitted, Finalized } from '../domain/document/document.js';
-import { decodeEventData } from '../domain/events/envelope.js';
-import type { Clock } from '../platform/clock.js';
-import { countLedgerBefore } from '../readmodels/credits.js';
+import type { RecordedEvent } from '../../platform/eventstore/port.js';
+import { comparePositions, type EventStore } from '../../platform/eventstore/port.js';
+import { execute, loadAggregate, type CommandContext } from '../../commands/execute.js';
+import { cancelScheduledForArchivedSource } from '../../commands/credits/allowances.js';
+import { processBulkJob } from '../../commands/credits/bulk.js';
+import type { CreditsEngine } from '../../commands/credits/engine.js';
+import { runCreditLifecycle } from '../../commands/credits/lifecycle.js';
+import { reserveForDocument, settleDocumentReservation } from '../../commands/credits/metering.js';
+import { readSubmission } from '../../commands/submissions.js';
+import { creditsEngine } from '../../commands/credits/snapshots.js';
+import { CompanySourceArchived } from '../../domain/connect/company.js';
+import { CreditBulkJobSubmitted, CreditExportRequested, creditExportDecider } from '../../domain/credits/jobs.js';
+import { CREDIT_LIMITS, creditExportStream } from '../../domain/credits/values.js';
+import { DocumentSubmitted, Finalized } from '../../domain/document/document.js';
+import { decodeEventData } from '../../domain/events/envelope.js';
+import type { Clock } from '../../platform/clock.js';
+import { countLedgerBefore } from '../../readmodels/credits.js';
 import type { Reactor, Worker } from './reactor.js';
-import { readCheckpoint } from '../readmodels/checkpoints.js';
+import { readCheckpoint } from '../../readmodels/checkpoints.js';
 
 export interface CreditProcessDeps {
   knex: Knex;

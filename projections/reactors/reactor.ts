@@ -11,8 +11,8 @@
  * worker with an injected clock: `tick(now)` is called by a timer in the service and directly
  * by tests.
  */
-import type { RecordedEvent } from '../commands/eventstore/port.js';
-import { defineProjection, type Projection } from './projection.js';
+import type { RecordedEvent } from '../../platform/eventstore/port.js';
+import { defineProjection, type Projection } from '../projection.js';
 
 export interface Reactor {
   readonly name: string;

@@ -21,7 +21,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { attemptDelivery, type WebhookDeliveryDeps } from '../commands/webhooks/deliver.js';
+import { attemptDelivery, type WebhookDeliveryDeps } from '../../commands/webhooks/deliver.js';
 import {
   activeSubscriptionIds,
   claimAttempts,
@@ -35,9 +35,9 @@ import {
   START_CURSOR,
   type DeliveryCursor,
   type DueDelivery,
-} from '../readmodels/webhooks.js';
+} from '../../readmodels/webhooks.js';
 import type { Worker } from './reactor.js';
-import { onWebhookDeliveriesCommitted } from './webhooks.js';
+import { onWebhookDeliveriesCommitted } from '../webhooks.js';
 
 export interface WebhookWorkerOptions {
   /** Sends in flight for one subscription (default 16). */

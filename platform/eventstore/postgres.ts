@@ -2,7 +2,7 @@
  * The PostgreSQL adapter of the event-store port (the embedded default).
  * See postgres-schema.ts for the table layout and the append function.
  */
-import { recordAppend, recordGroupCommitBatch } from '../../platform/metrics.js';
+import { recordAppend, recordGroupCommitBatch } from '../metrics.js';
 import { EventEmitter } from 'node:events';
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
