@@ -115,15 +115,8 @@ export type CreditsCommand =
       now: string;
     };
 
-/** What a reversal needs of the finalized consumption it reverses. */
-export interface ReversibleConsumption {
+/** What a reversal needs of the finalized consumption it reverses: the reservation's figures, and which ledger entry. */
+export interface ReversibleConsumption extends Pick<Reservation, 'reservationId' | 'companyId' | 'documentId' | 'allowancePeriodId' | 'version' | 'amount' | 'lots'> {
   transactionId: string;
   eventType: string;
-  reservationId: string;
-  companyId: string;
-  documentId: string | null;
-  allowancePeriodId: string;
-  version: number;
-  amount: number;
-  lots: LotShare[];
 }
