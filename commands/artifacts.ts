@@ -3,6 +3,7 @@
  * `Base64XML`, 2.6 `artifacts`), the compliance identifiers of the status object, and the PDF
  * of a compliant document on `/status`.
  */
+import { LRUCache } from 'lru-cache';
 import { complianceIdentifiers, generateInvoiceXml, renderInvoicePdf, type CoreDocument } from '../domain/artifacts/index.js';
 import { COMPLIANCE_COUNTRIES } from '../domain/document/status.js';
 import type { SalesDocumentRow } from '../readmodels/sales-documents.js';
@@ -27,10 +28,9 @@ export function documentCompliance(country: string, documentType: { base: string
 
 /**
  * Rendered PDFs of final documents (a final document never changes), so clients polling
- * `/status` do not render the same PDF again on every call. Bounded; oldest entries go first.
+ * `/status` do not render the same PDF again on every call. Bounded; the least recently used go first.
  */
-const pdfCache = new Map<string, string>();
-const PDF_CACHE_ENTRIES = 256;
+const pdfCache = new LRUCache<string, string>({ max: 256 });
 
 /**
  * The PDF of a compliant (final_valid) document as base64; null otherwise, or when it cannot be
@@ -43,7 +43,6 @@ export async function renderCompliantPdf(store: Pick<EventStore, 'readStream'>, 
   const submission = await readSubmission(store, row.documentId);
   const rendered = submission ? await renderPdf(row, submission.data.coreDocument) : null;
   if (rendered) {
-    if (pdfCache.size >= PDF_CACHE_ENTRIES) pdfCache.delete(pdfCache.keys().next().value!);
     pdfCache.set(row.documentId, rendered);
   }
   return rendered;

@@ -2,14 +2,16 @@
  * Runs a command against an aggregate: load its stream, upcast and decode the events, fold
  * them, decide, and append the new events with the expected revision. A concurrency conflict
  * re-runs the whole decision on the fresher state (safe: decide is pure and re-checks every
- * rule, including client-supplied versions) after a jittered back-off, for as long as a time
- * budget allows; when it is spent the command fails with ConcurrencyConflictError, which every
+ * rule, including client-supplied versions) through the conflict retry helper (./retry.ts):
+ * a jittered back-off, for as long as a time budget allows; when it is spent the command fails with ConcurrencyConflictError, which every
  * API family answers with its 409 (retryable), never a 500.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { v5 as uuidv5 } from 'uuid';
 import { fold, type Decider, type DomainEvent } from '../domain/decider.js';
 import { decodeEventData, type EventMetadata } from '../domain/events/envelope.js';
+import { CONFLICT_RETRY_BUDGET_MS, retryOnConflict } from './retry.js';
 import { WrongExpectedVersionError, type AppendResult, type Artifact, type EventStore, type NewEvent, type RecordedEvent } from '../platform/eventstore/port.js';
 
 /**
@@ -23,8 +25,7 @@ export class ConcurrencyConflictError extends Error {
   }
 }
 
-/** Default time budget of a command's conflict retries. */
-export const CONFLICT_RETRY_BUDGET_MS = 5000;
+export { CONFLICT_RETRY_BUDGET_MS };
 const BACKOFF_BASE_MS = 2;
 const BACKOFF_CAP_MS = 100;
 
@@ -36,7 +37,7 @@ const BACKOFF_CAP_MS = 100;
 export async function conflictBackoff(attempt: number, deadline: number): Promise<boolean> {
   const pause = Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.min(attempt, 16));
   if (Date.now() + pause >= deadline) return false;
-  await new Promise((resolve) => setTimeout(resolve, pause));
+  await sleep(pause);
   return true;
 }
 
@@ -133,30 +134,29 @@ export async function execute<C, S, E extends DomainEvent>(
     artifacts?: readonly Artifact[];
   } = {},
 ): Promise<Executed<S, E>> {
-  const deadline = Date.now() + (options.retryBudgetMs ?? CONFLICT_RETRY_BUDGET_MS);
-  for (let attempt = 1; ; attempt++) {
-    const { state, revision } = attempt === 1 && options.loaded ? options.loaded : await loadAggregate(store, decider, streamId);
-    const events = decider.decide(command, state);
-    const after = fold(decider, events, state);
-    if (events.length === 0) return { state: after, events, appended: null };
-    const metadata = eventMetadata(ctx);
-    const toAppend: NewEvent[] = events.map((e, i) => ({
-      id: options.idSeed ? seededEventId(options.idSeed, i) : randomUUID(),
-      type: e.type,
-      schemaVersion: (decider.events as Record<string, { version: number }>)[e.type]!.version,
-      data: e.data,
-      metadata,
-    }));
-    try {
+  return retryOnConflict(
+    async (attempt) => {
+      const { state, revision } = attempt === 1 && options.loaded ? options.loaded : await loadAggregate(store, decider, streamId);
+      const events = decider.decide(command, state);
+      const after = fold(decider, events, state);
+      if (events.length === 0) return { state: after, events, appended: null };
+      const metadata = eventMetadata(ctx);
+      const toAppend: NewEvent[] = events.map((e, i) => ({
+        id: options.idSeed ? seededEventId(options.idSeed, i) : randomUUID(),
+        type: e.type,
+        schemaVersion: (decider.events as Record<string, { version: number }>)[e.type]!.version,
+        data: e.data,
+        metadata,
+      }));
       const appended = await store.append(streamId, toAppend, revision, options.artifacts && options.artifacts.length > 0 ? { artifacts: options.artifacts } : undefined);
       return { state: after, events, appended };
-    } catch (err) {
-      if (!(err instanceof WrongExpectedVersionError)) throw err;
-      if (options.maxAttempts !== undefined) {
-        if (attempt < options.maxAttempts) continue;
-        throw err;
-      }
-      if (!(await conflictBackoff(attempt, deadline))) throw new ConcurrencyConflictError(streamId, attempt);
-    }
-  }
+    },
+    {
+      isConflict: (err) => err instanceof WrongExpectedVersionError,
+      maxAttempts: options.maxAttempts,
+      budgetMs: options.retryBudgetMs,
+      // With maxAttempts the caller handles the store's own error; otherwise the family's 409.
+      onSpent: options.maxAttempts !== undefined ? undefined : (_err, attempts) => new ConcurrencyConflictError(streamId, attempts),
+    },
+  );
 }

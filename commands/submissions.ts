@@ -35,6 +35,7 @@ import {
 } from '../domain/validation/index.js';
 import type { Artifact, EventStore, NewEvent, Position, RecordedEvent, StreamAppend } from '../platform/eventstore/port.js';
 import { artifactOf, WrongExpectedVersionError } from '../platform/eventstore/port.js';
+import { retryOnConflict } from './retry.js';
 import { ConcurrencyConflictError, eventMetadata, loadAggregate, type CommandContext, type Loaded } from './execute.js';
 import { appendWithEffect, takeSlot } from './idempotent-unit.js';
 
@@ -236,56 +237,60 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
   }
 
   const claimStream = numberClaimStream(input, documentNumber);
-  for (let attempt = 0; attempt < 10; attempt++) {
-    const { claim, holderStatus } = await claimFacts(store, claimStream, attempt === 0);
-    let claimEvents;
-    try {
-      claimEvents = numberClaimDecider.decide(
-        {
-          type: 'Claim',
-          documentNumber,
-          documentId,
-          holderId: claim.state.holder,
-          holderStatus,
-          now: ctx.now.toISOString(),
-          // One transaction writes a claim and its document: a claim without one is an orphan
-          // from before (released at once). Where the parts are written one after another, a
-          // claim may be read between them, so it is given time to get its document.
-          orphanedAfterMs: store.atomicMultiStream ? 0 : ABANDONED_CLAIM_MS,
-        },
-        claim.state,
-      );
-    } catch (err) {
-      if (err instanceof DomainError && err.code === STALE_CLAIM_FACTS) continue;
-      if (!(err instanceof DomainError && err.code === DOCUMENT_NUMBER_REUSED)) throw err;
-      // The number is held by a live or final document: this one is stored as rejected.
-      const report = rejectedForReuse();
-      const document = documentPart(report);
-      const [result] = await appendWithEffect(store, [streamPart(document)], effect, document.artifacts);
-      return outcomeOf(document, report, result!.position);
-    }
-    const document = documentPart(validated);
-    const parts: StreamAppend[] = [];
-    if (claimEvents.length > 0) {
-      parts.push({
-        streamId: claimStream,
-        events: claimEvents.map((e, i) => toNewEvent(slot ? slot.id(`claim-event-${i}`) : randomUUID(), e.type, DocumentNumberClaimed.version, e.data, eventCtx)),
-        expected: claim.revision,
-      });
-    }
-    parts.push(streamPart(document));
-    try {
+  // Stale facts, or someone claimed the number meanwhile: gather the facts again (10 tries),
+  // then the family's 409 (retryable), never a 500: the client retries with the same request.
+  return retryOnConflict(
+    async (attempt) => {
+      const { claim, holderStatus } = await claimFacts(store, claimStream, attempt === 1);
+      let claimEvents;
+      try {
+        claimEvents = numberClaimDecider.decide(
+          {
+            type: 'Claim',
+            documentNumber,
+            documentId,
+            holderId: claim.state.holder,
+            holderStatus,
+            now: ctx.now.toISOString(),
+            // One transaction writes a claim and its document: a claim without one is an orphan
+            // from before (released at once). Where the parts are written one after another, a
+            // claim may be read between them, so it is given time to get its document.
+            orphanedAfterMs: store.atomicMultiStream ? 0 : ABANDONED_CLAIM_MS,
+          },
+          claim.state,
+        );
+      } catch (err) {
+        if (err instanceof DomainError && err.code === STALE_CLAIM_FACTS) throw new StaleClaimFacts();
+        if (!(err instanceof DomainError && err.code === DOCUMENT_NUMBER_REUSED)) throw err;
+        // The number is held by a live or final document: this one is stored as rejected.
+        const report = rejectedForReuse();
+        const document = documentPart(report);
+        const [result] = await appendWithEffect(store, [streamPart(document)], effect, document.artifacts);
+        return outcomeOf(document, report, result!.position);
+      }
+      const document = documentPart(validated);
+      const parts: StreamAppend[] = [];
+      if (claimEvents.length > 0) {
+        parts.push({
+          streamId: claimStream,
+          events: claimEvents.map((e, i) => toNewEvent(slot ? slot.id(`claim-event-${i}`) : randomUUID(), e.type, DocumentNumberClaimed.version, e.data, eventCtx)),
+          expected: claim.revision,
+        });
+      }
+      parts.push(streamPart(document));
       const results = await appendWithEffect(store, parts, effect, document.artifacts);
       return outcomeOf(document, validated, results[results.length - 1]!.position);
-    } catch (err) {
-      // Someone claimed the number meanwhile: gather the facts again.
-      if (err instanceof WrongExpectedVersionError && err.streamId === claimStream) continue;
-      throw err;
-    }
-  }
-  // The family's 409 (retryable), never a 500: the client retries with the same request.
-  throw new ConcurrencyConflictError(claimStream, 10);
+    },
+    {
+      isConflict: (err) => err instanceof StaleClaimFacts || (err instanceof WrongExpectedVersionError && err.streamId === claimStream),
+      maxAttempts: 10,
+      onSpent: (_err, attempts) => new ConcurrencyConflictError(claimStream, attempts),
+    },
+  );
 }
+
+/** The claim's facts changed between reading and deciding: read them again. */
+class StaleClaimFacts extends Error {}
 
 interface DocumentPart extends StreamAppend {
   artifacts: Artifact[];

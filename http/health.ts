@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import type { EventStore } from '../platform/eventstore/port.js';
 import type { ConnectorRegistry } from '../commands/delivery/connector.js';
 import type { ProjectionRunner } from '../projections/runner.js';
+import { pingDatabase } from '../readmodels/ping.js';
 
 export interface Readiness {
   ready: boolean;
@@ -42,7 +43,7 @@ export class ReadinessProbe {
 
   async check(): Promise<Readiness> {
     const failed = (err: unknown) => (err instanceof Error ? err.message : String(err)) || 'unreachable';
-    const database = await this.knex.raw('select 1').then(() => 'ok', failed);
+    const database = await pingDatabase(this.knex).then(() => 'ok', failed);
     const eventStore = await this.store.ping().then(() => 'ok', failed);
     const now = Date.now();
     const projections = this.runner.statuses().map((s) => ({

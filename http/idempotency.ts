@@ -9,10 +9,12 @@
  */
 import { recordIdempotencyConflict, recordIdempotencyReplay } from '../platform/metrics.js';
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context, Next } from 'koa';
 import { execute, type CommandContext } from '../commands/execute.js';
 import { IdempotencyKeyTakenOver, runInUnit, type IdempotentUnit } from '../commands/idempotent-unit.js';
 import type { EventStore } from '../platform/eventstore/port.js';
+import { canonicalJson } from '../domain/canonical-json.js';
 import { DomainError } from '../domain/errors.js';
 import { IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS, idempotencyDecider, type RecordedResponse } from '../domain/idempotency.js';
 import type { Clock } from '../platform/clock.js';
@@ -23,18 +25,6 @@ const RECORDED_HEADERS = ['etag', 'location'];
 
 /** The lease of a claim on a route with atomic effects (see IdempotencyOptions.staleAfterMs). */
 export const ATOMIC_LEASE_MS = 3_000;
-
-/** Canonical JSON: object keys sorted, so the same payload always hashes the same. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
 
 function markReplayed(body: unknown): unknown {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
@@ -78,7 +68,7 @@ export function idempotent(options: IdempotencyOptions) {
     const workspaceId: string = ctx.state.auth.workspaceId;
     const scope = `${ctx.method} ${ctx.routerPath ?? ctx._matchedRoute ?? ctx.path}`;
     const requestHash = createHash('sha256')
-      .update(canonical({ method: ctx.method, path: ctx.path, query: ctx.query, body: ctx.request.body ?? null, environment: ctx.get('x-environment') }))
+      .update(canonicalJson({ method: ctx.method, path: ctx.path, query: ctx.query, body: ctx.request.body ?? null, environment: ctx.get('x-environment') }))
       .digest('hex');
     const streamId = `idempotency-${createHash('sha256').update(`${workspaceId}\n${scope}\n${key}`).digest('hex')}`;
     const cmdCtx = { ...commandContext(ctx, options.clock), idempotencyKey: key };
@@ -101,7 +91,7 @@ export function idempotent(options: IdempotencyOptions) {
         }
         if (err instanceof DomainError && err.code === IDEMPOTENCY_IN_PROGRESS) {
           if (Date.now() > deadline) throw new HttpProblem(409, err.message, { path: err.path, retryable: true });
-          await new Promise((r) => setTimeout(r, 50));
+          await sleep(50);
           continue;
         }
         throw err;

@@ -1,8 +1,12 @@
 /**
- * Per-workspace request rate limit (token bucket) for Connect. Over the limit: 429 with
+ * Per-workspace request rate limit for Connect, over `rate-limiter-flexible`: up to `burst`
+ * requests in each window of burst/perSecond seconds, so `perSecond` sustained. Its in-memory
+ * counters expire with their window, so memory holds only the workspaces seen lately, not
+ * every workspace ever seen. Over the limit: 429 with
  * Retry-After, in the Connect envelope with retryable true.
  */
 import type { Context, Next } from 'koa';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { recordRateLimitRefusal } from '../platform/metrics.js';
 import { HttpProblem } from './errors.js';
 
@@ -10,30 +14,26 @@ export interface RateLimitOptions {
   /** Sustained requests per second per workspace (0 disables the limit). */
   perSecond: number;
   burst: number;
-  now?: () => number;
 }
 
 export function workspaceRateLimit(options: RateLimitOptions) {
-  const buckets = new Map<string, { tokens: number; at: number }>();
-  const now = options.now ?? Date.now;
+  // `burst` requests per window of burst/perSecond seconds: `perSecond` sustained, `burst` at once.
+  const limiter =
+    options.perSecond > 0 ? new RateLimiterMemory({ keyPrefix: 'workspace', points: Math.max(1, options.burst), duration: Math.max(1, options.burst) / options.perSecond }) : null;
   return async (ctx: Context, next: Next) => {
     const workspaceId: string | undefined = ctx.state.auth?.workspaceId;
-    if (options.perSecond > 0 && workspaceId) {
-      const t = now();
-      const bucket = buckets.get(workspaceId) ?? { tokens: options.burst, at: t };
-      bucket.tokens = Math.min(options.burst, bucket.tokens + ((t - bucket.at) / 1000) * options.perSecond);
-      bucket.at = t;
-      if (bucket.tokens < 1) {
-        buckets.set(workspaceId, bucket);
+    if (limiter && workspaceId) {
+      try {
+        await limiter.consume(workspaceId);
+      } catch (refused) {
+        if (!(refused instanceof RateLimiterRes)) throw refused;
         recordRateLimitRefusal(ctx.state.family ?? 'connect');
-        const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / options.perSecond));
+        const retryAfter = Math.max(1, Math.ceil(refused.msBeforeNext / 1000));
         throw new HttpProblem(429, 'This workspace has exceeded its request limit; retry after the Retry-After delay.', {
           retryable: true,
           headers: { 'Retry-After': String(retryAfter) },
         });
       }
-      bucket.tokens -= 1;
-      buckets.set(workspaceId, bucket);
     }
     await next();
   };

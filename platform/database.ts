@@ -5,6 +5,7 @@
  * the last one to close stops it, whichever started it (see startOrJoinEmbedded); a file lock
  * keeps two processes from starting or stopping it at once.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
@@ -120,7 +121,6 @@ export async function runningPostmaster(dataDir: string): Promise<number | null>
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** How long a start waits for a postmaster that holds the data directory without accepting connections (one still exiting or starting). */
 const POSTMASTER_SETTLE_MS = 30_000;

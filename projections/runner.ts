@@ -5,6 +5,7 @@
  * runner and a rebuild swap) from applying the same batch twice. A crash at any instant
  * rolls back the whole batch with its checkpoint.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { setMaxListeners } from 'node:events';
 import type { Knex } from 'knex';
 import { comparePositions, endedByBytes, pageMayContinue, START, type EventStore, type Position, type RecordedEvent } from '../platform/eventstore/port.js';
@@ -381,7 +382,7 @@ export class ProjectionRunner {
           scanned = undefined;
           unpersistedSince = null;
           replaying = true;
-          await sleep(1000, signal);
+          await pause(1000, signal);
           continue;
         }
         if (result === 'moved') {
@@ -409,7 +410,7 @@ export class ProjectionRunner {
         s.lastError = err instanceof Error ? err.message : String(err);
         s.failingSince ??= new Date();
         this.log(`projection ${p.name} failed; retrying in ${backoffMs} ms`, { error: s.lastError });
-        await sleep(backoffMs, signal);
+        await pause(backoffMs, signal);
         backoffMs = Math.min(backoffMs * 2, 30_000);
       }
     }
@@ -423,15 +424,9 @@ function uncappedAbortController(): AbortController {
   return controller;
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
+/** Waits `ms`, or less when `signal` aborts (then it resolves too). */
+async function pause(ms: number, signal: AbortSignal): Promise<void> {
+  await sleep(ms, undefined, { signal }).catch((err: unknown) => {
+    if (!(err instanceof Error && err.name === 'AbortError')) throw err;
   });
 }

@@ -5,22 +5,11 @@ import type { Knex } from 'knex';
 import type { TableShape } from './batch-rows.js';
 import { prepared } from './prepared.js';
 import type { CompanyListQuery, CountsQuery } from '../domain/connect/input.js';
+import type { CompanyRecord } from '../domain/connect/company.js';
 import type { MappingReadiness } from '../domain/connect/values.js';
 
-export interface CompanySourceRow {
-  companyId: string;
-  workspaceId: string;
-  countryCode: string;
-  tin: string;
-  legalName: string | null;
-  legalNameArabic: string | null;
-  legalIdentifier: string | null;
-  vatTrn: string | null;
-  peppolParticipantId: string;
-  platformEnvironment: string;
-  contactPersonName: string | null;
-  contactPersonEmail: string;
-  contactPersonMobile: string | null;
+/** A source with its company, as the read model holds them (the company's fields as the aggregate records them). */
+export interface CompanySourceRow extends Omit<CompanyRecord, 'createdAt' | 'updatedAt'> {
   onboardingStatus: string;
   companyCreatedAt: Date;
   companyUpdatedAt: Date;

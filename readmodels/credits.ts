@@ -6,6 +6,7 @@
  */
 import type { Knex } from 'knex';
 import type { TableShape } from './batch-rows.js';
+import type { PoolTotals } from '../domain/credits/derived.js';
 import type { Allowance } from '../domain/credits/events.js';
 import type { AllowanceListQuery } from '../domain/credits/input.js';
 import type { LedgerFilters } from '../domain/credits/jobs.js';
@@ -17,15 +18,8 @@ const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(
 // ---------------------------------------------------------------------------------------------
 // Pool
 
-export interface PoolRow {
-  issued: number;
-  active: number;
-  reserved: number;
-  consumed: number;
-  expired: number;
-  available: number;
-  /** issued − expired: the base of the pool percentages. */
-  total: number;
+/** The pool totals (as the aggregate derives them), with the workspace's enforcement setting. */
+export interface PoolRow extends PoolTotals {
   enforcement: boolean;
   updatedAt: string | null;
 }

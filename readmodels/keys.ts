@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
+import { LRUCache } from 'lru-cache';
 import type { TableShape } from './batch-rows.js';
 
 export interface ApiKeyRecord {
@@ -79,13 +80,15 @@ export async function findWorkspace(knex: Knex, workspaceId: string) {
 }
 
 export class ApiKeyCache {
-  private readonly entries = new Map<string, { record: ApiKeyRecord | null; at: number }>();
+  private readonly entries: LRUCache<string, { record: ApiKeyRecord | null; at: number }>;
   constructor(
     private readonly knex: Knex,
     private readonly ttlMs = 1000,
-    private readonly maxEntries = 10_000,
+    maxEntries = 10_000,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.entries = new LRUCache({ max: maxEntries });
+  }
 
   /** `fresh`: read the read model even when a cached answer is recent. */
   async lookup(apiKey: string, options: { fresh?: boolean } = {}): Promise<ApiKeyRecord | null> {
@@ -93,7 +96,6 @@ export class ApiKeyCache {
     const hit = this.entries.get(hash);
     if (!options.fresh && hit && this.now() - hit.at < this.ttlMs) return hit.record;
     const record = await findKeyByHash(this.knex, hash);
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(hash, { record, at: this.now() });
     return record;
   }

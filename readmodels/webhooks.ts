@@ -1,5 +1,6 @@
 /** Queries of the webhooks read model: subscriptions, due deliveries and their claims, the delivery log. */
 import type { Knex } from 'knex';
+import type { WebhookTarget } from '../domain/webhooks/delivery.js';
 import type { DeliveryFilters } from '../domain/webhooks/input.js';
 
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
@@ -62,17 +63,7 @@ export async function listSubscriptions(knex: Knex, workspaceId: string, q: { li
   return { items: rows.slice(0, q.limit).map(subscriptionRow), hasMore: rows.length > q.limit };
 }
 
-/** Everything a sender needs of a subscription, the secret included (never shown in an answer). */
-export interface SubscriptionTarget {
-  subscriptionId: string;
-  workspaceId: string;
-  environment: 'sandbox' | 'production';
-  webhookUrl: string;
-  secretKey: string | null;
-  signatureAlgorithm: 'sha256' | 'sha512';
-}
-
-export async function readSubscriptionTarget(knex: Knex, workspaceId: string, subscriptionId: string): Promise<SubscriptionTarget | null> {
+export async function readSubscriptionTarget(knex: Knex, workspaceId: string, subscriptionId: string): Promise<WebhookTarget | null> {
   const r = await knex('webhook_subscriptions').where({ workspace_id: workspaceId, subscription_id: subscriptionId, deleted: false }).first();
   return r
     ? { subscriptionId: r.subscription_id, workspaceId: r.workspace_id, environment: r.environment, webhookUrl: r.webhook_url, secretKey: r.secret_key, signatureAlgorithm: r.signature_algorithm }
@@ -95,7 +86,7 @@ export interface DueDelivery {
   nextAttemptAt: string;
   /** Where the delivery stands in the log. */
   cursor: DeliveryCursor;
-  target: SubscriptionTarget;
+  target: WebhookTarget;
 }
 
 /** Active subscriptions (the worker's round over all of them). */

@@ -226,6 +226,7 @@ async function creditsCommand(options: { workspace: string; company: string; asO
     events.map((e) => ({ id: e.id, type: e.type, schemaVersion: e.schemaVersion, data: e.data, occurredAt: e.metadata.occurredAt, revision: e.revision })),
     options.company,
     options.asOf ?? null,
+    new Date(),
   );
   const { total: _total, ...pool } = audit.pool;
   process.stdout.write(`${toJson({ workspaceId: options.workspace, companyId: options.company, ...audit, pool })}\n`);

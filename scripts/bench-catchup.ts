@@ -18,6 +18,7 @@
  *
  *   node --import tsx scripts/bench-catchup.ts [--count 10000] [--concurrency 32] [--seconds 900]
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -92,7 +93,6 @@ function cleanup(): Promise<void> {
 }
 stopServerOnExit(server, cleanup);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The server's current resident set size (VmRSS) in MB. */
 function rssMb(pid: number | null): number {

@@ -34,6 +34,7 @@
  *
  *   node --import tsx scripts/bench-delivery.ts [--count 10000] [--concurrency 32] [--seconds 120] [--core-seconds 5] [--port 3923] [--pg-port 54409]
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import http from 'node:http';
 import os from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
@@ -107,7 +108,6 @@ function cleanup(): Promise<void> {
 }
 stopServerOnExit(server, cleanup);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Wall-clock milliseconds with sub-millisecond resolution (comparable with the server's timestamps). */
 const now = () => performance.timeOrigin + performance.now();
 const isTerminal = (state: string) => (TERMINAL_STATES as ReadonlySet<string>).has(state);

@@ -17,6 +17,7 @@
  *
  *   npm run bench:eventstore -- [--seconds 5] [--mode ordered|serialized|both]
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -165,7 +166,6 @@ function makeEvent(writer: number, seq: number): NewEvent {
 /** Events successfully appended to the current mode's database, for the read-back check. */
 let written = 0;
 const problems: string[] = [];
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 interface WriteStats {
   writers: number;

@@ -27,6 +27,7 @@
  *   node --import tsx scripts/bench-submit.ts [--seconds 10] [--count N] [--clients 1,16,64] [--core-seconds 5] [--port 3921] [--pg-port 54399]
  * BENCH_SERVER_NODE_ARGS adds node flags to the server (e.g. "--cpu-prof --cpu-prof-dir=var/prof").
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import os from 'node:os';
 import autocannon from 'autocannon';
 import { Command, InvalidArgumentError } from 'commander';
@@ -91,7 +92,6 @@ function cleanup(): Promise<void> {
 }
 stopServerOnExit(server, cleanup);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------------
 

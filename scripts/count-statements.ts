@@ -10,6 +10,7 @@
  *
  *   node --import tsx scripts/count-statements.ts [--documents 200] [--clients 16] [--pg-port 54397]
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { Command } from 'commander';
 import pg from 'pg';
@@ -94,7 +95,6 @@ const config = loadConfig({
 });
 const service = await startService({ config: { ...config, http: { ...config.http, port: 0 } }, port: 0, logger: createLogger('silent') });
 const store = service.runtime.store;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const poll = new pg.Client({ connectionString: service.runtime.db.url });
 ignored.add(poll);
 await poll.connect();

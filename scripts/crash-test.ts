@@ -19,6 +19,7 @@
  *   npm run test:crash [-- --kills 5 --submit-clients 12 --credit-clients 4]
  * CRASH_TEST_PG_PORT (default 54419): port of its embedded PostgreSQL.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Command } from 'commander';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -66,7 +67,6 @@ interface KeyRecord {
   companyId?: string;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

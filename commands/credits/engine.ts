@@ -24,6 +24,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { v5 as uuidv5 } from 'uuid';
+import { LRUCache } from 'lru-cache';
 import { decideCredits, evolveCredits, initialCreditsState, type CreditsCommand, type CreditsState, type CompanyCredits, type Reservation } from '../../domain/credits/credits.js';
 import { creditEventDefinitions, type CreditEvent } from '../../domain/credits/events.js';
 import { pfromEntries, pvalues } from '../../domain/credits/pmap.js';
@@ -129,9 +130,11 @@ function environmentOfEvent(e: CreditEvent): string | null {
 }
 
 export class CreditsEngine {
-  private readonly entries = new Map<string, Entry>();
+  /** Cached states, least recently used evicted first. */
+  private readonly entries: LRUCache<string, Entry>;
+  /** Entries evicted while busy (commands queued or draining): kept until they are idle. */
+  private readonly busy = new Map<string, Entry>();
   private readonly maxBatch: number;
-  private readonly cacheSize: number;
   private readonly snapshotEvery: number;
   private readonly maxAttempts: number;
 
@@ -140,7 +143,12 @@ export class CreditsEngine {
     private readonly options: CreditsEngineOptions = {},
   ) {
     this.maxBatch = options.maxBatch ?? 200;
-    this.cacheSize = options.cacheSize ?? 2000;
+    this.entries = new LRUCache<string, Entry>({
+      max: options.cacheSize ?? 2000,
+      dispose: (entry, key, reason) => {
+        if (reason === 'evict' && (entry.draining || entry.queue.length > 0)) this.busy.set(key, entry);
+      },
+    });
     this.snapshotEvery = options.snapshotEvery ?? 2000;
     this.maxAttempts = options.maxAttempts ?? 50;
   }
@@ -161,7 +169,8 @@ export class CreditsEngine {
    * cache current at once; another instance's writes show after at most `maxAgeMs`.
    */
   recent(workspaceId: string, maxAgeMs: number): CreditsState | null {
-    const entry = this.entries.get(creditsStream(workspaceId));
+    const key = creditsStream(workspaceId);
+    const entry = this.entries.peek(key) ?? this.busy.get(key);
     // Commands queued or in flight meanwhile are concurrent with the caller: as with a read, the
     // answer is the state before them.
     if (!entry || !entry.loaded || entry.stale) return null;
@@ -170,7 +179,7 @@ export class CreditsEngine {
 
   /** Forgets every cached state (tests). */
   clear(): void {
-    for (const [key, entry] of this.entries) if (!entry.draining) this.entries.delete(key);
+    for (const [key, entry] of [...this.entries.entries()]) if (!entry.draining) this.entries.delete(key);
   }
 
   private enqueue(streamId: string, command: CreditsCommand | null, ctx: CommandContext, idSeed?: string, effect?: CreditsEffect): Promise<CreditsOutcome> {
@@ -182,20 +191,16 @@ export class CreditsEngine {
   }
 
   private entry(streamId: string): Entry {
-    let entry = this.entries.get(streamId);
+    let entry = this.entries.get(streamId); // most recently used now
+    if (entry) return entry;
+    entry = this.busy.get(streamId);
     if (entry) {
-      this.entries.delete(streamId); // most recently used last
+      this.busy.delete(streamId);
       this.entries.set(streamId, entry);
       return entry;
     }
     entry = { streamId, state: initialCreditsState, revision: 'no_stream', loaded: false, queue: [], draining: false, snapshotRevision: -1n, snapshotAt: 0, stale: false, currentAt: 0 };
     this.entries.set(streamId, entry);
-    if (this.entries.size > this.cacheSize) {
-      for (const [key, old] of this.entries) {
-        if (this.entries.size <= this.cacheSize) break;
-        if (!old.draining && old.queue.length === 0 && old !== entry) this.entries.delete(key);
-      }
-    }
     return entry;
   }
 
@@ -215,6 +220,7 @@ export class CreditsEngine {
       }
     } finally {
       entry.draining = false;
+      if (this.busy.get(entry.streamId) === entry) this.busy.delete(entry.streamId); // evicted meanwhile: now idle
     }
   }
 

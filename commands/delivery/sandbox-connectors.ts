@@ -5,6 +5,7 @@
  * domain/delivery/policy.ts. They serve the sandbox environment only; production needs real
  * connectors, and a production document whose destination has none is never faked.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { FinalResult } from '../../domain/document/document.js';
@@ -37,7 +38,6 @@ function scenarioOf(destination: Destination, request: DeliveryRequest): Sandbox
   return sandboxScenario({ destination, documentNumber: request.documentNumber, buyerPeppolId: str(party(request.coreDocument, 'buyer').peppolId) });
 }
 
-const sleep = (ms: number) => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve());
 
 /** Scenarios that fail before the destination registers anything. */
 function transportFailure(destination: Destination, scenario: SandboxScenario, attempt: number): DeliveryAnswer | null {

@@ -13,6 +13,7 @@ import {
   judgeAttempt,
   type AttemptRecord,
   type SendResult,
+  type WebhookTarget,
 } from '../../domain/webhooks/delivery.js';
 import { PAYLOAD_SCHEMA_VERSION, TEST_EVENT_TYPE, deliveryIdFor, webhookAttemptsStream } from '../../domain/webhooks/values.js';
 import type { Clock } from '../../platform/clock.js';
@@ -32,16 +33,6 @@ export interface WebhookDeliveryDeps {
   secrets: SecretBox;
 }
 
-export interface DeliveryTarget {
-  subscriptionId: string;
-  workspaceId: string;
-  environment: 'sandbox' | 'production';
-  webhookUrl: string;
-  /** As stored: sealed (commands/webhooks/secrets.ts), or plain when written before sealing. */
-  secretKey: string | null;
-  signatureAlgorithm: 'sha256' | 'sha512';
-}
-
 export interface DeliveryToAttempt {
   deliveryId: string;
   eventId: string;
@@ -57,7 +48,7 @@ export interface AttemptOutcome {
   position: Position | null;
 }
 
-async function send(deps: WebhookDeliveryDeps, target: DeliveryTarget, d: DeliveryToAttempt): Promise<{ result: SendResult; at: Date }> {
+async function send(deps: WebhookDeliveryDeps, target: WebhookTarget, d: DeliveryToAttempt): Promise<{ result: SendResult; at: Date }> {
   const at = deps.clock.now();
   const body = deliveryBody({ eventId: d.eventId, type: d.eventType, timestamp: d.occurredAt, payload: d.payload });
   const secret = target.secretKey === null ? null : deps.secrets.open(target.subscriptionId, target.secretKey);
@@ -140,7 +131,7 @@ function recorderFor(deps: WebhookDeliveryDeps): AttemptRecorder {
 
 const record = (deps: WebhookDeliveryDeps, rec: AttemptRecord) => recorderFor(deps).record(rec);
 
-function attemptRecord(target: DeliveryTarget, d: DeliveryToAttempt, result: SendResult, at: Date, judged: ReturnType<typeof judgeAttempt>, ping: AttemptRecord['ping']): AttemptRecord {
+function attemptRecord(target: WebhookTarget, d: DeliveryToAttempt, result: SendResult, at: Date, judged: ReturnType<typeof judgeAttempt>, ping: AttemptRecord['ping']): AttemptRecord {
   return {
     deliveryId: d.deliveryId,
     subscriptionId: target.subscriptionId,
@@ -166,7 +157,7 @@ function attemptRecord(target: DeliveryTarget, d: DeliveryToAttempt, result: Sen
  */
 export async function attemptDelivery(
   deps: WebhookDeliveryDeps,
-  target: DeliveryTarget,
+  target: WebhookTarget,
   d: DeliveryToAttempt,
   options: { onAnswered?: () => void } = {},
 ): Promise<AttemptOutcome> {
@@ -183,7 +174,7 @@ export async function attemptDelivery(
  * POST /v3/connect/webhooks/{id}/test: a signed webhook.test event sent through the same path
  * as every delivery, attempted once (a ping is not retried) and recorded like any attempt.
  */
-export async function sendTestPing(deps: WebhookDeliveryDeps, target: DeliveryTarget): Promise<AttemptOutcome> {
+export async function sendTestPing(deps: WebhookDeliveryDeps, target: WebhookTarget): Promise<AttemptOutcome> {
   const eventId = randomUUID();
   const now = deps.clock.now().toISOString();
   const d: DeliveryToAttempt = {

@@ -47,7 +47,8 @@ function sameBalance(folded: Record<string, unknown>, recorded: unknown): boolea
   return Object.keys(folded).every((k) => folded[k] === r[k]);
 }
 
-export function auditCompanyCredits(events: readonly AuditInput[], companyId: string, asOf: Date | null): CreditAudit {
+/** Folds the log up to `asOf` (all of it when null); the company's period state is judged at `asOf`, else at `now` (the caller's clock). */
+export function auditCompanyCredits(events: readonly AuditInput[], companyId: string, asOf: Date | null, now: Date): CreditAudit {
   const cutOff = asOf?.getTime() ?? null;
   let state: CreditsState = initialCreditsState;
   let count = 0;
@@ -72,7 +73,7 @@ export function auditCompanyCredits(events: readonly AuditInput[], companyId: st
       }
     }
   }
-  const at = asOf ? asOf.toISOString() : new Date().toISOString();
+  const at = (asOf ?? now).toISOString();
   const pool = poolTotals(state);
   const company = describeCompanyCredits(companyOf(state, companyId), pool, allocatedHeadroom(state) > pool.available, at);
   return {

@@ -48,6 +48,17 @@ export const WebhookDeliveryAttempted = defineEvent({
 });
 export type AttemptRecord = t.TypeOf<typeof WebhookDeliveryAttempted.codec>;
 
+/** Everything a sender needs of a subscription, the secret included (never shown in an answer). */
+export interface WebhookTarget {
+  subscriptionId: string;
+  workspaceId: string;
+  environment: 'sandbox' | 'production';
+  webhookUrl: string;
+  /** As stored: sealed (commands/webhooks/secrets.ts), or plain when written before sealing. */
+  secretKey: string | null;
+  signatureAlgorithm: SignatureAlgorithm;
+}
+
 /** An occurrence: one event of SPEC.md 6.1 (or 6), before it is fanned out to subscriptions. */
 export interface Occurrence {
   eventId: string;

@@ -4,71 +4,61 @@
  * non-public address unless the subscription is in sandbox and the operator allows private
  * targets. Pure: the caller resolves host names and passes the addresses.
  */
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { WebhookEnvironment } from './values.js';
 
 /** Every range that is not the public internet (IANA special-purpose registries). */
-const NON_PUBLIC = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8], // private
-  ['100.64.0.0', 10], // carrier-grade NAT (also some cloud metadata services)
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local, cloud metadata 169.254.169.254
-  ['172.16.0.0', 12], // private
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
-  ['192.88.99.0', 24], // 6to4 relay
-  ['192.168.0.0', 16], // private
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // documentation
-  ['203.0.113.0', 24], // documentation
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const) {
-  NON_PUBLIC.addSubnet(net, prefix, 'ipv4');
-}
-for (const [net, prefix] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['64:ff9b::', 96], // NAT64 (could reach private IPv4)
-  ['64:ff9b:1::', 48],
-  ['100::', 64], // discard
-  ['2001::', 23], // IETF protocol assignments
-  ['2001:db8::', 32], // documentation
-  ['2002::', 16], // 6to4 (embeds IPv4)
-  ['fc00::', 7], // unique local, cloud metadata fd00:ec2::254
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated)
-  ['ff00::', 8], // multicast
-] as const) {
-  NON_PUBLIC.addSubnet(net, prefix, 'ipv6');
-}
+const NON_PUBLIC_V4 = [
+  '0.0.0.0/8', // "this network"
+  '10.0.0.0/8', // private
+  '100.64.0.0/10', // carrier-grade NAT (also some cloud metadata services)
+  '127.0.0.0/8', // loopback
+  '169.254.0.0/16', // link-local, cloud metadata 169.254.169.254
+  '172.16.0.0/12', // private
+  '192.0.0.0/24', // IETF protocol assignments
+  '192.0.2.0/24', // documentation
+  '192.88.99.0/24', // 6to4 relay
+  '192.168.0.0/16', // private
+  '198.18.0.0/15', // benchmarking
+  '198.51.100.0/24', // documentation
+  '203.0.113.0/24', // documentation
+  '224.0.0.0/4', // multicast
+  '240.0.0.0/4', // reserved, broadcast
+].map((cidr) => ipaddr.IPv4.parseCIDR(cidr));
+const NON_PUBLIC_V6 = [
+  '::/128', // unspecified
+  '::1/128', // loopback
+  '64:ff9b::/96', // NAT64 (could reach private IPv4)
+  '64:ff9b:1::/48',
+  '100::/64', // discard
+  '2001::/23', // IETF protocol assignments
+  '2001:db8::/32', // documentation
+  '2002::/16', // 6to4 (embeds IPv4)
+  'fc00::/7', // unique local, cloud metadata fd00:ec2::254
+  'fe80::/10', // link-local
+  'fec0::/10', // site-local (deprecated)
+  'ff00::/8', // multicast
+].map((cidr) => ipaddr.IPv6.parseCIDR(cidr));
 
-/** The IPv4 address inside an IPv4-mapped or -compatible IPv6 address (::ffff:a.b.c.d), else null. */
-function embeddedIpv4(address: string): string | null {
-  const m = /^::(?:ffff:(?:0:)?)?(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (m) return m[1]!;
-  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (hex) {
-    const hi = parseInt(hex[1]!, 16);
-    const lo = parseInt(hex[2]!, 16);
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  }
+/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d), -translated (::ffff:0:a.b.c.d) or -compatible (::a.b.c.d) IPv6 address, else null. */
+function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
+  if (address.isIPv4MappedAddress()) return address.toIPv4Address();
+  const [p0, p1, p2, p3, p4, p5] = address.parts;
+  const zeroPrefix = p0 === 0 && p1 === 0 && p2 === 0 && p3 === 0 && p5 === 0;
+  if (zeroPrefix && (p4 === 0 || p4 === 0xffff)) return new ipaddr.IPv4(address.toByteArray().slice(12));
   return null;
 }
 
 /** True for an address outside the public internet (loopback, private, link-local, metadata, reserved…). */
 export function isNonPublicAddress(address: string): boolean {
   const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
-  const family = isIP(bare);
-  if (family === 4) return NON_PUBLIC.check(bare, 'ipv4');
-  if (family === 6) {
-    const v4 = embeddedIpv4(bare);
-    if (v4) return NON_PUBLIC.check(v4, 'ipv4');
-    return NON_PUBLIC.check(bare, 'ipv6');
-  }
-  return true; // not an address: never call it
+  // Only the standard notations are addresses (not "127.1" or "0x7f.1", which some parsers accept).
+  if (isIP(bare) === 0) return true; // not an address: never call it
+  const parsed = ipaddr.parse(bare);
+  const v4 = parsed.kind() === 'ipv4' ? (parsed as ipaddr.IPv4) : embeddedIpv4(parsed as ipaddr.IPv6);
+  if (v4) return NON_PUBLIC_V4.some((range) => v4.match(range));
+  return NON_PUBLIC_V6.some((range) => (parsed as ipaddr.IPv6).match(range));
 }
 
 export interface TargetPolicy {

@@ -3,15 +3,12 @@
  * `submit` (1 to 10 invoices with shared `defaults`) and `list` (Malaysia). Errors use the
  * earlier envelope: status "error", code, message, requestId, timestamp, data null, errors[].
  */
-import { SEARCH_PROJECTION } from '../../projections/search.js';
 import * as t from 'io-ts';
 import type { Context } from 'koa';
 import { recordMappingSample } from '../../commands/mapping-samples.js';
-import { submitDocument } from '../../commands/submissions.js';
-import { checkCreditsForSubmission } from '../../commands/credits/metering.js';
-import { produceInvoiceXml } from '../../commands/artifacts.js';
+import { submitInvoice } from '../../commands/submit.js';
+import { environmentRefusal, normalizeEnvironment, purposeAllowed, submissionCountryAllowed } from '../../domain/document/submission-rules.js';
 import { derivedFlags, resolveLogicalDocumentType, supportedCountries } from '../../domain/validation/index.js';
-import { keyServesEnvironment } from '../../domain/workspace/workspace.js';
 import { listMalaysianDocuments } from '../../readmodels/sales-documents.js';
 import type { HttpDeps } from '../app.js';
 import type { AuthContext } from '../auth.js';
@@ -19,6 +16,7 @@ import { NonEmptyObject, NonEmptyString, decode, oneOf } from '../decode.js';
 import { HttpProblem, toProblem, type ProblemDetail } from '../errors.js';
 import { commandContext } from '../request-context.js';
 import { resolveSource } from './source.js';
+import { submitUseCaseDeps } from './submit-deps.js';
 
 const ENVIRONMENTS = ['sandbox', 'simulation', 'production', 'prod'] as const;
 const EARLIER_COUNTRIES = ['SA', 'MY', 'BE', 'AE', 'SG', 'DE'] as const;
@@ -73,8 +71,8 @@ function decodeOrThrow<A>(codec: t.Decoder<unknown, A>, body: unknown): A {
 
 /** The key's environment must serve the requested one: sandbox keys serve sandbox and simulation. */
 function checkEnvironment(auth: AuthContext, env: (typeof ENVIRONMENTS)[number]): 'sandbox' | 'simulation' | 'production' {
-  const environment = env === 'prod' ? 'production' : env;
-  if (!keyServesEnvironment(auth.environment, environment)) {
+  const environment = normalizeEnvironment(env);
+  if (environmentRefusal('earlier', auth.environment, environment)) {
     const message = `this ${auth.environment} API key cannot be used for env ${env}`;
     throw new HttpProblem(403, message, { code: 'AUTH_INVALID_API_KEY', path: ['env'], details: [{ code: 'AUTH_INVALID_API_KEY', message, path: ['env'] }] });
   }
@@ -112,11 +110,11 @@ async function submit(ctx: Context, deps: HttpDeps, raw: Record<string, unknown>
   const request = decodeOrThrow(SubmitRequest, raw);
   const environment = checkEnvironment(auth, request.env);
   const options = request.options ?? {};
-  if (request.purpose === 'invoicing' && options.submitToGovernment === false) {
+  if (!purposeAllowed('earlier', request.purpose, options.submitToGovernment)) {
     throw invalid('submitToGovernment cannot be false when purpose is invoicing', ['options', 'submitToGovernment']);
   }
   const country = request.defaults.country;
-  if (!(supportedCountries as readonly string[]).includes(country)) {
+  if (!submissionCountryAllowed(country)) {
     throw invalid(`country ${country} is not supported for submission yet; supported: ${supportedCountries.join(', ')}`, ['defaults', 'country']);
   }
   const source = await resolveSource(deps, auth.workspaceId, request.defaults.source.name, request.defaults.source.version, ['defaults', 'source'], {
@@ -161,10 +159,14 @@ async function submit(ctx: Context, deps: HttpDeps, raw: Record<string, unknown>
       });
       continue;
     }
-    // Credit enforcement (issue 7): a blocked company's invoice fails on its own, nothing is recorded.
-    const credit = await checkCreditsForSubmission(deps, { workspaceId: auth.workspaceId, companyId: source.companyId, now: deps.clock.now() });
-    if (!credit.allowed) {
-      const error = { code: 'CREDITS_BLOCKED', message: credit.message, path: ['invoices', index], blockReason: credit.blockReason };
+    // A blocked company's invoice (credit enforcement) fails on its own, nothing is recorded.
+    const result = await submitInvoice(
+      submitUseCaseDeps(deps),
+      { workspaceId: auth.workspaceId, environment, country, documentType, source, payload: item.payload, format: 'earlier', externalId: item.externalId ?? null, destinations },
+      ctxBase,
+    );
+    if (result.kind === 'credits_blocked') {
+      const error = { code: 'CREDITS_BLOCKED', message: result.message, path: ['invoices', index], blockReason: result.blockReason };
       results.push({
         ...common, status: 'failed', payloadId: null, documentId: null,
         validation: { success: true, errors: [] }, submission: { success: false, errors: [error], governmentResponse: null, submittedAt: null }, errors: [error],
@@ -172,12 +174,7 @@ async function submit(ctx: Context, deps: HttpDeps, raw: Record<string, unknown>
       aborted = !continueOnError;
       continue;
     }
-    const outcome = await submitDocument(
-      deps.store,
-      { workspaceId: auth.workspaceId, environment, country, documentType, source, payload: item.payload, format: 'earlier', externalId: item.externalId ?? null, destinations },
-      ctxBase,
-      produceInvoiceXml,
-    );
+    const outcome = result.outcome;
     const validationErrors = outcome.report.errors.map((e) => ({ code: e.code, message: e.message, path: ['invoices', index, 'payload', ...e.path], field: e.corePath }));
     results.push({
       ...common,
@@ -193,7 +190,6 @@ async function submit(ctx: Context, deps: HttpDeps, raw: Record<string, unknown>
       },
       errors: validationErrors,
     });
-    if (outcome.accepted) await deps.runner.waitFor(outcome.position, { timeoutMs: deps.config.projections.waitTimeoutMs, projections: ['documents', SEARCH_PROJECTION] });
     if (!outcome.accepted && !continueOnError) aborted = true;
   }
   const success = results.filter((r) => r.status === 'success' || r.status === 'stored').length;

@@ -3,12 +3,12 @@
  * earlier action-based format (2.3/2.5, in earlier-format.ts) and, beyond the spec, the
  * field-requirement catalogue generated from the validator's own rule sets.
  */
-import { SEARCH_PROJECTION } from '../../projections/search.js';
 import Router from '@koa/router';
 import * as t from 'io-ts';
 import type { Context } from 'koa';
-import { submitDocument, type SubmissionOutcome } from '../../commands/submissions.js';
-import { checkCreditsForSubmission } from '../../commands/credits/metering.js';
+import type { SubmissionOutcome } from '../../commands/submissions.js';
+import { submitInvoice } from '../../commands/submit.js';
+import { environmentRefusal, purposeAllowed, submissionCountryAllowed } from '../../domain/document/submission-rules.js';
 import { DomainError } from '../../domain/errors.js';
 import { checkDocumentType, requirementsCatalogue, supportedCountries } from '../../domain/validation/index.js';
 import type { FamilyRoutes, HttpDeps } from '../app.js';
@@ -17,9 +17,9 @@ import { JsonObject, NonEmptyString, decode } from '../decode.js';
 import { HttpProblem, renderProblem, toProblem, type ErrorPath } from '../errors.js';
 import { idempotent } from '../idempotency.js';
 import { commandContext } from '../request-context.js';
-import { produceInvoiceXml } from '../../commands/artifacts.js';
 import { handleEarlierFormat } from './earlier-format.js';
 import { resolveSource } from './source.js';
+import { submitUseCaseDeps } from './submit-deps.js';
 
 const NewSubmission = t.type({
   country: NonEmptyString,
@@ -82,14 +82,15 @@ async function submitNewFormat(ctx: Context, deps: HttpDeps, raw: unknown, prefi
     throw new HttpProblem(400, first!.message, { path: at(prefix, ...(first!.path ?? [])), details: decoded.problems.map((p) => ({ ...p, path: at(prefix, ...(p.path ?? [])) })) });
   }
   const body = decoded.value;
-  if (body.purpose !== 'invoicing') throw new HttpProblem(400, 'purpose must be "invoicing"', { path: at(prefix, 'purpose') });
-  if (body.environment !== 'sandbox' && body.environment !== 'production') {
+  if (!purposeAllowed('new', body.purpose)) throw new HttpProblem(400, 'purpose must be "invoicing"', { path: at(prefix, 'purpose') });
+  const refusal = environmentRefusal('new', auth.environment, body.environment);
+  if (refusal === 'not_offered') {
     throw new HttpProblem(400, 'environment must be "sandbox" or "production" (the new format does not accept simulation)', { path: at(prefix, 'environment') });
   }
-  if (body.environment !== auth.environment) {
+  if (refusal === 'key_environment') {
     throw new HttpProblem(403, `this is a ${auth.environment} key; it cannot submit to ${body.environment}`, { code: 'permission_denied', path: at(prefix, 'environment') });
   }
-  if (!(supportedCountries as readonly string[]).includes(body.country)) {
+  if (!submissionCountryAllowed(body.country)) {
     throw new HttpProblem(400, `country ${body.country} is not supported; supported: ${supportedCountries.join(', ')}`, { path: at(prefix, 'country') });
   }
   const documentType = checkDocumentType(body.country, { base: body.documentType.base, modifiers: body.documentType.modifiers, variant: body.documentType.variant ?? null });
@@ -102,13 +103,9 @@ async function submitNewFormat(ctx: Context, deps: HttpDeps, raw: unknown, prefi
     requested: body.environment,
     deniedCode: 'permission_denied',
   });
-  // Credit enforcement (issue 7): a blocked company is refused before anything is recorded.
-  const credit = await checkCreditsForSubmission(deps, { workspaceId: auth.workspaceId, companyId: source.companyId, now: deps.clock.now() });
-  if (!credit.allowed) {
-    throw new HttpProblem(403, credit.message, { code: 'credits_blocked', path: at(prefix, 'source'), extra: { blockReason: credit.blockReason } });
-  }
-  const outcome = await submitDocument(
-    deps.store,
+  // A blocked company (credit enforcement) is refused before anything is recorded.
+  const result = await submitInvoice(
+    submitUseCaseDeps(deps),
     {
       workspaceId: auth.workspaceId,
       environment: body.environment,
@@ -121,10 +118,11 @@ async function submitNewFormat(ctx: Context, deps: HttpDeps, raw: unknown, prefi
       destinations: ['TAX_AUTHORITY'],
     },
     { ...commandContext(ctx, deps.clock), environment: body.environment },
-    produceInvoiceXml,
   );
-  // A status read and an invoice query right after this answer must find the document.
-  await deps.runner.waitFor(outcome.position, { timeoutMs: deps.config.projections.waitTimeoutMs, projections: ['documents', SEARCH_PROJECTION] });
+  if (result.kind === 'credits_blocked') {
+    throw new HttpProblem(403, result.message, { code: 'credits_blocked', path: at(prefix, 'source'), extra: { blockReason: result.blockReason } });
+  }
+  const outcome = result.outcome;
   return outcomeBody(outcome);
 }
 

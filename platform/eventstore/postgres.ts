@@ -216,7 +216,7 @@ export class PostgresEventStore implements EventStore {
   /** The backend of this store's LISTEN session (not another process's listener). */
   private listenerPid = 0;
   private readonly pending: PendingAppend[] = [];
-  private readonly readAhead = new Map<string, Promise<Page>>();
+  private readonly readAhead = new LRUCache<string, Promise<Page>>({ max: MAX_READ_AHEADS });
   private inFlightBatches = 0;
   private flushScheduled = false;
   private readonly recentArtifacts = new LRUCache<string, Buffer>({ maxSize: RECENT_ARTIFACT_BYTES, sizeCalculation: (content) => Math.max(1, content.length) });
@@ -541,7 +541,6 @@ export class PostgresEventStore implements EventStore {
       const next: Position = { commit: BigInt(last.tx), prepare: BigInt(last.global_position) };
       const nextPage = this.queryPage(next, limit, maxBytes);
       nextPage.catch(() => {}); // a failed read-ahead is retried by the read that wanted it
-      if (this.readAhead.size >= MAX_READ_AHEADS) this.readAhead.delete(this.readAhead.keys().next().value!);
       this.readAhead.set(readAheadKey(next, limit, maxBytes), nextPage.catch(() => this.queryPage(next, limit, maxBytes)));
     }
     const events = rows.map(toRecorded);

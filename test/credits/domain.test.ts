@@ -323,14 +323,14 @@ describe('credits domain', () => {
       step({ type: 'Finalize', reservationId: 'res_a', reason: null, now: at(4000) });
       const times = [0, 1000, 2000, 3000, 4000];
       const events = log.flatMap((evs, i) => evs.map((e) => ({ id: 'x', type: e.type, schemaVersion: 1, data: e.data, occurredAt: at(times[i]!), revision: BigInt(i) })));
-      const mid = auditCompanyCredits(events, C1, new Date(at(3000)));
+      const mid = auditCompanyCredits(events, C1, new Date(at(3000)), new Date());
       expect(mid.inconsistencies).to.deep.equal([]);
       expect(mid.company).to.include({ usage: 0, reserved: 2, available: 4 });
-      const end = auditCompanyCredits(events, C1, null);
+      const end = auditCompanyCredits(events, C1, null, new Date());
       expect(end.company).to.include({ usage: 1, reserved: 1, available: 4 });
       expect(end.pool).to.include({ consumed: 1, reserved: 1, available: 8 });
       const tampered = events.map((e, i) => (i === 2 ? { ...e, data: { ...(e.data as object), balanceAfter: { ...(e.data as any).balanceAfter, poolAvailable: 42 } } } : e));
-      expect(auditCompanyCredits(tampered, C1, null).inconsistencies).to.have.length(1);
+      expect(auditCompanyCredits(tampered, C1, null, new Date()).inconsistencies).to.have.length(1);
     });
   });
 

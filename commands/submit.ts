@@ -1,0 +1,31 @@
+/**
+ * The submit use case both request formats call: the credit check (a blocked company is refused
+ * before anything is recorded), the submission itself, and the wait until the read models hold
+ * the new document (a status read or an invoice query right after the answer finds it).
+ */
+import type { Knex } from 'knex';
+import type { EventStore, Position } from '../platform/eventstore/port.js';
+import { produceInvoiceXml } from './artifacts.js';
+import { checkCreditsForSubmission } from './credits/metering.js';
+import type { CommandContext } from './execute.js';
+import { submitDocument, type SubmissionInput, type SubmissionOutcome } from './submissions.js';
+import type { BlockReason } from '../domain/credits/values.js';
+
+export interface SubmitUseCaseDeps {
+  store: EventStore;
+  knex?: Knex | null;
+  /** Resolves once the read models the answer promises (documents, search) have reached `position`. */
+  readYourWrites: (position: Position) => Promise<unknown>;
+}
+
+export type SubmitResult =
+  | { kind: 'credits_blocked'; blockReason: BlockReason; message: string }
+  | { kind: 'submitted'; outcome: SubmissionOutcome };
+
+export async function submitInvoice(deps: SubmitUseCaseDeps, input: SubmissionInput, ctx: CommandContext): Promise<SubmitResult> {
+  const credit = await checkCreditsForSubmission(deps, { workspaceId: input.workspaceId, companyId: input.source.companyId, now: ctx.now });
+  if (!credit.allowed) return { kind: 'credits_blocked', blockReason: credit.blockReason, message: credit.message };
+  const outcome = await submitDocument(deps.store, input, ctx, produceInvoiceXml);
+  await deps.readYourWrites(outcome.position);
+  return { kind: 'submitted', outcome };
+}
