@@ -135,22 +135,25 @@ export async function storeReceivedPurchase(store: EventStore, doc: ReceivedDocu
       },
       purchaseDecider.initialState,
     );
-    const newEvent = (seed: string, i: number, type: string, schemaVersion: number, data: unknown): NewEvent => ({ id: seededEventId(seed, i), type, schemaVersion, data, metadata });
-    const versionOf = (type: string) => (purchaseDecider.events as Record<string, { version: number }>)[type]!.version;
+    // Every event of one decision gets an id seeded from the document id, so a concurrent
+    // receiver of the same document appends the very same events (recognised as a replay).
+    const toNew = (decider: { events: Record<string, { version: number }> }, seed: string) => (e: { type: string; data: unknown }, i: number): NewEvent => ({
+      id: seededEventId(seed, i),
+      type: e.type,
+      schemaVersion: decider.events[e.type]!.version,
+      data: e.data,
+      metadata,
+    });
     const numberEvents = purchaseNumberDecider.decide({ type: 'Use', documentId, supplier, documentBase: parsed.documentType.base, documentNumber: parsed.documentNumber }, numbers.state);
     // The claims first: where a store cannot append several streams atomically it writes the
     // parts in this order, and a claimed key then always names a purchase being stored.
-    const parts: StreamAppend[] = [
-      ...keys.map((key, i) => ({
-        streamId: identityStream(scope, key),
-        expected: 'no_stream' as const,
-        events: [newEvent(`${idSeed}:key`, i, 'PurchaseIdentityClaimed', 1, { documentId, key })],
-      })),
-      { streamId: purchaseStream(documentId), expected: 'no_stream', events: events.map((e, i) => newEvent(idSeed, i, e.type, versionOf(e.type), e.data)) },
-    ];
-    if (numberEvents.length > 0) {
-      parts.push({ streamId: numberStream, expected: numbers.revision, events: numberEvents.map((e) => newEvent(`${idSeed}:number`, 0, e.type, 1, e.data)) });
-    }
+    const parts: StreamAppend[] = keys.map((key, i) => ({
+      streamId: identityStream(scope, key),
+      expected: 'no_stream' as const,
+      events: purchaseIdentityDecider.decide({ type: 'Claim', documentId, key }, purchaseIdentityDecider.initialState).map(toNew(purchaseIdentityDecider, `${idSeed}:key:${i}`)),
+    }));
+    parts.push({ streamId: purchaseStream(documentId), expected: 'no_stream', events: events.map(toNew(purchaseDecider, idSeed)) });
+    if (numberEvents.length > 0) parts.push({ streamId: numberStream, expected: numbers.revision, events: numberEvents.map(toNew(purchaseNumberDecider, `${idSeed}:number`)) });
     try {
       const appended = await store.appendMulti(parts);
       const purchase = appended[keys.length]!;
