@@ -7,7 +7,7 @@
  * - `purchase_invoices`: `supplier_country` and `probable_resend_of` columns; every row's
  *   `country` becomes its company's.
  * - `search_documents`: every purchase's `country` becomes its company's (attribution.companyId),
- *   and the supplier's country (`coreDocument.parties.seller.address.country`, a multi-valued
+ *   it gets `probableResendOf` (empty: purchases stored before had no flag), and the supplier's country (`coreDocument.parties.seller.address.country`, a multi-valued
  *   keyword of the catalogue) gets its GIN index (frozen text of readmodels/search/postgres.ts
  *   `searchIndexDefinitions`).
  *
@@ -37,6 +37,8 @@ export const purchasesReceiverCountryMigration = {
         from connect_companies c
        where d.type = 'purchases' and c.company_id = d.document #>> '{attribution,companyId}'
          and d.document ->> 'country' is distinct from c.country_code;
+      update search_documents set document = document || '{"probableResendOf": []}'::jsonb
+       where type = 'purchases' and document -> 'probableResendOf' is null;
     `);
     const [name, definition] = SUPPLIER_COUNTRY_INDEX_0080;
     await knex.raw(`create index if not exists ${name} on search_documents using ${definition}`);
