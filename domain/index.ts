@@ -7,6 +7,7 @@ import './document/document.js';
 import './document/mapping-sample.js';
 import './document/number-claim.js';
 import './purchases/purchase.js';
+import './purchases/identity.js';
 import './idempotency.js';
 import './connect/asp-authorization.js';
 import './connect/company.js';

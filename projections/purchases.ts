@@ -15,7 +15,7 @@ import type { RecordedEvent } from '../platform/eventstore/port.js';
 import { decodeEventData } from '../domain/events/envelope.js';
 import { microsToIso } from '../domain/purchases/list-query.js';
 import { PurchaseInvoiceStored } from '../domain/purchases/purchase.js';
-import { readStoreClocks, writeStoredPurchases } from '../readmodels/purchases.js';
+import { readStoreClocks, receiverCountries, writeStoredPurchases } from '../readmodels/purchases.js';
 import { defineProjection } from './projection.js';
 
 const micros = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
@@ -27,7 +27,8 @@ async function applyStored(trx: Knex.Transaction, events: readonly RecordedEvent
   const scope = (workspaceId: string, environment: string) => `${workspaceId}\n${environment}`;
   const scopes = [...new Map(stored.map((d) => [scope(d.workspaceId, d.environment), [d.workspaceId, d.environment] as const])).values()];
   const last = new Map<string, bigint>((await readStoreClocks(trx, scopes)).map((c) => [scope(c.workspaceId, c.environment), c.lastStoredMicros]));
-  const rows = stored.map((d) => {
+  const countries = await receiverCountries(trx, stored);
+  const rows = stored.map((d, i) => {
     const key = scope(d.workspaceId, d.environment);
     const previous = last.get(key);
     let at = micros(d.storedAt);
@@ -37,7 +38,9 @@ async function applyStored(trx: Knex.Transaction, events: readonly RecordedEvent
       document_id: d.documentId,
       workspace_id: d.workspaceId,
       environment: d.environment,
-      country: d.country,
+      country: countries[i],
+      supplier_country: d.supplierCountry,
+      probable_resend_of: JSON.stringify(d.probableResendOf),
       company_id: d.attribution.companyId,
       document_base: d.documentType.base,
       status: d.status,
@@ -61,7 +64,8 @@ async function applyStored(trx: Knex.Transaction, events: readonly RecordedEvent
 
 export const purchasesProjection = defineProjection({
   name: 'purchases',
-  version: 1,
+  // 2: filed under the receiving company's country, with the supplier's country and the re-send flag.
+  version: 2,
   tables: ['purchase_invoices', 'purchase_store_clock'],
   eventTypes: new Set([PurchaseInvoiceStored.type]),
   apply: (trx, event) => applyStored(trx, [event]),

@@ -108,11 +108,32 @@ export async function workspaceCompaniesForEndpoint(
   return withSources(knex, companies);
 }
 
+/**
+ * The country of each company (companies without a row are absent): what a purchase stored
+ * before its event recorded the receiving company's country is filed under (no command changes
+ * a company's country after onboarding).
+ */
+export async function companyCountries(knex: Knex, companyIds: readonly string[]): Promise<Map<string, string>> {
+  if (companyIds.length === 0) return new Map();
+  const rows: { company_id: string; country_code: string }[] = await knex('connect_companies').whereIn('company_id', [...new Set(companyIds)]).select('company_id', 'country_code');
+  return new Map(rows.map((r) => [r.company_id, r.country_code]));
+}
+
+/** The receiving company's country of each stored purchase: recorded in the event, else the company's (older events). */
+export async function receiverCountries(knex: Knex, stored: readonly { receiverCountry: string | null; country: string; attribution: { companyId: string } }[]): Promise<string[]> {
+  const missing = stored.filter((d) => d.receiverCountry === null).map((d) => d.attribution.companyId);
+  const known = await companyCountries(knex, missing);
+  return stored.map((d) => d.receiverCountry ?? known.get(d.attribution.companyId) ?? d.country);
+}
+
 export interface PurchaseRow {
   documentId: string;
   workspaceId: string;
   environment: string;
+  /** The receiving company's country (the purchase is filed under it). */
   country: string;
+  supplierCountry: string | null;
+  probableResendOf: string[];
   companyId: string | null;
   documentBase: string;
   status: string;
@@ -132,6 +153,8 @@ const COLUMNS = [
   'workspace_id',
   'environment',
   'country',
+  'supplier_country',
+  'probable_resend_of',
   'company_id',
   'document_base',
   'status',
@@ -151,6 +174,8 @@ function toRow(r: any): PurchaseRow {
     workspaceId: r.workspace_id,
     environment: r.environment,
     country: r.country,
+    supplierCountry: r.supplier_country,
+    probableResendOf: r.probable_resend_of ?? [],
     companyId: r.company_id,
     documentBase: r.document_base,
     status: r.status,

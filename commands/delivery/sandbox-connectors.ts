@@ -14,7 +14,8 @@ import type { Clock } from '../../platform/clock.js';
 import { turnBatcher } from '../../platform/batching.js';
 import { recordSandboxReceipts, type NewSandboxReceipt, type SandboxReceipt } from '../../readmodels/sandbox-receipts.js';
 import type { PeppolNetwork } from '../purchases/sandbox-network.js';
-import { participantIdText, type ParticipantId, type ReadUbl } from '../../domain/purchases/ubl-reader.js';
+import { participantIdText, type ParticipantId } from '../../domain/purchases/ubl-reader.js';
+import type { CheckedDocument } from '../purchases/import.js';
 import type { ReceivingCompany } from '../../readmodels/purchases.js';
 import type { Connector, ConnectorRegistry, DeliveryAnswer, DeliveryRequest } from './connector.js';
 
@@ -187,7 +188,7 @@ class PeppolSandbox extends SandboxConnector {
   /** What deliver() learnt about a request before the base class asks for its first answer. */
   private readonly pending = new WeakMap<
     DeliveryRequest,
-    { sender: ParticipantId | null; receiver: ParticipantId | null; parsed: ReadUbl | null; refusal: string | null; receivers: ReceivingCompany[] }
+    { sender: ParticipantId | null; receiver: ParticipantId | null; checked: CheckedDocument | null; refusal: string | null; receivers: ReceivingCompany[] }
   >();
 
   constructor(recordReceipt: RecordReceipt, clock: Clock, options: SandboxOptions, private readonly network: PeppolNetwork | null) {
@@ -201,11 +202,11 @@ class PeppolSandbox extends SandboxConnector {
       const route = this.network.route(xml);
       const receivers = route.ok && scenario !== 'participant_not_found' ? await this.network.receiversOf(route.receiver, request.environment) : [];
       // Only a receiving access point on the network reads the whole document.
-      const read = receivers.length > 0 ? this.network.read(xml) : null;
+      const read = receivers.length > 0 ? await this.network.read(xml) : null;
       this.pending.set(request, {
         sender: route.ok ? route.sender : null,
         receiver: route.ok ? route.receiver : null,
-        parsed: read?.ok ? read.parsed : null,
+        checked: read?.ok ? read.checked : null,
         refusal: !route.ok ? route.reason : read && !read.ok ? read.reason : null,
         receivers,
       });
@@ -213,7 +214,7 @@ class PeppolSandbox extends SandboxConnector {
     const answer = await super.deliver(request);
     const pending = this.pending.get(request);
     this.pending.delete(request);
-    if (this.network && xml && pending?.parsed && pending.receivers.length > 0 && answer.kind === 'delivered') {
+    if (this.network && xml && pending?.checked && pending.receivers.length > 0 && answer.kind === 'delivered') {
       await this.network.transmit(
         {
           documentId: request.documentId,
@@ -221,7 +222,7 @@ class PeppolSandbox extends SandboxConnector {
           country: request.country,
           environment: request.environment,
           xml,
-          parsed: pending.parsed,
+          checked: pending.checked,
         },
         pending.receivers,
       );

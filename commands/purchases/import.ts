@@ -1,13 +1,18 @@
 /**
- * Import of a UBL 2.1 Invoice or CreditNote file as a received purchase invoice of a workspace
- * (admin CLI `purchases receive`). Every check runs before anything is written, so a refused
- * file stores nothing: size, DOCTYPE/entities, UTF-8, well-formedness, the UBL root, the UBL 2.1
- * schemas, a document number, and a receiving company (the buyer endpoint id, or `--company`).
+ * The one way a received UBL 2.1 Invoice or CreditNote becomes a purchase, whatever carried it:
+ * the admin CLI (`purchases receive`), the in-process sandbox Peppol network and an AS4
+ * endpoint all call `receivePurchaseDocument`. Every check runs before anything is written, so
+ * a refused document stores nothing: size, UTF-8, well-formedness and the prolog (a DOCTYPE is
+ * refused as the XML parser meets it), the UBL root, the UBL 2.1 schemas, a document number,
+ * and a receiving company. The identity and the duplicate decision are taken from the log
+ * (./receive.ts).
  */
 import type { Knex } from 'knex';
-import { readUbl, screenXml, checkUblRoot, participantIdText, UblRefusal } from '../../domain/purchases/ubl-reader.js';
+import { readUbl, screenXml, checkUblRoot, participantIdText, UblRefusal, type ReadUbl, type UblRoot } from '../../domain/purchases/ubl-reader.js';
+import type { TransmissionIdentity } from '../../domain/purchases/identity.js';
+import type { PurchaseChannel } from '../../domain/purchases/purchase.js';
 import type { Clock } from '../../platform/clock.js';
-import { workspaceCompaniesForEndpoint } from '../../readmodels/purchases.js';
+import { companiesHoldingParticipants, workspaceCompaniesForEndpoint, type ReceivingCompany } from '../../readmodels/purchases.js';
 import type { EventStore } from '../../platform/eventstore/port.js';
 import type { CommandContext } from '../execute.js';
 import { storeReceivedPurchase, type StoredPurchase } from './receive.js';
@@ -20,14 +25,7 @@ export interface ImportDeps {
   maxXmlBytes: number;
 }
 
-export interface ImportRequest {
-  workspaceId: string;
-  environment: 'sandbox' | 'production';
-  bytes: Uint8Array;
-  companyId: string | null;
-}
-
-/** Why an import is refused (one line; nothing was stored). */
+/** Why a document is refused (one line; nothing was stored). */
 export class ImportRefused extends Error {
   override readonly name = 'ImportRefused';
   constructor(readonly code: string, message: string) {
@@ -35,52 +33,148 @@ export class ImportRefused extends Error {
   }
 }
 
-export async function importUblPurchase(deps: ImportDeps, request: ImportRequest, ctx: CommandContext): Promise<StoredPurchase & { invoiceNumber: string }> {
-  const receivedAt = deps.clock.now();
-  let parsed;
+/** A document that passed every check of its content (the first half of `receivePurchaseDocument`). */
+export interface CheckedDocument {
+  readonly bytes: Uint8Array;
+  readonly root: UblRoot;
+  readonly parsed: ReadUbl;
+}
+
+/**
+ * Checks a received document's bytes: at most `maxXmlBytes`, UTF-8, well-formed, no DOCTYPE, a
+ * UBL 2.1 Invoice or CreditNote valid against the UBL 2.1 schemas, with a number. Throws
+ * ImportRefused.
+ */
+export async function checkReceivedDocument(bytes: Uint8Array, maxXmlBytes: number): Promise<CheckedDocument> {
   try {
-    const xml = screenXml(request.bytes, deps.maxXmlBytes);
+    const xml = screenXml(bytes, maxXmlBytes);
     const root = checkUblRoot(xml);
     const errors = await ublSchemaErrors(xml, root);
     if (errors.length > 0) {
       const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
       throw new UblRefusal('XML_SCHEMA_INVALID', `the ${root} fails the UBL 2.1 schema: ${errors[0]}${more}`);
     }
-    parsed = readUbl(xml);
+    return { bytes, root, parsed: readUbl(xml) };
   } catch (err) {
     if (err instanceof UblRefusal) throw new ImportRefused(err.code, err.message);
     throw err;
   }
-  const companies = await workspaceCompaniesForEndpoint(deps.knex, request.workspaceId, request.environment, parsed.receiver, request.companyId);
+}
+
+/** Who receives a document. */
+export type Recipient =
+  /** A file import into a workspace: the company named, else the workspace's company whose participant id is the buyer endpoint. */
+  | { workspaceId: string; companyId: string | null }
+  /** A network: every active company, in any workspace, holding the participant id (null: the document's buyer endpoint). */
+  | { participantId: string | null }
+  /** Companies a network already routed the message to. */
+  | { companies: readonly ReceivingCompany[] };
+
+export interface ReceivedMessage {
+  /** The exact bytes received (the UBL document; over AS4, the SBDH's payload). */
+  bytes: Uint8Array;
+  environment: 'sandbox' | 'production';
+  channel: PurchaseChannel;
+  to: Recipient;
+  /**
+   * What the transmission says of itself, kept with the purchase; its `as4MessageId` and
+   * `sbdhInstanceId` (optional) are identity keys too: a message carrying either again is the
+   * same purchase even if the bytes differ. Null for a file import.
+   */
+  transmission?: (TransmissionIdentity & Record<string, unknown>) | null;
+  /** The country when the document names none (a network's); default: the receiving company's. */
+  fallbackCountry?: string | null;
+  /** The document, when a caller already ran `checkReceivedDocument` on these bytes (a network that answers before it stores). */
+  checked?: CheckedDocument;
+}
+
+export interface ReceivedOutcome {
+  root: UblRoot;
+  documentNumber: string;
+  /** One per receiving company, in their order: stored now, or `duplicate: true` with the stored purchase's id. */
+  purchases: StoredPurchase[];
+}
+
+/**
+ * Receives a document: checks it, finds its receiving companies, and stores it once for each
+ * (a duplicate is answered with the stored purchase). Throws ImportRefused, with nothing stored.
+ *
+ * The receiving company is looked up in the companies read model, not decided from the log.
+ * Safe: that choice never decides whether a document is a duplicate (the identity keys' append
+ * does, from the log), and no command changes a company's participant id or country after
+ * onboarding. A read model that is behind can only refuse a document for a company onboarded a
+ * moment ago (RECEIVER_NOT_FOUND, nothing stored; a retry stores it), or store one for a company
+ * whose source was archived a moment ago, as it would have a moment earlier.
+ */
+export async function receivePurchaseDocument(deps: ImportDeps, message: ReceivedMessage, ctx: CommandContext): Promise<ReceivedOutcome> {
+  const receivedAt = deps.clock.now();
+  const checked = message.checked && message.checked.bytes === message.bytes ? message.checked : await checkReceivedDocument(message.bytes, deps.maxXmlBytes);
+  const { parsed } = checked;
+  const companies = await receivingCompanies(deps, message, parsed);
+  const purchases: StoredPurchase[] = [];
+  for (const company of companies) {
+    purchases.push(
+      await storeReceivedPurchase(
+        deps.store,
+        {
+          channel: message.channel,
+          environment: message.environment,
+          bytes: message.bytes,
+          parsed,
+          company,
+          fallbackCountry: message.fallbackCountry ?? company.countryCode,
+          transmission: message.transmission ?? null,
+          identity: message.transmission ?? null,
+          receivedAt,
+          storedAt: deps.clock.now(),
+        },
+        ctx,
+      ),
+    );
+  }
+  return { root: checked.root, documentNumber: parsed.documentNumber, purchases };
+}
+
+async function receivingCompanies(deps: ImportDeps, message: ReceivedMessage, parsed: ReadUbl): Promise<readonly ReceivingCompany[]> {
+  const to = message.to;
+  if ('companies' in to) return to.companies;
+  if ('participantId' in to) {
+    const participant = to.participantId ?? participantIdText(parsed.receiver);
+    const found = participant ? ((await companiesHoldingParticipants(deps.knex, [{ participantId: participant, environment: message.environment }]))[0] ?? []) : [];
+    if (found.length === 0) throw new ImportRefused('RECEIVER_NOT_FOUND', `no active company onboarded in ${message.environment} holds the participant id ${participant ?? '(none)'}`);
+    return found;
+  }
+  const companies = await workspaceCompaniesForEndpoint(deps.knex, to.workspaceId, message.environment, parsed.receiver, to.companyId);
   if (companies.length === 0) {
     const buyer = participantIdText(parsed.receiver);
     throw new ImportRefused(
       'RECEIVER_NOT_FOUND',
-      request.companyId !== null
-        ? `no active company ${request.companyId} onboarded in ${request.environment} in workspace ${request.workspaceId}`
+      to.companyId !== null
+        ? `no active company ${to.companyId} onboarded in ${message.environment} in workspace ${to.workspaceId}`
         : buyer
-          ? `no active company of workspace ${request.workspaceId} onboarded in ${request.environment} has the buyer endpoint ${buyer} as its Peppol participant id (name one with --company)`
+          ? `no active company of workspace ${to.workspaceId} onboarded in ${message.environment} has the buyer endpoint ${buyer} as its Peppol participant id (name one with --company)`
           : `the document has no buyer endpoint id (cac:AccountingCustomerParty/cac:Party/cbc:EndpointID); name the receiving company with --company`,
     );
   }
   if (companies.length > 1) {
-    throw new ImportRefused('RECEIVER_AMBIGUOUS', `several companies of workspace ${request.workspaceId} hold the buyer endpoint ${participantIdText(parsed.receiver)}; name one with --company`);
+    throw new ImportRefused('RECEIVER_AMBIGUOUS', `several companies of workspace ${to.workspaceId} hold the buyer endpoint ${participantIdText(parsed.receiver)}; name one with --company`);
   }
-  const company = companies[0]!;
-  const stored = await storeReceivedPurchase(
-    deps.store,
-    {
-      channel: 'ubl_import',
-      environment: request.environment,
-      bytes: request.bytes,
-      parsed,
-      company,
-      fallbackCountry: company.countryCode,
-      transmission: null,
-      receivedAt,
-      storedAt: deps.clock.now(),
-    },
+  return companies;
+}
+
+export interface ImportRequest {
+  workspaceId: string;
+  environment: 'sandbox' | 'production';
+  bytes: Uint8Array;
+  companyId: string | null;
+}
+
+/** A file import into a workspace (admin CLI): `receivePurchaseDocument` for one company. */
+export async function importUblPurchase(deps: ImportDeps, request: ImportRequest, ctx: CommandContext): Promise<StoredPurchase & { invoiceNumber: string }> {
+  const out = await receivePurchaseDocument(
+    deps,
+    { bytes: request.bytes, environment: request.environment, channel: 'ubl_import', to: { workspaceId: request.workspaceId, companyId: request.companyId } },
     ctx,
   );
-  return { ...stored, invoiceNumber: parsed.documentNumber };
+  return { ...out.purchases[0]!, invoiceNumber: out.documentNumber };
 }

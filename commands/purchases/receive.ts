@@ -1,22 +1,36 @@
 /**
- * Storing a received purchase invoice: the exact bytes and the parsed document become the two
- * events of a new `purchase-<documentId>` stream. The same transmission received again finds its
- * stream already there and is answered with the stored document (never a second copy).
+ * Storing a received purchase invoice for one receiving company, decided from the log
+ * (domain/purchases/identity.ts): read the claims of the document's identity keys and the
+ * purchases sharing its supplier, type and number; decide; append the purchase's stream (its two
+ * events), the claims (each expecting `no_stream`) and the number stream (expecting the revision
+ * read) in one multi-stream append. A concurrent receiver of the same document loses the append,
+ * reads again, finds the claim and is answered with the stored purchase (`duplicate: true`);
+ * nothing is written twice.
  */
 import { createHash } from 'node:crypto';
 import {
   attributePurchase,
   PURCHASE_STORED_STATUS,
   purchaseDecider,
-  purchaseDocumentId,
   purchaseStream,
+  supplierCountryOf,
   type PurchaseChannel,
 } from '../../domain/purchases/purchase.js';
+import {
+  decideReceipt,
+  documentNumberStream,
+  identityKeys,
+  identityStream,
+  purchaseDocumentIdFor,
+  purchaseIdentityDecider,
+  purchaseNumberDecider,
+  supplierIdentity,
+  type TransmissionIdentity,
+} from '../../domain/purchases/identity.js';
 import { participantIdText, type ReadUbl } from '../../domain/purchases/ubl-reader.js';
-import { DomainError } from '../../domain/errors.js';
 import type { ReceivingCompany } from '../../readmodels/purchases.js';
-import type { EventStore, Position } from '../../platform/eventstore/port.js';
-import { execute, type CommandContext } from '../execute.js';
+import { DuplicateEventError, WrongExpectedVersionError, type EventStore, type NewEvent, type Position, type StreamAppend } from '../../platform/eventstore/port.js';
+import { ConcurrencyConflictError, CONFLICT_RETRY_BUDGET_MS, conflictBackoff, eventMetadata, foldRecorded, seededEventId, type CommandContext } from '../execute.js';
 
 export interface ReceivedDocument {
   channel: PurchaseChannel;
@@ -27,7 +41,10 @@ export interface ReceivedDocument {
   company: ReceivingCompany;
   /** Country when the document does not tell (the network's, or the receiving company's). */
   fallbackCountry: string;
+  /** What the transmission says of itself (kept with the received event), or null for a file import. */
   transmission: Record<string, unknown> | null;
+  /** The transmission's own identifiers, each one more identity key of the document. */
+  identity?: TransmissionIdentity | null;
   receivedAt: Date;
   storedAt: Date;
 }
@@ -36,8 +53,10 @@ export interface StoredPurchase {
   documentId: string;
   workspaceId: string;
   companyId: string;
-  /** True when this transmission had been stored before (nothing was written now). */
+  /** True when this document had been stored before (nothing was written now). */
   duplicate: boolean;
+  /** Earlier purchases with the same supplier, document type and number (a probable re-send); empty for a duplicate. */
+  probableResendOf: string[];
   /** Position of the stored event (null for a duplicate). */
   position: Position | null;
 }
@@ -45,58 +64,105 @@ export interface StoredPurchase {
 export async function storeReceivedPurchase(store: EventStore, doc: ReceivedDocument, ctx: CommandContext): Promise<StoredPurchase> {
   const { parsed, company } = doc;
   const workspaceId = company.workspaceId;
+  const scope = { workspaceId, environment: doc.environment };
   const senderParticipantId = participantIdText(parsed.sender);
   const receiverParticipantId = participantIdText(parsed.receiver) ?? company.peppolParticipantId;
-  const documentId = purchaseDocumentId({ workspaceId, environment: doc.environment, senderParticipantId, documentNumber: parsed.documentNumber });
   const xmlSha256 = createHash('sha256').update(doc.bytes).digest('hex');
+  const documentId = purchaseDocumentIdFor(scope, xmlSha256);
+  const keys = identityKeys({ xmlSha256, senderParticipantId, transmission: doc.identity ?? null });
+  const supplier = supplierIdentity(senderParticipantId, parsed.coreDocument.parties?.seller);
+  const numberStream = documentNumberStream(scope, supplier, parsed.documentType.base, parsed.documentNumber);
   const receivedAt = doc.receivedAt.toISOString();
   const storedAt = doc.storedAt.toISOString();
-  const command = {
-    type: 'ReceivePurchase' as const,
-    received: {
-      documentId,
-      workspaceId,
-      environment: doc.environment,
-      channel: doc.channel,
-      senderParticipantId,
-      receiverParticipantId,
-      xmlBase64: Buffer.from(doc.bytes).toString('base64'),
-      xmlSha256,
-      xmlBytes: doc.bytes.byteLength,
-      transmission: doc.transmission,
-      receivedAt,
-    },
-    stored: {
-      documentId,
-      workspaceId,
-      environment: doc.environment,
-      status: PURCHASE_STORED_STATUS,
-      country: parsed.country ?? doc.fallbackCountry,
-      documentType: parsed.documentType,
-      invoiceNumber: parsed.documentNumber,
-      uuid: parsed.uuid,
-      issueDate: parsed.issueDate,
-      supplierName: parsed.supplierName,
-      senderParticipantId,
-      receiverParticipantId,
-      attribution: attributePurchase(company.companyId, company.sources, parsed.buyerReference),
-      coreDocument: parsed.coreDocument,
-      xmlSha256,
-      receivedAt,
-      storedAt,
-    },
-  };
-  try {
-    const executed = await execute(store, purchaseDecider, purchaseStream(documentId), command, { ...ctx, workspaceId, environment: doc.environment }, {
-      idSeed: `purchase:${documentId}`,
-      loaded: { state: purchaseDecider.initialState, revision: 'no_stream' },
+  const metadata = eventMetadata({ ...ctx, workspaceId, environment: doc.environment });
+  const idSeed = `purchase:${documentId}`;
+  const result = (duplicate: boolean, id: string, probableResendOf: string[], position: Position | null): StoredPurchase => ({
+    documentId: id,
+    workspaceId,
+    companyId: company.companyId,
+    duplicate,
+    probableResendOf,
+    position,
+  });
+
+  const deadline = Date.now() + CONFLICT_RETRY_BUDGET_MS;
+  for (let attempt = 1; ; attempt++) {
+    const [claims, numbers] = await Promise.all([
+      Promise.all(keys.map(async (key) => ({ key, documentId: foldRecorded(purchaseIdentityDecider, await store.readStream(identityStream(scope, key), { maxCount: 1 })).state.documentId }))),
+      store.readStream(numberStream).then((events) => foldRecorded(purchaseNumberDecider, events)),
+    ]);
+    const decision = decideReceipt(documentId, { claims, sameNumber: numbers.state.documentIds });
+    if (decision.kind === 'duplicate') return result(true, decision.documentId, [], null);
+
+    const events = purchaseDecider.decide(
+      {
+        type: 'ReceivePurchase',
+        received: {
+          documentId,
+          workspaceId,
+          environment: doc.environment,
+          channel: doc.channel,
+          senderParticipantId,
+          receiverParticipantId,
+          xmlBase64: Buffer.from(doc.bytes).toString('base64'),
+          xmlSha256,
+          xmlBytes: doc.bytes.byteLength,
+          transmission: doc.transmission,
+          receivedAt,
+        },
+        stored: {
+          documentId,
+          workspaceId,
+          environment: doc.environment,
+          status: PURCHASE_STORED_STATUS,
+          country: parsed.country ?? doc.fallbackCountry,
+          receiverCountry: company.countryCode,
+          supplierCountry: supplierCountryOf(parsed.coreDocument),
+          documentType: parsed.documentType,
+          invoiceNumber: parsed.documentNumber,
+          uuid: parsed.uuid,
+          issueDate: parsed.issueDate,
+          supplierName: parsed.supplierName,
+          senderParticipantId,
+          receiverParticipantId,
+          attribution: attributePurchase(company.companyId, company.sources, parsed.buyerReference),
+          probableResendOf: decision.probableResendOf,
+          coreDocument: parsed.coreDocument,
+          xmlSha256,
+          receivedAt,
+          storedAt,
+        },
+      },
+      purchaseDecider.initialState,
+    );
+    // Every event of one decision gets an id seeded from the document id, so a concurrent
+    // receiver of the same document appends the very same events (recognised as a replay).
+    const toNew = (decider: { events: Record<string, { version: number }> }, seed: string) => (e: { type: string; data: unknown }, i: number): NewEvent => ({
+      id: seededEventId(seed, i),
+      type: e.type,
+      schemaVersion: decider.events[e.type]!.version,
+      data: e.data,
+      metadata,
     });
-    const replayed = executed.appended?.replayed ?? false;
-    return { documentId, workspaceId, companyId: company.companyId, duplicate: replayed, position: executed.appended?.position ?? null };
-  } catch (err) {
-    if (err instanceof DomainError && err.code === 'PURCHASE_ALREADY_STORED') {
-      return { documentId, workspaceId, companyId: company.companyId, duplicate: true, position: null };
+    const numberEvents = purchaseNumberDecider.decide({ type: 'Use', documentId, supplier, documentBase: parsed.documentType.base, documentNumber: parsed.documentNumber }, numbers.state);
+    // The claims first: where a store cannot append several streams atomically it writes the
+    // parts in this order, and a claimed key then always names a purchase being stored.
+    const parts: StreamAppend[] = keys.map((key, i) => ({
+      streamId: identityStream(scope, key),
+      expected: 'no_stream' as const,
+      events: purchaseIdentityDecider.decide({ type: 'Claim', documentId, key }, purchaseIdentityDecider.initialState).map(toNew(purchaseIdentityDecider, `${idSeed}:key:${i}`)),
+    }));
+    parts.push({ streamId: purchaseStream(documentId), expected: 'no_stream', events: events.map(toNew(purchaseDecider, idSeed)) });
+    if (numberEvents.length > 0) parts.push({ streamId: numberStream, expected: numbers.revision, events: numberEvents.map(toNew(purchaseNumberDecider, `${idSeed}:number`)) });
+    try {
+      const appended = await store.appendMulti(parts);
+      const purchase = appended[keys.length]!;
+      if (purchase.replayed) return result(true, documentId, [], null);
+      return result(false, documentId, decision.probableResendOf, purchase.position);
+    } catch (err) {
+      if (!(err instanceof WrongExpectedVersionError) && !(err instanceof DuplicateEventError)) throw err;
+      // Someone else stored this document (or another one with the same number) meanwhile: decide again.
+      if (!(await conflictBackoff(attempt, deadline))) throw new ConcurrencyConflictError(numberStream, attempt);
     }
-    throw err;
   }
 }

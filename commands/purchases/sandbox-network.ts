@@ -10,12 +10,13 @@
  * point of an onboarded company, to store it.
  */
 import type { Knex } from 'knex';
-import { screenXml, readUbl, readUblParties, participantIdText, type ParticipantId, type ReadUbl, UblRefusal } from '../../domain/purchases/ubl-reader.js';
+import { screenXml, readUblParties, participantIdText, type ParticipantId, UblRefusal } from '../../domain/purchases/ubl-reader.js';
 import type { Clock } from '../../platform/clock.js';
 import { turnBatcher } from '../../platform/batching.js';
 import { companiesHoldingParticipants, type ReceivingCompany } from '../../readmodels/purchases.js';
 import type { EventStore } from '../../platform/eventstore/port.js';
-import { storeReceivedPurchase, type StoredPurchase } from './receive.js';
+import { checkReceivedDocument, ImportRefused, receivePurchaseDocument, type CheckedDocument } from './import.js';
+import type { StoredPurchase } from './receive.js';
 
 export interface Transmission {
   /** The sales document that was sent, and the message that carried it. */
@@ -24,7 +25,8 @@ export interface Transmission {
   country: string;
   environment: string;
   xml: Uint8Array;
-  parsed: ReadUbl;
+  /** The document as the receiving access point checked it (`read`). */
+  checked: CheckedDocument;
 }
 
 export type Refusable<T> = ({ ok: true } & T) | { ok: false; reason: string };
@@ -32,8 +34,11 @@ export type Refusable<T> = ({ ok: true } & T) | { ok: false; reason: string };
 export interface PeppolNetwork {
   /** The sending and receiving participants of the transmitted XML (refused: the message cannot be routed or read). */
   route(xml: Uint8Array): Refusable<{ sender: ParticipantId | null; receiver: ParticipantId | null }>;
-  /** Reads the whole transmitted XML, as a receiving access point does (refused: it rejects the message). */
-  read(xml: Uint8Array): Refusable<{ parsed: ReadUbl }>;
+  /**
+   * Reads and checks the whole transmitted XML, as a receiving access point does (refused: it
+   * rejects the message): the checks of every received document (./import.ts).
+   */
+  read(xml: Uint8Array): Promise<Refusable<{ checked: CheckedDocument }>>;
   /** The onboarded companies that receive documents addressed to `receiver`. */
   receiversOf(receiver: ParticipantId | null, environment: string): Promise<ReceivingCompany[]>;
   /** Stores the transmission in every receiving workspace (idempotent: a retransmission is stored once). */
@@ -57,8 +62,13 @@ export function sandboxPeppolNetwork(deps: { store: EventStore; knex: Knex; cloc
     route(xml) {
       return refusable(() => readUblParties(screenXml(xml, deps.maxXmlBytes)));
     },
-    read(xml) {
-      return refusable(() => ({ parsed: readUbl(screenXml(xml, deps.maxXmlBytes)) }));
+    async read(xml) {
+      try {
+        return { ok: true, checked: await checkReceivedDocument(xml, deps.maxXmlBytes) };
+      } catch (err) {
+        if (err instanceof ImportRefused) return { ok: false, reason: err.message };
+        throw err;
+      }
     },
     async receiversOf(receiver, environment) {
       const participant = participantIdText(receiver);
@@ -66,28 +76,21 @@ export function sandboxPeppolNetwork(deps: { store: EventStore; knex: Knex; cloc
       return holding({ participantId: participant, environment });
     },
     async transmit(transmission, receivers) {
-      const out: StoredPurchase[] = [];
-      for (const company of receivers) {
-        const now = deps.clock.now();
-        out.push(
-          await storeReceivedPurchase(
-            deps.store,
-            {
-              channel: 'peppol_sandbox',
-              environment: transmission.environment,
-              bytes: transmission.xml,
-              parsed: transmission.parsed,
-              company,
-              fallbackCountry: transmission.country,
-              transmission: { accessPoint: 'sandbox-ap', messageId: transmission.messageId, salesDocumentId: transmission.documentId },
-              receivedAt: now,
-              storedAt: deps.clock.now(),
-            },
-            { now, actor: 'peppol-sandbox', correlationId: transmission.documentId },
-          ),
-        );
-      }
-      return out;
+      // The one receiving path of every channel (./import.ts), for the companies routed to.
+      const out = await receivePurchaseDocument(
+        deps,
+        {
+          bytes: transmission.xml,
+          checked: transmission.checked,
+          environment: transmission.environment === 'production' ? 'production' : 'sandbox',
+          channel: 'peppol_sandbox',
+          to: { companies: receivers },
+          transmission: { accessPoint: 'sandbox-ap', messageId: transmission.messageId, salesDocumentId: transmission.documentId, as4MessageId: transmission.messageId },
+          fallbackCountry: transmission.country,
+        },
+        { now: deps.clock.now(), actor: 'peppol-sandbox', correlationId: transmission.documentId },
+      );
+      return out.purchases;
     },
   };
 }

@@ -4,6 +4,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import pLimit from 'p-limit';
 import { memoryPages, validateXML, type XMLFileInfo } from 'xmllint-wasm';
 import type { UblRoot } from '../../domain/purchases/ubl-reader.js';
 
@@ -26,8 +27,20 @@ function schemasFor(root: UblRoot): { main: XMLFileInfo; common: XMLFileInfo[] }
   return { main, common };
 }
 
+/**
+ * Validations run at once in this process. Each runs in a worker thread of its own with its own
+ * WebAssembly memory (about 25 MB for a small invoice, 75-90 MB at the peak for a 10 MB one:
+ * docs/purchases.md), so more receivers at once wait here rather than multiply that memory.
+ */
+export const XSD_CONCURRENCY = 2;
+const limit = pLimit(XSD_CONCURRENCY);
+
 /** The schema errors of `xml` (empty when valid), each as one line. */
 export async function ublSchemaErrors(xml: string, root: UblRoot): Promise<string[]> {
+  return limit(() => validate(xml, root));
+}
+
+async function validate(xml: string, root: UblRoot): Promise<string[]> {
   const { main, common: preload } = schemasFor(root);
   const result = await validateXML({
     xml: [{ fileName: 'received.xml', contents: xml }],
@@ -35,7 +48,11 @@ export async function ublSchemaErrors(xml: string, root: UblRoot): Promise<strin
     preload,
     initialMemoryPages: 64 * memoryPages.MiB,
     maxMemoryPages: 1024 * memoryPages.MiB,
-    modifyArguments: (args) => ['--nonet', ...args],
+    // --huge (XML_PARSE_HUGE): libxml2 otherwise refuses a text node or a comment over 10,000,000
+    // bytes, such as an embedded PDF in cac:AdditionalDocumentReference. The document was
+    // already held to the byte limit, and the WebAssembly memory is capped (maxMemoryPages), so
+    // lifting the parser's own limit bounds nothing less.
+    modifyArguments: (args) => ['--nonet', '--huge', ...args],
   });
   if (result.valid) return [];
   const errors = result.errors.map((e) => e.message.replace(/\s+/g, ' ').trim()).filter((m) => m !== '');

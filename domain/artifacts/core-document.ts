@@ -81,6 +81,10 @@ export interface CoreLineItem {
   taxExemptionReason?: string;
   taxExemptionReasonCode?: string;
   sellerItemId?: string;
+  /** Buyer's item identifier (IBT-156). */
+  buyerItemId?: string;
+  /** Invoice line note (IBT-127). */
+  note?: string;
   /** Item standard identifier (IBT-157): `{id, scheme}`, e.g. a GTIN with scheme 0160 (PINT AE reverse charge). */
   standardItemId?: { id?: string; scheme?: string };
   /** Names seen: ae_itemType, ae_rcmType, ae_serviceAccountingCode, ae_sacScheme. */
@@ -116,6 +120,10 @@ export interface CoreTotals {
   totalTaxAmount?: CoreNumber;
   prepaidAmount?: CoreNumber;
   roundingAmount?: CoreNumber;
+  /** Sum of document-level allowances (IBT-107). */
+  allowanceTotalAmount?: CoreNumber;
+  /** Sum of document-level charges (IBT-108). */
+  chargeTotalAmount?: CoreNumber;
 }
 
 export interface CoreHeader {
@@ -136,7 +144,10 @@ export interface CoreHeader {
   precedingInvoiceReference?: { id?: string; issueDate?: string; uuid?: string };
   buyerReference?: string;
   purchaseOrderReference?: string;
+  /** The document's notes (IBT-022) as one text; a received document with several joins them with newlines. */
   note?: string;
+  /** Every note of a received document, in document order. */
+  notes?: string[];
   /** Credit/debit note reason (UAE BTAE-03 code such as DL8.61.1.A; ZATCA KSA-10 text). */
   creditNoteReason?: { code?: string; description?: string };
 }

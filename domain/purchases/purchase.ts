@@ -5,22 +5,22 @@
  * status `purchase.invoice.stored`), appended together. The stored event is what the purchase
  * webhook announces and what read models and the search index are built from.
  *
- * The document id derives from (workspace, environment, sender participant, document number),
- * so the same transmission received twice lands on the same stream and the first append
- * (expected revision `no_stream`) is the duplicate guard: it is stored once.
+ * The document id derives from the workspace, the environment and the SHA-256 of the exact
+ * bytes (domain/purchases/identity.ts): the same document received twice lands on the same
+ * stream, and the stream is appended together with the claims of the document's identity keys,
+ * all expecting `no_stream`, so it is stored once. Two documents that differ in a single byte are
+ * two purchases; one that shares its supplier, type and number with a stored one is flagged
+ * (`probableResendOf`), never dropped.
  */
 import * as t from 'io-ts';
-import { v5 as uuidv5 } from 'uuid';
 import { registerDecider } from '../aggregates.js';
 import type { Decider, DomainEvent } from '../decider.js';
 import { DomainError } from '../errors.js';
 import { defineEvent } from '../events/envelope.js';
 
 export const PURCHASE_STORED_STATUS = 'purchase.invoice.stored' as const;
-export const PURCHASE_CHANNELS = ['peppol_sandbox', 'ubl_import'] as const;
+export const PURCHASE_CHANNELS = ['peppol_sandbox', 'peppol_as4', 'ubl_import'] as const;
 export type PurchaseChannel = (typeof PURCHASE_CHANNELS)[number];
-
-const PURCHASE_ID_NAMESPACE = '2c6f0e3a-8d41-5b9e-a7c3-51f04e9b6d28';
 
 const nullableString = t.union([t.string, t.null]);
 
@@ -41,42 +41,73 @@ export const PurchaseInvoiceReceived = defineEvent({
     documentId: t.string,
     workspaceId: t.string,
     environment: t.string,
-    channel: t.keyof({ peppol_sandbox: null, ubl_import: null }),
+    channel: t.keyof({ peppol_sandbox: null, peppol_as4: null, ubl_import: null }),
     senderParticipantId: nullableString,
     receiverParticipantId: nullableString,
     /** The exact bytes received, base64. */
     xmlBase64: t.string,
     xmlSha256: t.string,
     xmlBytes: t.number,
-    /** Peppol: the sending access point's message id and the sales document it carried. */
+    /**
+     * Peppol: the sending access point, its message id (`messageId`; over AS4 also `as4MessageId`
+     * and `sbdhInstanceId`) and, in the sandbox, the sales document it carried.
+     */
     transmission: t.union([t.record(t.string, t.unknown), t.null]),
     receivedAt: t.string,
   }),
 });
 
+const storedV2 = t.type({
+  documentId: t.string,
+  workspaceId: t.string,
+  environment: t.string,
+  status: t.literal(PURCHASE_STORED_STATUS),
+  /** The document's own country as read (AE for PINT AE, else the supplier's), else the receiving company's. */
+  country: t.string,
+  /**
+   * The receiving company's country: the country the purchase is filed and queried under. Null
+   * only in events written before it was recorded (the projections then take the company's).
+   */
+  receiverCountry: nullableString,
+  /** The supplier's country (its postal address), upper case; null when the document names none. */
+  supplierCountry: nullableString,
+  documentType: t.type({ base: t.string, modifiers: t.array(t.string) }),
+  invoiceNumber: nullableString,
+  uuid: nullableString,
+  issueDate: nullableString,
+  supplierName: nullableString,
+  senderParticipantId: nullableString,
+  receiverParticipantId: nullableString,
+  attribution: PurchaseAttribution,
+  /**
+   * Purchases stored earlier with the same supplier identity, document type and number, oldest
+   * first: this one is probably a re-send of them (a different document all the same: stored).
+   */
+  probableResendOf: t.array(t.string),
+  /** The parsed core document, as read from the XML. */
+  coreDocument: t.unknown,
+  xmlSha256: t.string,
+  receivedAt: t.string,
+  storedAt: t.string,
+});
+
+/** The supplier's country in a parsed core document, upper case, or null. */
+export function supplierCountryOf(coreDocument: unknown): string | null {
+  const c = (coreDocument as { parties?: { seller?: { address?: { country?: unknown } } } } | null)?.parties?.seller?.address?.country;
+  return typeof c === 'string' && c.trim() !== '' ? c.trim().toUpperCase() : null;
+}
+
 export const PurchaseInvoiceStored = defineEvent({
   type: 'PurchaseInvoiceStored',
-  version: 1,
-  codec: t.type({
-    documentId: t.string,
-    workspaceId: t.string,
-    environment: t.string,
-    status: t.literal(PURCHASE_STORED_STATUS),
-    country: t.string,
-    documentType: t.type({ base: t.string, modifiers: t.array(t.string) }),
-    invoiceNumber: nullableString,
-    uuid: nullableString,
-    issueDate: nullableString,
-    supplierName: nullableString,
-    senderParticipantId: nullableString,
-    receiverParticipantId: nullableString,
-    attribution: PurchaseAttribution,
-    /** The parsed core document (SPEC.md 2.2 shape), as read from the XML. */
-    coreDocument: t.unknown,
-    xmlSha256: t.string,
-    receivedAt: t.string,
-    storedAt: t.string,
-  }),
+  version: 2,
+  codec: storedV2,
+  upcasters: {
+    // v1 had no receiver's country (the projections look up the company's), no supplier country and no re-send flag.
+    1: (data) => {
+      const d = data as Record<string, unknown>;
+      return { ...d, receiverCountry: null, supplierCountry: supplierCountryOf(d.coreDocument), probableResendOf: [] };
+    },
+  },
 });
 
 export type PurchaseEvent =
@@ -120,14 +151,6 @@ export const purchaseDecider: Decider<PurchaseCommand, PurchaseState, PurchaseEv
 registerDecider(purchaseDecider);
 
 export const purchaseStream = (documentId: string) => `purchase-${documentId}`;
-
-/**
- * The document id of a received document: the same transmission (same receiving workspace and
- * environment, same sender, same document number) always gets the same id.
- */
-export function purchaseDocumentId(input: { workspaceId: string; environment: string; senderParticipantId: string | null; documentNumber: string }): string {
-  return `pur_${uuidv5(`${input.workspaceId}\n${input.environment}\n${input.senderParticipantId ?? ''}\n${input.documentNumber}`, PURCHASE_ID_NAMESPACE).replace(/-/g, '')}`;
-}
 
 /** The branch a buyer reference names among the receiving company's sources (SPEC.md 2.9), else the company's first source. */
 export function attributePurchase(

@@ -5,8 +5,10 @@
  *
  * The XML is parsed with saxes, a strict, namespace-aware XML parser that rejects any document
  * that is not well-formed in the same pass (fast-xml-parser was measured 4 times slower, and
- * needs a second pass to check well-formedness). A DOCTYPE is refused before parsing (see
- * `screenXml`), so no entity is ever declared, expanded or fetched. Elements are matched by
+ * needs a second pass to check well-formedness). A DOCTYPE is refused where the parser meets
+ * it, in the prolog (saxes reports it before the root element; a `<!DOCTYPE` inside a comment
+ * or a text is no declaration and is not refused), and the parse stops there: no entity is ever
+ * declared, expanded or fetched, and the schema validator only sees documents without one. Elements are matched by
  * local name inside the document; the root's namespace must be the UBL 2.1 Invoice or
  * CreditNote namespace, whatever prefix it uses.
  */
@@ -57,8 +59,9 @@ export interface ReadUbl {
 }
 
 /**
- * Refuses what must never reach a parser: a DOCTYPE (and with it every entity declaration, so
- * no entity is expanded and nothing external is fetched), and documents over `maxBytes`.
+ * Refuses what must never reach a parser: documents over `maxBytes`, empty ones, and bytes that
+ * are not UTF-8 (or declare another encoding). The DOCTYPE is refused by the parser itself
+ * (`parseTree`), as it meets the prolog.
  */
 export function screenXml(bytes: Uint8Array, maxBytes: number): string {
   if (bytes.byteLength > maxBytes) throw new UblRefusal('XML_TOO_LARGE', `the XML is ${bytes.byteLength} bytes; at most ${maxBytes} are accepted`);
@@ -70,13 +73,6 @@ export function screenXml(bytes: Uint8Array, maxBytes: number): string {
     throw new UblRefusal('XML_NOT_WELL_FORMED', 'the XML is not valid UTF-8');
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  const declaration = /<!(DOCTYPE|ENTITY)/i.exec(text);
-  if (declaration) {
-    throw new UblRefusal(
-      'XML_DOCTYPE_REFUSED',
-      declaration[1]!.toUpperCase() === 'DOCTYPE' ? 'the XML has a DOCTYPE declaration; DTDs and entity declarations are refused' : 'the XML declares an entity; entity declarations are refused',
-    );
-  }
   const decl = /^<\?xml[^>]*encoding\s*=\s*["']([^"']+)["']/i.exec(text);
   if (decl && !/^utf-?8$/i.test(decl[1]!)) throw new UblRefusal('XML_NOT_UBL', `the XML declares encoding ${decl[1]}; UBL documents are read as UTF-8`);
   return text;
@@ -267,6 +263,9 @@ function address(node: Node | undefined, subdivisionName: 'stateOrProvince' | 'c
     addressLine3: text(node, 'AddressLine', 'Line'),
     city: text(node, 'CityName'),
     postalCode: text(node, 'PostalZone'),
+    buildingNumber: text(node, 'BuildingNumber'),
+    additionalNumber: text(node, 'PlotIdentification'),
+    district: text(node, 'CitySubdivisionName'),
     [subdivisionName]: text(node, 'CountrySubentity'),
     country: text(node, 'Country', 'IdentificationCode'),
   };
@@ -347,6 +346,11 @@ function line(node: Node, credit: boolean): CoreLineItem {
     taxExemptionReason: text(category, 'TaxExemptionReason'),
     taxExemptionReasonCode: text(category, 'TaxExemptionReasonCode'),
     sellerItemId: text(item, 'SellersItemIdentification', 'ID'),
+    standardItemId: text(item, 'StandardItemIdentification', 'ID')
+      ? { id: text(item, 'StandardItemIdentification', 'ID'), scheme: attr(item, 'StandardItemIdentification', 'ID', 'schemeID') }
+      : undefined,
+    buyerItemId: text(item, 'BuyersItemIdentification', 'ID'),
+    note: text(node, 'Note'),
     extensions,
   };
 }
@@ -413,6 +417,8 @@ export function readUbl(xml: string): ReadUbl {
   const pintAe = customizationId === PINT_AE_CUSTOMIZATION_ID || customizationId === PINT_AE_SELFBILLING_CUSTOMIZATION_ID;
   const dueDate = credit ? means.map((m) => text(m, 'PaymentDueDate')).find(Boolean) : text(doc, 'DueDate');
   const documentType = documentTypeOf(root, typeCode, customizationId, text(doc, 'ProfileExecutionID'));
+  // Every cbc:Note, in document order (the first alone would lose the others).
+  const notes = kids(doc, 'Note').map(textOf).filter((n): n is string => n !== undefined);
 
   const coreDocument: CoreDocument = compact({
     header: {
@@ -428,7 +434,8 @@ export function readUbl(xml: string): ReadUbl {
       precedingInvoiceReference: billing ? { id: text(billing, 'ID'), uuid: text(billing, 'UUID'), issueDate: text(billing, 'IssueDate') } : undefined,
       buyerReference: text(doc, 'BuyerReference'),
       purchaseOrderReference: text(doc, 'OrderReference', 'ID'),
-      note: text(doc, 'Note'),
+      note: notes.length ? notes.join('\n') : undefined,
+      notes: notes.length ? notes : undefined,
       creditNoteReason: discrepancy ? { code: text(discrepancy, 'ResponseCode'), description: text(discrepancy, 'Description') } : undefined,
     },
     parties: {
@@ -453,6 +460,8 @@ export function readUbl(xml: string): ReadUbl {
       totalAmountExcludingTax: numAt(monetary, 'TaxExclusiveAmount'),
       totalTaxAmount: numAt(inDocumentCurrency, 'TaxAmount'),
       totalAmountIncludingTax: numAt(monetary, 'TaxInclusiveAmount'),
+      allowanceTotalAmount: numAt(monetary, 'AllowanceTotalAmount'),
+      chargeTotalAmount: numAt(monetary, 'ChargeTotalAmount'),
       prepaidAmount: numAt(monetary, 'PrepaidAmount'),
       roundingAmount: numAt(monetary, 'PayableRoundingAmount'),
       amountDue: numAt(monetary, 'PayableAmount'),

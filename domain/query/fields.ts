@@ -65,6 +65,9 @@ function catalogue(type: QueryType): QueryField[] {
     field(`${meta}statuses.userfacing`, 'keyword'),
   ];
   if (type === 'receipts') fields.push(field('countryDocumentStatus', 'keyword'));
+  // A purchase is filed under the receiving company's country (`country`); its supplier's
+  // country is a field of its own (not sortable: one GIN index serves its filters).
+  if (type === 'purchases') fields.push(field('coreDocument.parties.seller.address.country', 'keyword', false));
   // Scalar (sortable in the adapters' terms, so single-valued), but never named by a caller.
   fields.push({ ...field(COUNTRY_FIELD, 'keyword'), public: false });
   return fields;

@@ -193,12 +193,13 @@ export function indexedSalesDocument(facts: SalesDocumentFacts): { type: QueryTy
 
 /**
  * The indexed document of a received purchase invoice (type `purchases`), from its
- * `PurchaseInvoiceStored` data: the parsed core document under `coreDocument` with `meta`
+ * `PurchaseInvoiceStored` data, filed under `receiverCountry`, the receiving company's country
+ * (the query's `country`; the supplier's own is `coreDocument.parties.seller.address.country`): the parsed core document under `coreDocument` with `meta`
  * {`source` (the receiving company's source of the attribution), `statuses` (README: one row,
  * `stored`)}, `attribution` at the root, `statusHistory` received → stored. No validation
  * report: a received document is checked against the UBL schemas only.
  */
-export function indexedPurchaseDocument(data: PurchaseStoredData): Record<string, unknown> {
+export function indexedPurchaseDocument(data: PurchaseStoredData, receiverCountry: string): Record<string, unknown> {
   const core = isObject(data.coreDocument) ? data.coreDocument : {};
   const v = PURCHASE_STORED_STATUS_VALUES;
   const track = (value: string) => ({ current: value, history: [{ value, at: data.storedAt }] });
@@ -215,9 +216,10 @@ export function indexedPurchaseDocument(data: PurchaseStoredData): Record<string
   return {
     documentId: data.documentId,
     documentType: { base: data.documentType.base, modifiers: [...data.documentType.modifiers], variants: [] },
-    country: data.country,
+    country: receiverCountry,
     coreDocument: { ...core, meta },
     attribution: { ...data.attribution },
+    probableResendOf: [...data.probableResendOf],
     statusHistory: [
       { state: 'received', at: data.receivedAt },
       { state: 'stored', at: data.storedAt },

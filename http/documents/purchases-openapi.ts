@@ -24,6 +24,8 @@ export const purchasesDocument: FamilyDocument = {
     PurchaseInvoice: obj({
       ...listItem,
       documentType: openObject,
+      supplierCountry: nullable(str),
+      probableResendOf: { ...arr(str), description: 'Purchases stored earlier with the same supplier, document type and number (a probable re-send of them)' },
       uuid: nullable(str),
       channel: str,
       senderParticipantId: nullable(str),

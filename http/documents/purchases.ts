@@ -42,6 +42,8 @@ export async function readPurchase(deps: HttpDeps, workspaceId: string, environm
   return {
     ...purchaseListItem(row),
     documentType: stored.documentType,
+    supplierCountry: stored.supplierCountry,
+    probableResendOf: stored.probableResendOf,
     uuid: stored.uuid,
     channel: received.channel,
     senderParticipantId: stored.senderParticipantId,

@@ -3,7 +3,7 @@
  * purchase-stored event of SPEC.md 6 (its payload is this service's choice): headers and payloads.
  */
 import { ALLOWANCE_STATUSES, PERIOD_TYPES } from '../../domain/credits/values.js';
-import { bool, constant, dateTime, enumOf, int, nullable, num, obj, openObject, ref, str, type OperationObject, type PathItem, type Schema } from './schema.js';
+import { arr, bool, constant, dateTime, enumOf, int, nullable, num, obj, openObject, ref, str, type OperationObject, type PathItem, type Schema } from './schema.js';
 
 const common = { schemaVersion: constant('1.0') };
 const allowanceWithTarget = obj(
@@ -82,6 +82,7 @@ export const webhookSchemas: Record<string, Schema> = {
     invoiceNumber: nullable(str),
     supplierName: nullable(str),
     companyId: str,
+    probableResendOf: { ...arr(str), description: 'Purchases stored earlier with the same supplier, document type and number: this one is probably a re-send of them (a different document, stored all the same)' },
   }),
 };
 

@@ -143,7 +143,9 @@ describe('purchases: the sandbox Peppol network between onboarded companies', fu
     expect(sales.state).to.equal('final_valid');
     expect(sales.government).to.include({ receiverParticipantId: `0235:${buyer.tin}`, receiverRegistered: true });
     const item = (await purchasesOf(buyer, 4)).find((i) => i.invoiceNumber === payload.header.documentNumber);
-    expect(item).to.include({ country: 'DE' });
+    // Filed under the receiving company's country; the supplier's is a field of its own.
+    expect(item).to.include({ country: 'AE' });
+    expect((await buyer.read(item!.documentId)).json.data).to.include({ country: 'AE', supplierCountry: 'DE' });
   });
 
   it('an invoice to a participant no onboarded company holds keeps the sandbox behaviour: delivered, final_valid, received by nobody', async () => {

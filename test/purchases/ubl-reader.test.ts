@@ -111,12 +111,36 @@ describe('purchases: reading received UBL into the core document', () => {
     expect.fail(`accepted: ${String(xml).slice(0, 80)}`);
   };
 
-  it('refuses a DOCTYPE and entity declarations before any parsing (no expansion, no external fetch)', () => {
+  it('refuses a DOCTYPE and entity declarations where the parser meets the prolog (no expansion, no external fetch)', () => {
     const ok = roundTrip('AE', 1, 'X-1');
     void ok;
     refused(`<?xml version="1.0"?><!DOCTYPE Invoice [<!ENTITY x "boom">]><Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"><ID>&x;</ID></Invoice>`, 'XML_DOCTYPE_REFUSED');
     refused(`<?xml version="1.0"?><!DOCTYPE Invoice SYSTEM "http://127.0.0.1:9/evil.dtd"><Invoice/>`, 'XML_DOCTYPE_REFUSED');
-    refused(`<!doctype x><x/>`, 'XML_DOCTYPE_REFUSED');
+    refused(`<?xml version="1.0"?><!-- a comment first --><!DOCTYPE Invoice SYSTEM "x.dtd"><Invoice/>`, 'XML_DOCTYPE_REFUSED');
+    // Not a declaration to an XML parser (the keyword is upper case): not well-formed, refused all the same.
+    refused(`<!doctype x><x/>`, 'XML_NOT_WELL_FORMED');
+  });
+
+  it('reads a document whose comments or texts mention <!DOCTYPE or <!ENTITY (no declaration)', () => {
+    const ns = 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2';
+    const read = readUbl(screenXml(Buffer.from(`<?xml version="1.0"?><!-- see <!DOCTYPE html> --><Invoice xmlns="${ns}"><!-- <!ENTITY e "x"> --><ID>D-1</ID><Note>&lt;!DOCTYPE in a note</Note></Invoice>`), 1e7));
+    expect(read.documentNumber).to.equal('D-1');
+    expect(read.coreDocument.header!.notes).to.deep.equal(['<!DOCTYPE in a note']);
+  });
+
+  it('keeps every note, the allowance and charge totals, address details and item identifiers', () => {
+    const ns = 'xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2" xmlns:cac="urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2" xmlns:cbc="urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"';
+    const xml = `<Invoice ${ns}><cbc:ID>N-1</cbc:ID><cbc:Note>first</cbc:Note><cbc:Note>second</cbc:Note>
+      <cac:AccountingSupplierParty><cac:Party><cac:PostalAddress><cbc:StreetName>King Fahd Rd</cbc:StreetName><cbc:BuildingNumber>1234</cbc:BuildingNumber><cbc:PlotIdentification>5678</cbc:PlotIdentification><cbc:CitySubdivisionName>Olaya</cbc:CitySubdivisionName><cbc:CityName>Riyadh</cbc:CityName><cac:Country><cbc:IdentificationCode>SA</cbc:IdentificationCode></cac:Country></cac:PostalAddress></cac:Party></cac:AccountingSupplierParty>
+      <cac:LegalMonetaryTotal><cbc:LineExtensionAmount currencyID="SAR">100.00</cbc:LineExtensionAmount><cbc:AllowanceTotalAmount currencyID="SAR">10.00</cbc:AllowanceTotalAmount><cbc:ChargeTotalAmount currencyID="SAR">5.50</cbc:ChargeTotalAmount><cbc:PayableAmount currencyID="SAR">95.50</cbc:PayableAmount></cac:LegalMonetaryTotal>
+      <cac:InvoiceLine><cbc:ID>1</cbc:ID><cbc:Note>line note</cbc:Note><cbc:InvoicedQuantity unitCode="EA">1</cbc:InvoicedQuantity><cbc:LineExtensionAmount currencyID="SAR">100.00</cbc:LineExtensionAmount><cac:Item><cbc:Name>Thing</cbc:Name><cac:BuyersItemIdentification><cbc:ID>B-9</cbc:ID></cac:BuyersItemIdentification><cac:StandardItemIdentification><cbc:ID schemeID="0160">09506000134352</cbc:ID></cac:StandardItemIdentification></cac:Item></cac:InvoiceLine></Invoice>`;
+    const core = readUbl(screenXml(Buffer.from(xml), 1e7)).coreDocument;
+    expect(core.header).to.include({ note: 'first\nsecond' });
+    expect(core.header!.notes).to.deep.equal(['first', 'second']);
+    expect(core.totals).to.include({ allowanceTotalAmount: 10, chargeTotalAmount: 5.5, amountDue: 95.5 });
+    expect(core.parties!.seller!.address).to.include({ addressLine1: 'King Fahd Rd', buildingNumber: '1234', additionalNumber: '5678', district: 'Olaya', city: 'Riyadh', country: 'SA' });
+    expect(core.lineItems![0]).to.include({ note: 'line note', buyerItemId: 'B-9' });
+    expect(core.lineItems![0]!.standardItemId).to.deep.equal({ id: '09506000134352', scheme: '0160' });
   });
 
   it('refuses malformed, non-UBL, empty, non-UTF-8 and oversized XML with one line', () => {

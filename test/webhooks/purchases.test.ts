@@ -68,6 +68,7 @@ describe('webhooks: purchase.invoice.stored', function () {
       invoiceNumber: 'PUR-HOOK-1',
       supplierName: got.body.data.data.supplierName,
       companyId: r.company.companyId,
+      probableResendOf: [],
     });
     expect(got.body.data.data.supplierName).to.be.a('string').and.not.equal('');
     const read = await r.read(stored.documentId);

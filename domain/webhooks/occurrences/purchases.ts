@@ -1,7 +1,9 @@
 /**
  * The purchase webhook (`purchase.invoice.stored`, SPEC.md 6): one occurrence per
  * `PurchaseInvoiceStored` event, i.e. per received purchase invoice stored once (a duplicate
- * transmission appends nothing, so it announces nothing). Pure.
+ * transmission appends nothing, so it announces nothing). A document sharing its supplier, type
+ * and number with earlier purchases is announced like any other, with `probableResendOf` naming
+ * them. Pure.
  */
 import { decodeEventData } from '../../events/envelope.js';
 import { PurchaseInvoiceStored } from '../../purchases/purchase.js';
@@ -33,6 +35,7 @@ export const purchaseOccurrences: OccurrenceSource = {
           invoiceNumber: d.invoiceNumber,
           supplierName: d.supplierName,
           companyId: d.attribution.companyId,
+          probableResendOf: d.probableResendOf,
         },
       },
     ];
