@@ -67,7 +67,8 @@ export function searchProjection(
   return defineProjection({
     name: SEARCH_PROJECTION,
     // 2: the facts of documents in flight keep no submission content; states apart (migration 0072).
-    version: 2,
+    // 3: the values are the service's, in plain columns; body and state as text (migration 0090).
+    version: 3,
     batch: options.batch ?? searchBatchFor(index.engine),
     // The sources' facts, and the index's own tables when it keeps them in PostgreSQL.
     tables: [...sources.flatMap((s) => s.tables), ...(options.indexTables ?? [])],

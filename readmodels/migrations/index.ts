@@ -23,6 +23,7 @@ import { searchStoredValuesMigration } from './0068_search_stored_values.js';
 import { companiesByParticipantMigration } from './0069_companies_by_participant.js';
 import { salesDocumentsNoDocumentCopyMigration } from './0071_sales_documents_no_document_copy.js';
 import { searchDocumentStatesMigration } from './0072_search_document_states.js';
+import { searchServiceValuesMigration } from './0090_search_service_values.js';
 
 interface Migration {
   name: string;
@@ -57,6 +58,7 @@ export const migrations: readonly Migration[] = [
   artifactsEncodingMigration,
   salesDocumentsNoDocumentCopyMigration,
   searchDocumentStatesMigration,
+  searchServiceValuesMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {
