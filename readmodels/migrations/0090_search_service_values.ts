@@ -129,5 +129,6 @@ export const searchServiceValuesMigration = {
       const table = STATE_COLUMN_NAMES.some((c) => byName.get(name)?.includes(c)) ? 'search_document_states' : 'search_documents';
       await knex.raw(`create index ${name} on ${table} using ${byName.get(name) ?? definition}`);
     }
+    await knex.raw(`update projection_checkpoints set version = 2 where projection = 'search' and version = 3`);
   },
 };
