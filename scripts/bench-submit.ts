@@ -47,7 +47,13 @@ import {
   runServerBenchmark,
   stopServerOnExit,
   submissionBody,
+  httpRequest,
+  openLoopRows,
+  printOpenLoopTargets,
+  runOpenLoop,
+  type OpenLoopFigures,
 } from './bench-support.js';
+import http from 'node:http';
 import { coreMsPerDoc, measureDeliveryFloor, measureSubmissionCore, pct, printCore, printTargets, type CoreFigures } from './bench-core.js';
 
 const TARGET_DOCS_PER_SECOND = 1_500;
@@ -68,10 +74,11 @@ const program = new Command('bench-submit')
   .option('--drain-seconds <n>', 'longest wait for the delivery backlog after a run', positiveInt(), 180)
   .option('--engine-seconds <n>', 'measuring time of each in-process engine figure', positiveInt(), 3)
   .option('--core-seconds <n>', 'measuring time of the submission core alone (0: skip it)', (v) => (v === '0' ? 0 : positiveInt()(v)), 5)
+  .option('--open-seconds <n>', 'duration of the open loop at 50% of the top run\'s documents/s (0: skip it)', (v) => (v === '0' ? 0 : positiveInt()(v)), 20)
   .option('--pg-port <n>', 'port of the embedded PostgreSQL', positiveInt(), 54399)
   .option('--port <n>', 'HTTP port of the server', positiveInt(), 3921)
   .parse();
-const opts = program.opts<{ seconds: number; count?: string; clients: number[]; drainSeconds: number; engineSeconds: number; coreSeconds: number; port: number; pgPort: number }>();
+const opts = program.opts<{ openSeconds: number; seconds: number; count?: string; clients: number[]; drainSeconds: number; engineSeconds: number; coreSeconds: number; port: number; pgPort: number }>();
 const count = opts.count === undefined ? null : positiveInt()(opts.count);
 
 const server = new BenchServer({ pgDir: 'var/pg-bench-submit', pgPort: opts.pgPort, httpPort: opts.port });
@@ -257,6 +264,29 @@ async function main(): Promise<void> {
   if (end.finalValid !== end.total) problems.push(`documents not final_valid: ${JSON.stringify(Object.fromEntries(notValid))}`);
   console.log(`server peak RSS: ${rss.toFixed(0)} MB`);
 
+  // The open loop: half the top run's rate, started on schedule whatever the answers do.
+  const topRate = results[opts.clients[opts.clients.length - 1]!]?.docsPerSecond ?? 0;
+  let open: OpenLoopFigures | null = null;
+  if (opts.openSeconds > 0 && topRate > 0 && !cleaning) {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+    const headers = { authorization: `Bearer ${tenant.apiKey}`, 'new-api': 'true', 'content-type': 'application/json' };
+    const cpu0 = server.cpu();
+    open = await runOpenLoop({
+      rate: topRate / 2,
+      seconds: opts.openSeconds,
+      db: db!,
+      submit: async () => {
+        const res = await httpRequest(agent, `${server.base}/api/v3/unify`, { method: 'POST', headers, body: nextBody() });
+        return res.status === 200 ? (JSON.parse(res.body) as { documentId: string }).documentId : null;
+      },
+    });
+    agent.destroy();
+    console.log(`\nopen loop at 50% of the ${opts.clients[opts.clients.length - 1]}-client run's documents/s (CPU cores client/server/pg/other: ${fmtCores(coresBetween(cpu0, server.cpu()))}):`);
+    console.log(renderTable(['figure', 'measured'], openLoopRows(open)));
+    if (open.failed > 0) problems.push(`open loop: ${open.failed} submissions not answered 200`);
+    if (open.notFinal > 0) problems.push(`open loop: ${open.notFinal} documents not final`);
+  }
+
   // The submission core alone, while the server is idle (its PostgreSQL serves both).
   let core: CoreFigures | null = null;
   if (opts.coreSeconds > 0 && !cleaning) {
@@ -320,6 +350,7 @@ async function main(): Promise<void> {
       { name: 'server peak RSS', figure: `${rss.toFixed(0)} MB`, target: `< ${TARGET_RSS_MB} MB`, met: rss < TARGET_RSS_MB },
     ]);
   }
+  if (open) printOpenLoopTargets(open);
   console.log(`total ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
 }
 
