@@ -29,10 +29,14 @@
  * (< 1 s); server and PostgreSQL CPU per accepted-and-finalized document against the core's
  * (<= 2x); the server's peak RSS (< 400 MB).
  *
+ * Then an open loop (--open-seconds, 0 to skip) at 50% of the run's sustained finalized/s:
+ * submissions started on schedule whatever the answers do, with the submit answer's p50/p99 and
+ * the submit-to-final p99 (read model polled every 50 ms), judged against < 100 ms and < 1 s.
+ *
  * Exits 1 only when something failed functionally: a submission not answered 200, or documents
  * not final_valid within --seconds after the last submission.
  *
- *   node --import tsx scripts/bench-delivery.ts [--count 10000] [--concurrency 32] [--seconds 120] [--core-seconds 5] [--port 3923] [--pg-port 54409]
+ *   node --import tsx scripts/bench-delivery.ts [--count 10000] [--concurrency 32] [--seconds 120] [--open-seconds 20] [--core-seconds 5] [--port 3923] [--pg-port 54409]
  */
 import http from 'node:http';
 import os from 'node:os';

@@ -15,6 +15,14 @@
  * run (goal >= 50%), its p99 (< 250 ms), server and PostgreSQL CPU per accepted-and-finalized
  * document against the core's (<= 2x), and the server's peak RSS (< 400 MB).
  *
+ * Then an open loop (--open-seconds, 0 to skip): submissions started at a fixed rate, 50% of the
+ * documents/s the top client count reached in this run, whatever the answers do (a closed loop of
+ * 64 clients on two cores measures its own queueing); it reports the submit answer's p50/p99 from
+ * each request's scheduled start and the submit-to-final p99 (the read model polled every 50 ms),
+ * judged against < 100 ms and < 1 s. The core's alternating slices also take the search
+ * projection on PostgreSQL (scripts/bench-core.ts) and print its CPU per document against the
+ * core's (goal <= 0.3x).
+ *
  * Every request carries a fresh document number (autocannon's setupRequest splices it into a
  * pre-serialised body, so the client does almost no work per request). The server also
  * delivers every accepted document in the background (sandbox Peppol, DELIVERY_CONCURRENCY and
@@ -24,7 +32,7 @@
  * which one is the bottleneck. Exits 1 only when something failed functionally: a response
  * other than 200, or documents that never reach a terminal state within --drain-seconds.
  *
- *   node --import tsx scripts/bench-submit.ts [--seconds 10] [--count N] [--clients 1,16,64] [--core-seconds 5] [--port 3921] [--pg-port 54399]
+ *   node --import tsx scripts/bench-submit.ts [--seconds 10] [--count N] [--clients 1,16,64] [--open-seconds 20] [--core-seconds 5] [--port 3921] [--pg-port 54399]
  * BENCH_SERVER_NODE_ARGS adds node flags to the server (e.g. "--cpu-prof --cpu-prof-dir=var/prof").
  */
 import os from 'node:os';
