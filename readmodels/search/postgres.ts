@@ -176,6 +176,9 @@ function typeFields(type: QueryType, table: string): (ResolvedField | undefined)
   return found;
 }
 
+/** Joins the rows' JSON texts into one parameter (see WRITE_SQL). */
+const JOINER = '\u0001';
+
 /** The array cast of a column's parameter and the expression reading it from the unnested row. */
 const paramCast = (c: StoredValueColumn) => (c.field.multi ? 'text[]' : c.type === 'numeric' ? 'numeric[]' : 'text[]');
 const rowValue = (c: StoredValueColumn, alias: string) => (c.field.multi ? `${alias}::text[]` : alias);
@@ -190,7 +193,12 @@ const rowValue = (c: StoredValueColumn, alias: string) => (c.field.multi ? `${al
 const WRITE_SQL = (() => {
   const body = tableColumns(SEARCH_TABLE);
   const state = tableColumns(SEARCH_STATES_TABLE);
-  const params = ['text[]', 'text[]', 'text[]', 'text[]', 'bigint[]', 'text[]', 'text[]', ...body.map(paramCast), ...state.map(paramCast)].map((t) => `?::${t}`);
+  // The bodies and states (JSON text, about 10 KB and 1 KB) go as one text each, joined by U+0001
+  // (which JSON text never holds raw), and are split by PostgreSQL: as array elements they would be
+  // escaped by the driver and unescaped by the server, character by character (measured: 70% of the
+  // write's time in the driver's escaping). An empty element is a missing body (a state change).
+  const joined = `string_to_array(?::text, chr(1), '')`;
+  const params = [...['text[]', 'text[]', 'text[]', 'text[]', 'bigint[]'].map((t) => `?::${t}`), joined, joined, ...[...body.map(paramCast), ...state.map(paramCast)].map((t) => `?::${t}`)];
   const aliases = ['w', 'e', 't', 'd', 'v', 'b', 's', ...body.map((_, i) => `b${i}`), ...state.map((_, i) => `s${i}`)];
   const keys = KEY_COLUMNS.join(', ');
   return `with r as (select * from unnest(${params.join(', ')}) as r(${aliases.join(', ')})),
@@ -228,7 +236,9 @@ export class PostgresSearchIndex implements SearchIndex {
       for (const f of typeFields(w.type, SEARCH_STATES_TABLE)) row.push(f ? columnValue(f, state) : null);
       row.forEach((v, i) => columns[i]!.push(v));
     }
-    await prepared(trx.raw(WRITE_SQL, columns as Knex.RawBinding[]));
+    columns[5] = [(columns[5] as (string | null)[]).map((b) => b ?? '').join(JOINER)] as unknown[];
+    columns[6] = [(columns[6] as string[]).join(JOINER)] as unknown[];
+    await prepared(trx.raw(WRITE_SQL, columns.map((c, i) => (i === 5 || i === 6 ? c[0] : c)) as Knex.RawBinding[]));
   }
 
   async search(query: SearchQuery): Promise<SearchResult> {

@@ -107,6 +107,18 @@ describe('PostgreSQL search index', function () {
     }
   });
 
+  it('keeps control characters of a document whole (the batch joins the JSON texts by U+0001)', async () => {
+    const index = new PostgresSearchIndex(testDb().knex);
+    const scope = newScope();
+    const docs = [
+      makeDocument(scope, 'sales', { documentId: 'c1', fields: { 'parties.seller.name': 'a\u0001b', 'extensions.note': '\u0001\u0000x\u001f' } }),
+      makeDocument(scope, 'sales', { documentId: 'c2', fields: { 'parties.seller.name': '' } }),
+    ];
+    await writeDocuments(index, docs);
+    const found = await index.search(query(scope, 'sales', { sort: { field: 'documentId', order: 'asc' } }));
+    expect(found.documents).to.deep.equal(docs.map((d) => d.document));
+  });
+
   it('escapes LIKE wildcards', () => {
     expect(escapeLike('a%b_c\\d')).to.equal('a\\%b\\_c\\\\d');
   });
