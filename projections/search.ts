@@ -68,6 +68,7 @@ export function searchProjection(
     name: SEARCH_PROJECTION,
     // 2: the facts of documents in flight keep no submission content; states apart (migration 0072).
     // 3: purchases filed under the receiving company's country (migration 0080).
+    // 4: the values are the service's, in plain columns; body and state as text (migration 0090).
     version: 3,
     batch: options.batch ?? searchBatchFor(index.engine),
     // The sources' facts, and the index's own tables when it keeps them in PostgreSQL.

@@ -17,8 +17,19 @@
  * document: work every accepted-and-finalized document needs before any HTTP, read model, search
  * index or metering. The two are measured in alternating one-second slices, so that the machine's
  * drift falls on both alike.
+ *
+ * A third slice takes each document through the search projection on PostgreSQL after the core:
+ * the slice's DocumentSubmitted events applied in batches of the callers' number, a transaction
+ * each, as the live runner applies them (the sales facts, the index's body and state rows). Its CPU
+ * per document over the core's, less one, is the search index's cost in units of the core (the
+ * extra read of each event from its stream included; the state row rewritten at final is not).
  */
+import knexFactory from 'knex';
 import type pg from 'pg';
+import type { RecordedEvent } from '../platform/eventstore/port.js';
+import { PreparingPgClient } from '../platform/prepared-statements.js';
+import { searchProjection } from '../projections/search.js';
+import { PostgresSearchIndex, SEARCH_TABLES } from '../readmodels/search/postgres.js';
 import { produceInvoiceXml } from '../commands/artifacts.js';
 import type { Connector, ConnectorRegistry, DeliveryAnswer } from '../commands/delivery/connector.js';
 import { deliverDocument } from '../commands/delivery/deliver.js';
@@ -60,9 +71,17 @@ const instantDestination: Connector = {
 const instantConnectors: ConnectorRegistry = { connectorFor: () => instantDestination, missing: () => [] };
 
 /** A fresh database of the benchmarked server's PostgreSQL, and callers of the core on it. */
+/** What each core document also goes through: nothing more, its delivery to final, or the search index. */
+export type CoreStep = boolean | 'search';
+
 interface CoreSession {
-  /** `clients` concurrent callers for `ms`, each document delivered to its final state when `deliver`; the documents done. */
-  runFor(ms: number, deliver: boolean, samples: number[] | null): Promise<number>;
+  /**
+   * `clients` concurrent callers for `ms`, each document delivered to its final state when
+   * `deliver` is true; with 'search', the slice's DocumentSubmitted events then go through the
+   * search projection (PostgreSQL index) in batches of the callers' number, as the live runner
+   * applies them. The documents done.
+   */
+  runFor(ms: number, deliver: CoreStep, samples: number[] | null): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -85,21 +104,28 @@ async function openCoreSession(server: BenchServer, clients: number): Promise<Co
     await drop();
     throw err;
   }
+  const knex = knexFactory({ client: PreparingPgClient, connection: opened.url, pool: { min: 0, max: 4 } });
+  const search = searchProjection(new PostgresSearchIndex(knex), { indexTables: SEARCH_TABLES });
   const deliveryDeps = { store, clock: systemClock, connectors: instantConnectors, policy: { maxAttempts: 5, retryBaseMs: 1000, retryMaxMs: 60_000, startGraceMs: 200 } };
   const [head, tail] = JSON.stringify(sampleDocument('AE', { lines: 20, documentNumber: PLACEHOLDER })).split(PLACEHOLDER) as [string, string];
   const source = { name: 'ERP', version: 'v1', companyId: 'bench-core-company', templateId: identityTemplate.id };
   const documentType = { base: 'tax_invoice', modifiers: [] as string[], variant: null };
   let sequence = 0;
   const runTag = Date.now().toString(36);
-  const submitOne = async (deliver: boolean): Promise<void> => {
+  const submitted: RecordedEvent[] = [];
+  const submitOne = async (deliver: CoreStep): Promise<void> => {
     const payload = JSON.parse(`${head}CORE-${runTag}-${++sequence}${tail}`) as unknown;
     const input = { workspaceId: 'ws_bench_core', environment: 'sandbox', country: 'AE', documentType, source, payload, format: 'new' as const, externalId: null, destinations: ['TAX_AUTHORITY'] };
     const outcome = await submitDocument(store, input, { now: new Date(), workspaceId: input.workspaceId, environment: 'sandbox' }, produceInvoiceXml);
     if (!outcome.accepted) throw new Error(`submission core: a valid sample was refused: ${JSON.stringify(outcome.errors.slice(0, 3))}`);
     if (!deliver) return;
     // As the delivery reactor: from the DocumentSubmitted event (which the log tail reads for it).
-    const [submitted] = await store.readStream(documentStream(outcome.documentId), { maxCount: 1 });
-    const delivered = await deliverDocument(deliveryDeps, outcome.documentId, submitted);
+    const [event] = await store.readStream(documentStream(outcome.documentId), { maxCount: 1 });
+    if (deliver === 'search') {
+      submitted.push(event!);
+      return;
+    }
+    const delivered = await deliverDocument(deliveryDeps, outcome.documentId, event);
     if (delivered !== 'final') throw new Error(`submission core with delivery: a document ended ${delivered}, not final`);
   };
   return {
@@ -116,9 +142,17 @@ async function openCoreSession(server: BenchServer, clients: number): Promise<Co
           }
         }),
       );
+      // The search projection's work for the slice's documents, in the runner's way: a
+      // transaction per batch (the sales facts and the index rows).
+      for (let i = 0; i < submitted.length; i += clients) {
+        const batch = submitted.slice(i, i + clients);
+        await knex.transaction((trx) => search.applyMany!(trx, batch));
+      }
+      submitted.length = 0;
       return done;
     },
     async close() {
+      await knex.destroy();
       await store.close();
       await drop();
     },
@@ -166,11 +200,12 @@ export async function measureSubmissionCore(server: BenchServer, clients: number
  * of a second each, `seconds` of each, so that the machine's drift between two measurements
  * (a fifth within an hour on this machine) falls on both alike: the floor is their ratio.
  */
-export async function measureDeliveryFloor(server: BenchServer, clients: number, seconds: number): Promise<{ core: CoreFigures; withDelivery: CoreFigures }> {
+export async function measureDeliveryFloor(server: BenchServer, clients: number, seconds: number): Promise<{ core: CoreFigures; withDelivery: CoreFigures; withSearch: CoreFigures }> {
   const session = await openCoreSession(server, clients);
   try {
     await session.runFor(1000, true, null);
-    const sums = [false, true].map((deliver) => ({ deliver, documents: 0, elapsed: 0, node: 0, postgres: 0, samples: [] as number[] }));
+    await session.runFor(1000, 'search', null);
+    const sums = ([false, true, 'search'] as const).map((deliver) => ({ deliver, documents: 0, elapsed: 0, node: 0, postgres: 0, samples: [] as number[] }));
     for (let slice = 0; slice < seconds; slice++) {
       for (const sum of sums) {
         const m = await measured(server, () => session.runFor(1000, sum.deliver, sum.samples));
@@ -180,8 +215,8 @@ export async function measureDeliveryFloor(server: BenchServer, clients: number,
         sum.postgres += m.postgres;
       }
     }
-    const [core, withDelivery] = sums.map((x) => figures(clients, seconds, x.documents, x.elapsed, x.node, x.postgres, x.samples)) as [CoreFigures, CoreFigures];
-    return { core, withDelivery };
+    const [core, withDelivery, withSearch] = sums.map((x) => figures(clients, seconds, x.documents, x.elapsed, x.node, x.postgres, x.samples)) as [CoreFigures, CoreFigures, CoreFigures];
+    return { core, withDelivery, withSearch };
   } finally {
     await session.close();
   }
@@ -196,7 +231,7 @@ export function coreMsPerDoc(core: CoreFigures): number {
  * and the core with its delivery step in alternating slices, and what their ratio leaves of the
  * goal's ratio.
  */
-export function printCore(core: CoreFigures, floor: { core: CoreFigures; withDelivery: CoreFigures } | null = null, targetRatio = 2): void {
+export function printCore(core: CoreFigures, floor: { core: CoreFigures; withDelivery: CoreFigures; withSearch?: CoreFigures } | null = null, targetRatio = 2): void {
   const perDoc = coreMsPerDoc(core);
   console.log(
     `\nsubmission core alone, same run (template, validation, XML, number claim and DocumentSubmitted appends; no HTTP, read models or delivery), ` +
@@ -213,6 +248,7 @@ export function printCore(core: CoreFigures, floor: { core: CoreFigures; withDel
   ];
   const rows = [row('submission core', core)];
   if (floor) rows.push(row('  in slices: core', floor.core), row('  in slices: core + delivery step (to final)', floor.withDelivery));
+  if (floor?.withSearch) rows.push(row('  in slices: core + search projection (PostgreSQL index)', floor.withSearch));
   console.log(renderTable(['', 'documents/s', 'p50', 'p99', 'CPU cores this process/pg', 'CPU/doc this process + pg'], rows));
   if (!floor) return;
   const ratio = coreMsPerDoc(floor.withDelivery) / coreMsPerDoc(floor.core);
@@ -222,6 +258,19 @@ export function printCore(core: CoreFigures, floor: { core: CoreFigures; withDel
       `so a goal of ${targetRatio}× leaves ${(targetRatio - ratio).toFixed(2)}× the core (${((targetRatio - ratio) * perDoc).toFixed(2)} ms a document) ` +
       `for HTTP, authentication, idempotency, the log's reads, the read models, the search index, metering and the destination`,
   );
+  if (floor.withSearch) {
+    const search = searchIndexRatio(floor);
+    console.log(
+      `  the search index on PostgreSQL (the search projection's batches of the submitted documents: sales facts, body and state rows) costs ` +
+        `${search.toFixed(2)}× the core's CPU per document (goal <= 0.3×: ${search <= 0.3 ? 'PASS' : 'MISS'}); ` +
+        `its state row rewritten when a document becomes final is not in it`,
+    );
+  }
+}
+
+/** The search projection's CPU per document over the core's, from the alternating slices. */
+export function searchIndexRatio(floor: { core: CoreFigures; withSearch?: CoreFigures }): number {
+  return floor.withSearch ? coreMsPerDoc(floor.withSearch) / coreMsPerDoc(floor.core) - 1 : Number.NaN;
 }
 
 /** One target of the issue's goal: a measured figure, how it is judged, and PASS/MISS. */

@@ -29,10 +29,14 @@
  * (< 1 s); server and PostgreSQL CPU per accepted-and-finalized document against the core's
  * (<= 2x); the server's peak RSS (< 400 MB).
  *
+ * Then an open loop (--open-seconds, 0 to skip) at 50% of the run's sustained finalized/s:
+ * submissions started on schedule whatever the answers do, with the submit answer's p50/p99 and
+ * the submit-to-final p99 (read model polled every 50 ms), judged against < 100 ms and < 1 s.
+ *
  * Exits 1 only when something failed functionally: a submission not answered 200, or documents
  * not final_valid within --seconds after the last submission.
  *
- *   node --import tsx scripts/bench-delivery.ts [--count 10000] [--concurrency 32] [--seconds 120] [--core-seconds 5] [--port 3923] [--pg-port 54409]
+ *   node --import tsx scripts/bench-delivery.ts [--count 10000] [--concurrency 32] [--seconds 120] [--open-seconds 20] [--core-seconds 5] [--port 3923] [--pg-port 54409]
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import http from 'node:http';
@@ -43,7 +47,7 @@ import { generateInvoiceXml, type CoreDocument } from '../domain/artifacts/index
 import { TERMINAL_STATES } from '../domain/document/document.js';
 import { applyTemplate, identityTemplate, sampleDocument } from '../domain/validation/index.js';
 import { coreMsPerDoc, measureDeliveryFloor, measureSubmissionCore, pct, pgActivity, printCore, printPgPerDocument, printTargets, type CoreFigures } from './bench-core.js';
-import { BenchServer, runServerBenchmark, stopServerOnExit, submissionBody, benchTenant, coresBetween, type CpuSnapshot, distribution, fmtCores, fmtDist, fmtInt, fmtMs, httpRequest, positiveInt, otherCores, renderTable } from './bench-support.js';
+import { BenchServer, runServerBenchmark, stopServerOnExit, submissionBody, benchTenant, coresBetween, type CpuSnapshot, distribution, fmtCores, fmtDist, fmtInt, fmtMs, httpRequest, positiveInt, otherCores, renderTable, runOpenLoop, openLoopRows, printOpenLoopTargets, type OpenLoopFigures } from './bench-support.js';
 
 const TARGET_FINAL_PER_SECOND = 1_000;
 const TARGET_P99_MS = 2_000;
@@ -68,10 +72,12 @@ const program = new Command('bench-delivery')
   .option('--poll-share <x>', 'while submitting, most polls per submission answered', (v) => Number(v), 0.5)
   .option('--core-seconds <n>', 'measuring time of the submission core alone (0: skip it)', (v) => (v === '0' ? 0 : positiveInt()(v)), 5)
   .option('--xml-seconds <n>', 'measuring time of the in-process XML figure', positiveInt(), 3)
+  .option('--open-seconds <n>', 'duration of the open loop at 50% of the run\'s sustained finalized/s (0: skip it)', (v) => (v === '0' ? 0 : positiveInt()(v)), 20)
   .option('--pg-port <n>', 'port of the embedded PostgreSQL', positiveInt(), 54409)
   .option('--port <n>', 'HTTP port of the server', positiveInt(), 3923)
   .parse();
 const opts = program.opts<{
+  openSeconds: number;
   count: number;
   concurrency: number;
   seconds: number;
@@ -296,6 +302,31 @@ async function main(): Promise<void> {
     doc.state = row?.state ?? 'missing';
     if (row && isTerminal(row.state)) doc.finalAt = row.last_updated_at.getTime();
   }
+  // The open loop: half of this run's sustained finalized/s, started on schedule whatever the
+  // answers do (the run above is a closed loop of --concurrency clients).
+  let open: OpenLoopFigures | null = null;
+  {
+    const finalTimes = docs.filter((d) => d.finalAt !== undefined).map((d) => d.finalAt!);
+    const sustained = finalTimes.length / ((Math.max(0, ...finalTimes) - firstSentAt) / 1000);
+    if (opts.openSeconds > 0 && Number.isFinite(sustained) && sustained > 0 && !cleaning) {
+      const cpu0 = server.cpu();
+      let n = 0;
+      open = await runOpenLoop({
+        rate: sustained / 2,
+        seconds: opts.openSeconds,
+        db: db!,
+        submit: async () => {
+          const res = await httpRequest(submitAgent, `${server.base}/api/v3/unify`, { method: 'POST', headers: submitHeaders, body: body(`${runId}-open-${++n}`) });
+          return res.status === 200 ? (JSON.parse(res.body) as { documentId: string }).documentId : null;
+        },
+      });
+      console.log(`\nopen loop at 50% of the run's sustained finalized/s (CPU cores client/server/pg/other: ${fmtCores(coresBetween(cpu0, server.cpu()))}):`);
+      console.log(renderTable(['figure', 'measured'], openLoopRows(open)));
+      if (open.failed > 0) problems.push(`open loop: ${open.failed} submissions not answered 200`);
+      if (open.notFinal > 0) problems.push(`open loop: ${open.notFinal} documents not final`);
+    }
+  }
+
   // The submission core alone, while the server is idle (its PostgreSQL serves both).
   const measureCore = opts.coreSeconds > 0 && !cleaning;
   const core: CoreFigures | null = measureCore ? await measureSubmissionCore(server, 64, opts.coreSeconds) : null;
@@ -411,6 +442,7 @@ async function main(): Promise<void> {
   if (Number.isFinite(observedPerSecond)) {
     console.log(`(first submit to all final as seen in the read model: ${fmtInt(observedPerSecond)} documents/s)`);
   }
+  if (open) printOpenLoopTargets(open);
   console.log(`total ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
 }
 

@@ -15,6 +15,14 @@
  * run (goal >= 50%), its p99 (< 250 ms), server and PostgreSQL CPU per accepted-and-finalized
  * document against the core's (<= 2x), and the server's peak RSS (< 400 MB).
  *
+ * Then an open loop (--open-seconds, 0 to skip): submissions started at a fixed rate, 50% of the
+ * documents/s the top client count reached in this run, whatever the answers do (a closed loop of
+ * 64 clients on two cores measures its own queueing); it reports the submit answer's p50/p99 from
+ * each request's scheduled start and the submit-to-final p99 (the read model polled every 50 ms),
+ * judged against < 100 ms and < 1 s. The core's alternating slices also take the search
+ * projection on PostgreSQL (scripts/bench-core.ts) and print its CPU per document against the
+ * core's (goal <= 0.3x).
+ *
  * Every request carries a fresh document number (autocannon's setupRequest splices it into a
  * pre-serialised body, so the client does almost no work per request). The server also
  * delivers every accepted document in the background (sandbox Peppol, DELIVERY_CONCURRENCY and
@@ -24,7 +32,7 @@
  * which one is the bottleneck. Exits 1 only when something failed functionally: a response
  * other than 200, or documents that never reach a terminal state within --drain-seconds.
  *
- *   node --import tsx scripts/bench-submit.ts [--seconds 10] [--count N] [--clients 1,16,64] [--core-seconds 5] [--port 3921] [--pg-port 54399]
+ *   node --import tsx scripts/bench-submit.ts [--seconds 10] [--count N] [--clients 1,16,64] [--open-seconds 20] [--core-seconds 5] [--port 3921] [--pg-port 54399]
  * BENCH_SERVER_NODE_ARGS adds node flags to the server (e.g. "--cpu-prof --cpu-prof-dir=var/prof").
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -48,7 +56,13 @@ import {
   runServerBenchmark,
   stopServerOnExit,
   submissionBody,
+  httpRequest,
+  openLoopRows,
+  printOpenLoopTargets,
+  runOpenLoop,
+  type OpenLoopFigures,
 } from './bench-support.js';
+import http from 'node:http';
 import { coreMsPerDoc, measureDeliveryFloor, measureSubmissionCore, pct, printCore, printTargets, type CoreFigures } from './bench-core.js';
 
 const TARGET_DOCS_PER_SECOND = 1_500;
@@ -69,10 +83,11 @@ const program = new Command('bench-submit')
   .option('--drain-seconds <n>', 'longest wait for the delivery backlog after a run', positiveInt(), 180)
   .option('--engine-seconds <n>', 'measuring time of each in-process engine figure', positiveInt(), 3)
   .option('--core-seconds <n>', 'measuring time of the submission core alone (0: skip it)', (v) => (v === '0' ? 0 : positiveInt()(v)), 5)
+  .option('--open-seconds <n>', 'duration of the open loop at 50% of the top run\'s documents/s (0: skip it)', (v) => (v === '0' ? 0 : positiveInt()(v)), 20)
   .option('--pg-port <n>', 'port of the embedded PostgreSQL', positiveInt(), 54399)
   .option('--port <n>', 'HTTP port of the server', positiveInt(), 3921)
   .parse();
-const opts = program.opts<{ seconds: number; count?: string; clients: number[]; drainSeconds: number; engineSeconds: number; coreSeconds: number; port: number; pgPort: number }>();
+const opts = program.opts<{ openSeconds: number; seconds: number; count?: string; clients: number[]; drainSeconds: number; engineSeconds: number; coreSeconds: number; port: number; pgPort: number }>();
 const count = opts.count === undefined ? null : positiveInt()(opts.count);
 
 const server = new BenchServer({ pgDir: 'var/pg-bench-submit', pgPort: opts.pgPort, httpPort: opts.port });
@@ -257,6 +272,29 @@ async function main(): Promise<void> {
   if (end.finalValid !== end.total) problems.push(`documents not final_valid: ${JSON.stringify(Object.fromEntries(notValid))}`);
   console.log(`server peak RSS: ${rss.toFixed(0)} MB`);
 
+  // The open loop: half the top run's rate, started on schedule whatever the answers do.
+  const topRate = results[opts.clients[opts.clients.length - 1]!]?.docsPerSecond ?? 0;
+  let open: OpenLoopFigures | null = null;
+  if (opts.openSeconds > 0 && topRate > 0 && !cleaning) {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+    const headers = { authorization: `Bearer ${tenant.apiKey}`, 'new-api': 'true', 'content-type': 'application/json' };
+    const cpu0 = server.cpu();
+    open = await runOpenLoop({
+      rate: topRate / 2,
+      seconds: opts.openSeconds,
+      db: db!,
+      submit: async () => {
+        const res = await httpRequest(agent, `${server.base}/api/v3/unify`, { method: 'POST', headers, body: nextBody() });
+        return res.status === 200 ? (JSON.parse(res.body) as { documentId: string }).documentId : null;
+      },
+    });
+    agent.destroy();
+    console.log(`\nopen loop at 50% of the ${opts.clients[opts.clients.length - 1]}-client run's documents/s (CPU cores client/server/pg/other: ${fmtCores(coresBetween(cpu0, server.cpu()))}):`);
+    console.log(renderTable(['figure', 'measured'], openLoopRows(open)));
+    if (open.failed > 0) problems.push(`open loop: ${open.failed} submissions not answered 200`);
+    if (open.notFinal > 0) problems.push(`open loop: ${open.notFinal} documents not final`);
+  }
+
   // The submission core alone, while the server is idle (its PostgreSQL serves both).
   let core: CoreFigures | null = null;
   if (opts.coreSeconds > 0 && !cleaning) {
@@ -320,6 +358,7 @@ async function main(): Promise<void> {
       { name: 'server peak RSS', figure: `${rss.toFixed(0)} MB`, target: `< ${TARGET_RSS_MB} MB`, met: rss < TARGET_RSS_MB },
     ]);
   }
+  if (open) printOpenLoopTargets(open);
   console.log(`total ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
 }
 

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
 import { InvalidArgumentError } from 'commander';
 import pg from 'pg';
+import { TERMINAL_STATES } from '../domain/document/document.js';
 import { sampleDocument } from '../domain/validation/index.js';
 import { loadConfig, type Config } from '../platform/config.js';
 import { openDatabase, type Database } from '../platform/database.js';
@@ -547,4 +548,124 @@ export function stopServerOnExit(server: BenchServer, cleanup: () => Promise<voi
     });
   }
   process.on('exit', () => server.killNow());
+}
+
+export interface OpenLoopFigures {
+  /** Requests started per second (the schedule's rate). */
+  rate: number;
+  seconds: number;
+  sent: number;
+  /** Answered 200. */
+  accepted: number;
+  /** Any other answer or a failed request. */
+  failed: number;
+  /** The answer's latency from the request's scheduled start (so a late start counts against it). */
+  answer: Distribution;
+  /** Submit (scheduled start) to final, as the read model shows it: polled every `pollMs`. */
+  toFinal: Distribution;
+  /** Documents not final when the wait for them ended. */
+  notFinal: number;
+}
+
+/**
+ * An open loop: `rate` submissions a second for `seconds`, each started on its schedule whatever
+ * the earlier ones do (a closed loop of N clients measures queueing once the service is slower
+ * than N requests per latency; this measures the service at a steady rate). `submit` sends one
+ * and answers the document's id on a 200. Each accepted document's time to final is taken from
+ * the read model (`sales_documents`, one query of the pending ids every `pollMs`), from its
+ * request's scheduled start.
+ */
+export async function runOpenLoop(options: {
+  rate: number;
+  seconds: number;
+  submit: () => Promise<string | null>;
+  db: pg.Client;
+  pollMs?: number;
+  finalWaitSeconds?: number;
+}): Promise<OpenLoopFigures> {
+  const pollMs = options.pollMs ?? 50;
+  const total = Math.max(1, Math.round(options.rate * options.seconds));
+  const interval = 1000 / options.rate;
+  const answers: number[] = [];
+  const toFinal: number[] = [];
+  const pending = new Map<string, number>();
+  let accepted = 0;
+  let failed = 0;
+  let sending = true;
+  const poll = async () => {
+    while (sending || pending.size > 0) {
+      if (pending.size > 0) {
+        const { rows } = await options.db.query<{ document_id: string }>(
+          `select document_id from sales_documents where document_id = any($1::text[]) and state = any($2::text[])`,
+          [[...pending.keys()], [...TERMINAL_STATES]],
+        );
+        const now = performance.now();
+        for (const { document_id } of rows) {
+          toFinal.push(now - pending.get(document_id)!);
+          pending.delete(document_id);
+        }
+      }
+      if (!sending && performance.now() > waitUntil) break;
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  };
+  let waitUntil = Number.POSITIVE_INFINITY;
+  const poller = poll();
+  const started = performance.now();
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = started + i * interval;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    inFlight.push(
+      options.submit().then(
+        (id) => {
+          answers.push(performance.now() - due);
+          if (id === null) failed++;
+          else {
+            accepted++;
+            pending.set(id, due);
+          }
+        },
+        () => void failed++,
+      ),
+    );
+  }
+  await Promise.all(inFlight);
+  waitUntil = performance.now() + (options.finalWaitSeconds ?? 60) * 1000;
+  sending = false;
+  await poller;
+  return {
+    rate: options.rate,
+    seconds: options.seconds,
+    sent: total,
+    accepted,
+    failed,
+    answer: distribution(answers),
+    toFinal: distribution(toFinal),
+    notFinal: pending.size,
+  };
+}
+
+/** The open loop's figures as table rows (label, figure). */
+export function openLoopRows(f: OpenLoopFigures): string[][] {
+  return [
+    ['rate (50% of the run\'s measured maximum)', `${f.rate.toFixed(1)} submissions/s for ${f.seconds} s (${fmtInt(f.sent)} sent, ${fmtInt(f.accepted)} answered 200, ${f.failed} other)`],
+    ['submit answer p50 / p99 (from the scheduled start)', `${fmtMs(f.answer.p50)} / ${fmtMs(f.answer.p99)}`],
+    ['submit-to-final p50 / p99 (read model, polled)', `${fmtMs(f.toFinal.p50)} / ${fmtMs(f.toFinal.p99)}${f.notFinal ? `; ${f.notFinal} not final at the end of the wait` : ''}`],
+  ];
+}
+
+/** The open loop's targets (answer p99 < 100 ms, submit-to-final p99 < 1 s), PASS/MISS. */
+export function printOpenLoopTargets(f: OpenLoopFigures): void {
+  console.log(`\nopen-loop targets at ${f.rate.toFixed(1)} submissions/s (50% of the measured maximum):`);
+  console.log(
+    renderTable(
+      ['target', 'measured', 'goal', ''],
+      [
+        ['submit answer p99', fmtMs(f.answer.p99), '< 100 ms', f.answer.p99 < 100 ? 'PASS' : 'MISS'],
+        ['submit-to-final p99', fmtMs(f.toFinal.p99), '< 1 s', f.toFinal.p99 < 1000 && f.notFinal === 0 ? 'PASS' : 'MISS'],
+      ],
+    ),
+  );
 }

@@ -44,15 +44,21 @@ export const searchDocumentsMigration = {
     await knex.raw('create extension if not exists pg_trgm');
     await knex.raw('create extension if not exists btree_gin');
     // The rules of readmodels/search/fields.ts, in SQL. Immutable, so they may be indexed.
+    // PostgreSQL 15 and 16 have no `pg_c_utf8`: there the functions lower-case in "C" (ASCII
+    // only). No row is ever written through them on such a server: the service refused those
+    // versions before migration 0090, which replaces them with values the service computes, and
+    // a new database runs 0090 in the same migration run, before the service writes anything.
+    const { rows } = await knex.raw(`select 1 from pg_collation where collname = 'pg_c_utf8'`);
+    const lowering = rows.length > 0 ? 'pg_c_utf8' : 'C';
     await knex.raw(`
       create or replace function search_keyword(v jsonb) returns text language sql immutable parallel safe as $$
         select case when jsonb_typeof(v) = 'string' and octet_length(v #>> '{}') <= ${MAX_KEYWORD_BYTES}
-                    then lower((v #>> '{}') collate "pg_c_utf8") end
+                    then lower((v #>> '{}') collate "${lowering}") end
       $$;
       create or replace function search_keywords(v jsonb) returns text[] language sql immutable parallel safe as $$
         select case jsonb_typeof(v)
-          when 'string' then array(select lower((v #>> '{}') collate "pg_c_utf8") where octet_length(v #>> '{}') <= ${MAX_KEYWORD_BYTES})
-          when 'array' then array(select lower((e #>> '{}') collate "pg_c_utf8") from jsonb_array_elements(v) as e
+          when 'string' then array(select lower((v #>> '{}') collate "${lowering}") where octet_length(v #>> '{}') <= ${MAX_KEYWORD_BYTES})
+          when 'array' then array(select lower((e #>> '{}') collate "${lowering}") from jsonb_array_elements(v) as e
                                    where jsonb_typeof(e) = 'string' and octet_length(e #>> '{}') <= ${MAX_KEYWORD_BYTES})
           else '{}'::text[] end
       $$;

@@ -24,6 +24,8 @@ import { companiesByParticipantMigration } from './0069_companies_by_participant
 import { salesDocumentsNoDocumentCopyMigration } from './0071_sales_documents_no_document_copy.js';
 import { searchDocumentStatesMigration } from './0072_search_document_states.js';
 import { purchasesReceiverCountryMigration } from './0080_purchases_receiver_country.js';
+import { searchServiceValuesMigration } from './0090_search_service_values.js';
+import { searchSupplierCountryMigration } from './0091_search_supplier_country.js';
 
 interface Migration {
   name: string;
@@ -59,6 +61,8 @@ export const migrations: readonly Migration[] = [
   salesDocumentsNoDocumentCopyMigration,
   searchDocumentStatesMigration,
   purchasesReceiverCountryMigration,
+  searchServiceValuesMigration,
+  searchSupplierCountryMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

@@ -13,14 +13,13 @@
  * - Keyword fields use the built-in `lowercase` normalizer; searches are `wildcard` queries
  *   `*term*` (escaped) with `case_insensitive: true`, which the integration-test
  *   distribution supports (no ngram tokenizer, no `wildcard` field type needed).
- * - Writes are one bulk request per batch with external versioning (`version`): a write
+ * - Writes go through the client's bulk helper with external versioning (`version`): a write
  *   whose version is not above the stored one is refused by Elasticsearch as a version
  *   conflict, which is expected and ignored; any other failed item fails the batch. A batch
- *   whose body exceeds `bulk.maxBytes` (5 MB) is cut into several requests, each sent as soon
- *   as it is serialized (the engine indexes one while the next is built), at most
- *   `bulk.concurrency` (2) in flight; the write resolves only once every one is acknowledged,
- *   so the projection's checkpoint still commits after the whole batch is in the index. The
- *   answers are cut down (`filter_path`) to each item's id, status and error.
+ *   whose body exceeds `bulk.maxBytes` (5 MB) is cut into several requests by the helper, at
+ *   most `bulk.concurrency` (2) in flight; the write resolves only once every one is
+ *   acknowledged, so the projection's checkpoint still commits after the whole batch is in the
+ *   index. The answers are cut down (`filter_path`) to each item's id, status and error.
  * - Read-your-writes: a batch's write is answered only once its documents are searchable: a
  *   single bulk request is sent with `refresh: true`; several are sent without and followed by
  *   one refresh of the indices they wrote (`wait_for` would wait for the next scheduled
@@ -223,59 +222,44 @@ class IndexSet implements SearchIndex {
     for (const d of latest) {
       if (d.version < 0n || d.version > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`version ${d.version} of ${d.documentId} is out of range`);
     }
-    // Serialized here so the requests can be sized by bytes (the client sends strings as they
-    // are). Each request is sent as soon as it is full, so the engine indexes it while the next
-    // one is serialized; at most `concurrency` are in flight.
+    // The client's bulk helper cuts the batch into requests of `bulk.maxBytes` and keeps at most
+    // `bulk.concurrency` in flight, retrying an item the engine refused for load (429). The
+    // documents go to it serialized, so the batch's size is known first: one request refreshes
+    // its own shards (`refresh: true`), several are followed by one refresh of their indices.
     const touched = new Set<string>();
-    const failures: estypes.BulkResponseItem[] = [];
-    const inFlight = new Set<Promise<void>>();
-    let sent = 0;
-    let failed: unknown = null;
-    const send = (lines: string[], refresh: boolean) => {
-      sent++;
-      const request = this.client
-        .bulk({ operations: lines, refresh, filter_path: BULK_RESPONSE_FILTER })
-        .then((res) => {
-          if (!res.errors) return;
-          for (const item of res.items) {
-            const r = item.index!;
-            if (r.error && !(r.status === 409 && r.error.type === 'version_conflict_engine_exception')) failures.push(r);
-          }
-        })
-        .catch((err: unknown) => void (failed ??= err))
-        .finally(() => inFlight.delete(request));
-      inFlight.add(request);
-    };
-    let lines: string[] = [];
+    const actions = new Map<string, { index: estypes.BulkIndexOperation }>();
     let bytes = 0;
     for (const d of latest) {
       const index = this.names[d.type];
       touched.add(index);
-      const action = JSON.stringify({ index: { _index: index, _id: elasticId(d), version: Number(d.version), version_type: 'external' } });
       const source = JSON.stringify(toElasticDocument(d));
-      const size = Buffer.byteLength(action) + Buffer.byteLength(source) + 2;
-      if (lines.length > 0 && bytes + size > this.bulk.maxBytes) {
-        while (inFlight.size >= this.bulk.concurrency) await Promise.race(inFlight);
-        if (failed) break;
-        send(lines, false);
-        lines = [];
-        bytes = 0;
-      }
-      lines.push(action, source);
-      bytes += size;
+      const action = { index: { _index: index, _id: elasticId(d), version: Number(d.version), version_type: 'external' as const } };
+      actions.set(source, action);
+      // The request's bytes as the helper counts them: the action and the source line.
+      bytes += Buffer.byteLength(source) + Buffer.byteLength(JSON.stringify(action));
     }
-    // A batch in one request refreshes its own shards (`refresh: true`); several are followed by
-    // one refresh of the indices they wrote.
-    if (!failed) send(lines, sent === 0 && refresh);
-    while (inFlight.size > 0) await Promise.race(inFlight);
-    if (failed) throw failed;
+    const single = bytes < this.bulk.maxBytes;
+    const failures: { id: string; type: string; reason: string }[] = [];
+    await this.client.helpers.bulk<string>({
+      datasource: [...actions.keys()],
+      onDocument: (source) => actions.get(source)!,
+      flushBytes: this.bulk.maxBytes,
+      concurrency: this.bulk.concurrency,
+      wait: 500,
+      refresh: single && refresh,
+      filter_path: BULK_RESPONSE_FILTER,
+      onDrop: (dropped) => {
+        // A write not newer than the stored version is expected (a replay, a late write).
+        if (dropped.status === 409 && dropped.error?.type === 'version_conflict_engine_exception') return;
+        const id = (dropped.operation as { index?: { _id?: string } }).index?._id ?? '?';
+        failures.push({ id, type: dropped.error?.type ?? `status ${dropped.status}`, reason: dropped.error?.reason ?? '' });
+      },
+    });
     if (failures.length > 0) {
       const first = failures[0]!;
-      throw new ElasticsearchWriteError(
-        `${failures.length} of ${latest.length} index writes failed; first: ${first._id}: ${first.error!.type}: ${first.error!.reason ?? ''}`,
-      );
+      throw new ElasticsearchWriteError(`${failures.length} of ${latest.length} index writes failed; first: ${first.id}: ${first.type}: ${first.reason}`);
     }
-    if (sent > 1 && refresh) await this.client.indices.refresh({ index: [...touched] });
+    if (!single && refresh) await this.client.indices.refresh({ index: [...touched] });
   }
 
   /**

@@ -5,7 +5,8 @@
  * - `date`: a string `YYYY-MM-DD` naming a real calendar day of the years 0001–9999;
  * - `number`: a JSON number;
  * - `keyword` / `text`: a string of at most MAX_KEYWORD_BYTES UTF-8 bytes, compared and sorted
- *   lowercased (simple Unicode case mapping, code point by code point);
+ *   lowercased (simple Unicode case mapping, code point by code point: `lowerKeyword`, which
+ *   the PostgreSQL adapter stores and Elasticsearch's `lowercase` normalizer applies);
  * - a keyword field that may not be sorted on (`documentType.modifiers`, `…variants`) is
  *   multi-valued: a string or an array of strings (non-string elements are skipped).
  *
@@ -108,4 +109,25 @@ export function indexedValue(field: ResolvedField, document: Readonly<Record<str
       }
       return isKeyword(raw) ? raw : undefined;
   }
+}
+
+/** ASCII only: lowercased by the engine's fast path. */
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * A keyword's indexed form: the simple Unicode lower-case mapping of each code point (one code
+ * point to one), as Elasticsearch's `lowercase` normalizer applies it (Java's
+ * `Character.toLowerCase`). JavaScript's `toLowerCase` is the full mapping, which differs for
+ * one code point: U+0130 (capital I with dot above) becomes two (`i` and a combining dot above)
+ * where the simple mapping gives `i`. Context-free: a capital sigma is always `σ`, never the
+ * final `ς` of the full mapping within a word.
+ */
+export function lowerKeyword(value: string): string {
+  if (ASCII.test(value)) return value.toLowerCase();
+  let out = '';
+  for (const ch of value) {
+    // The only unconditional one-to-many lower-casing of Unicode (SpecialCasing): U+0130.
+    out += ch === '\u0130' ? 'i' : ch.toLowerCase();
+  }
+  return out;
 }

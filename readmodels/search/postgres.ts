@@ -1,24 +1,23 @@
 /**
  * The PostgreSQL adapter of the search-index port: each indexed document is two rows, its body
- * in `search_documents` (workspace, environment, type, documentId, the document less its
- * state, as jsonb) and its state in `search_document_states` (the same key, the document's
- * version, the statuses and status history as a partial document: domain/query/indexed-document.ts
- * `statePaths`). A status change rewrites the small state row and leaves the body, its TOASTed
- * JSON and its 16 indexes alone. Written through the search projection's runner transaction with
- * unqualified table names (so a rebuild's search_path redirects them into fresh tables), and
- * queried with SQL that is always scoped by workspace, environment and type; a query joins the
- * states only when it filters or sorts on a state field, and a page's documents are put
- * together from both rows.
+ * in `search_documents` and its state in `search_document_states` (the same key; the state row
+ * carries the document's version, the statuses and status history as a partial document:
+ * domain/query/indexed-document.ts `statePaths`). A status change rewrites the small state row
+ * and leaves the body and its indexes alone. Written through the search projection's runner
+ * transaction with unqualified table names (so a rebuild's search_path redirects them into
+ * fresh tables), and queried with SQL that is always scoped by workspace, environment and type;
+ * a query joins the states only when it filters or sorts on a state field, and a page's
+ * documents are put together from both rows.
  *
- * Every catalogued field's value is one SQL expression over the field's jsonb value `j`:
- *   search_date(j) / search_number(j) / search_keyword(j) / search_keywords(j)
- * (functions of migration 0040 implementing the value rules of ./fields.ts). A scalar field's
- * value is stored in a generated column (`sv_…`, migrations 0068 and 0072) of the row holding
- * it (body or state), which its btree indexes cover and the queries read; the multi-valued and
- * the substring searches use the expressions, the same text in the indexes and in the queries
- * (so the planner matches them). Sales and purchases keep the core document under
- * `coreDocument`, receipts at the root: one expression serves all three types,
- * `case when type = 'receipts' then … end`.
+ * Every catalogued field's value is a plain typed column (`sv_…`) of the row holding the field
+ * (body or state), computed by the service from the document it writes, with the rules of
+ * ./fields.ts that also feed Elasticsearch (`indexedValue`, `lowerKeyword`): text for dates
+ * (`YYYY-MM-DD`), numeric for numbers, lower-cased text in the "C" collation for keywords, a
+ * text[] of lower-cased keywords for the multi-valued fields. PostgreSQL parses no JSON on the
+ * write path: the body and the state are stored as the JSON text the service wrote (`text`,
+ * compressed by PostgreSQL when large) and parsed by the service when a page is read; the rows
+ * go to PostgreSQL as one array parameter per column. Query parameters are lower-cased by the
+ * service with the same function, so both engines agree on every Unicode case mapping.
  */
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
@@ -26,7 +25,7 @@ import { QUERY_TYPES, queryFields, type QueryType } from '../../domain/query/fie
 import { isStateChange, MAX_RESULT_WINDOW, newestPerDocument, type IndexWrite, type SearchFilter, type SearchIndex, type SearchQuery, type SearchResult } from './port.js';
 import { issueDateField } from '../../domain/query/fields.js';
 import { splitIndexed, statePaths, withState, type IndexedState } from '../../domain/query/indexed-document.js';
-import { resolveField, type ResolvedField } from './fields.js';
+import { indexedValue, lowerKeyword, resolvedFields, resolveField, type ResolvedField } from './fields.js';
 
 export const SEARCH_TABLE = 'search_documents';
 /** The documents' states (statuses and status history), one row per row of SEARCH_TABLE. */
@@ -34,14 +33,6 @@ export const SEARCH_STATES_TABLE = 'search_document_states';
 /** The adapter's tables (the search projection rebuilds them with its facts). */
 export const SEARCH_TABLES: readonly string[] = [SEARCH_TABLE, SEARCH_STATES_TABLE];
 
-/**
- * The columns a body row is written with; the value columns are generated from `document`. No
- * version of its own: the body is fixed when the document is received, and its state row's
- * version orders the document's writes.
- */
-export const SEARCH_ROW_COLUMNS = 'workspace_id, environment, type, document_id, document';
-/** The columns a state row is written with; the value columns are generated from `state`. */
-export const SEARCH_STATE_COLUMNS = 'workspace_id, environment, type, document_id, version, state';
 const KEY_COLUMNS = ['workspace_id', 'environment', 'type', 'document_id'] as const;
 
 const CORE = 'coreDocument.';
@@ -51,98 +42,36 @@ export function logicalKey(path: string): string {
   return path.startsWith(CORE) ? path.slice(CORE.length) : path;
 }
 
-/** For each logical key, the types that keep it under `coreDocument` (from the catalogue). */
-const PREFIXED: ReadonlyMap<string, ReadonlySet<QueryType>> = (() => {
-  const map = new Map<string, Set<QueryType>>();
-  for (const type of QUERY_TYPES) {
-    for (const f of queryFields(type)) {
-      const key = logicalKey(f.path);
-      const set = map.get(key) ?? new Set<QueryType>();
-      if (f.path.startsWith(CORE)) set.add(type);
-      map.set(key, set);
-    }
-  }
-  return map;
-})();
-
-const pathLiteral = (segments: readonly string[]) => `'{${segments.join(',')}}'`;
-
 /** The logical keys of the state's paths (`meta.statuses`, `statusHistory`, `countryDocumentStatus`). */
 const STATE_KEYS: readonly string[] = [...new Set(QUERY_TYPES.flatMap((t) => statePaths(t).map((p) => logicalKey(p.join('.')))))];
 
 /** Whether a logical field is part of a document's state (kept in SEARCH_STATES_TABLE). */
 export const isStateKey = (key: string) => STATE_KEYS.some((k) => key === k || key.startsWith(`${k}.`));
 
-/** The row's jsonb column holding a logical field: `state` for a state field, else `document`. */
-const jsonbColumn = (key: string) => (isStateKey(key) ? 'state' : 'document');
-
-/** The jsonb value of a logical field in a row (`document` or `state`, and `type`, are the row's columns). */
-export function jsonbExpression(key: string): string {
-  const segments = key.split('.');
-  if (!segments.every((s) => /^[A-Za-z][A-Za-z0-9_]*$/.test(s))) throw new Error(`unsupported field path "${key}"`);
-  const prefixed = PREFIXED.get(key);
-  const column = jsonbColumn(key);
-  const flat = `${column} #> ${pathLiteral(segments)}`;
-  if (!prefixed || prefixed.size === 0) return `(${flat})`;
-  const under = `${column} #> ${pathLiteral(['coreDocument', ...segments])}`;
-  const types = [...prefixed].sort().map((t) => `'${t}'`).join(', ');
-  return `(case when type in (${types}) then ${under} else ${flat} end)`;
-}
-
 /** A logical key in snake case, as column and index names carry it (`header_issue_date`). */
 const snakeKey = (key: string) => key.replace(/\./g, '_').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
-/** The stored column holding a scalar field's value (migration 0068), e.g. `sv_header_issue_date`. */
+/** The column holding a field's value, e.g. `sv_header_issue_date`. */
 export function valueColumn(key: string): string {
   return `sv_${snakeKey(key)}`;
 }
 
 /**
- * What a scalar field's stored column holds, computed by PostgreSQL from the document on every
- * write (a generated column): text for dates (`YYYY-MM-DD`, whose text order is the calendar
- * order), numeric for numbers, lowercased text for keywords. Null when the document holds no
- * indexable value.
- */
-export function storedValueExpression(field: Pick<ResolvedField, 'kind'>, key: string): string {
-  const j = jsonbExpression(key);
-  switch (field.kind) {
-    case 'date':
-      return `search_date(${j})`;
-    case 'number':
-      return `search_number(${j})`;
-    default:
-      return `search_keyword(${j})`;
-  }
-}
-
-/**
- * The SQL value of a field in queries: a scalar field's stored column (keywords compared in
- * byte order, "C"), a multi-valued keyword's text[] read from the document. Stored columns let
- * an index serve a page without reading the rows it skips (an index-only scan; an expression
- * index cannot, since the planner then wants the whole `document` for it).
+ * The SQL value of a field in queries: its column (keywords compared in byte order, "C", which
+ * the columns are in). Columns let an index serve a page without reading the rows it skips (an
+ * index-only scan).
  */
 export function valueExpression(field: Pick<ResolvedField, 'kind' | 'multi'>, key: string): string {
-  if (field.multi) return `search_keywords(${jsonbExpression(key)})`;
-  // A field of the query layer's own (`country`) has no column: its expression, unindexed.
-  const value = storedKeys().has(key) ? `"${valueColumn(key)}"` : storedValueExpression(field, key);
-  return field.kind === 'keyword' || field.kind === 'text' ? `(${value} collate "C")` : value;
-}
-
-let stored: ReadonlySet<string> | undefined;
-const storedKeys = () => (stored ??= new Set(indexedFields().filter(([, f]) => !f.multi).map(([key]) => key)));
-
-/** The expression case-insensitive substring searches run on (and their trigram index covers). */
-export function searchExpression(key: string): string {
-  return `search_keyword(${jsonbExpression(key)})`;
+  return `"${valueColumn(key)}"`;
 }
 
 /**
- * The condition of a substring search on a field, with one parameter: the LIKE-escaped term.
- * The pattern takes the database's default collation, as the trigram index does, so the
- * index can serve it.
+ * The condition of a substring search on a field, with one parameter: the LIKE-escaped,
+ * lower-cased term (`searchPattern`). The column holds the lower-cased value; its trigram
+ * index serves the condition.
  */
 export function searchCondition(key: string): string {
-  return `${searchExpression(key)} like (('%' || ${LOWER_PARAM} || '%') collate "default")`;
+  return `"${valueColumn(key)}" like ('%' || ?::text || '%')`;
 }
 
 /** Escapes LIKE's wildcards so the term is matched literally (escape character `\`). */
@@ -150,9 +79,8 @@ export function escapeLike(term: string): string {
   return term.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-/** Lowercases a text parameter exactly as the indexed values are lowercased. */
-const LOWER_PARAM = `lower(?::text collate "pg_c_utf8")`;
-const LOWER_PARAMS = `array(select lower(v collate "pg_c_utf8") from unnest(?::text[]) as v)`;
+/** The parameter of `searchCondition` for a caller's term. */
+export const searchPattern = (term: string) => escapeLike(lowerKeyword(term));
 
 function applyFilter(q: Knex.QueryBuilder, type: QueryType, filter: SearchFilter): void {
   const field = resolveField(type, filter.field);
@@ -161,8 +89,8 @@ function applyFilter(q: Knex.QueryBuilder, type: QueryType, filter: SearchFilter
     if (filter.values.length === 0) return;
     if (field.kind === 'date') q.whereRaw(`${value} = any(?::text[])`, [filter.values.map(String)]);
     else if (field.kind === 'number') q.whereRaw(`${value} = any(?::numeric[])`, [filter.values.map(Number)]);
-    else if (field.multi) q.whereRaw(`${value} && ${LOWER_PARAMS}`, [filter.values.map(String)]);
-    else q.whereRaw(`${value} = any(${LOWER_PARAMS})`, [filter.values.map(String)]);
+    else if (field.multi) q.whereRaw(`${value} && ?::text[]`, [filter.values.map((v) => lowerKeyword(String(v)))]);
+    else q.whereRaw(`${value} = any(?::text[])`, [filter.values.map((v) => lowerKeyword(String(v)))]);
   } else if ('range' in filter) {
     const bounds: [string, string | number | undefined][] = [
       ['>=', filter.range.gte],
@@ -175,7 +103,7 @@ function applyFilter(q: Knex.QueryBuilder, type: QueryType, filter: SearchFilter
       if (bound === undefined) continue;
       if (field.kind === 'number') q.whereRaw(`${value} ${op} ?::numeric`, [Number(bound)]);
       else if (field.kind === 'date') q.whereRaw(`${value} ${op} ?::text`, [String(bound)]);
-      else q.whereRaw(`${value} ${op} (${LOWER_PARAM} collate "C")`, [String(bound)]);
+      else q.whereRaw(`${value} ${op} ?::text`, [lowerKeyword(String(bound))]);
     }
   } else {
     const present = field.multi ? `cardinality(${value}) > 0` : `${value} is not null`;
@@ -183,39 +111,134 @@ function applyFilter(q: Knex.QueryBuilder, type: QueryType, filter: SearchFilter
   }
 }
 
+/** A column of the index's tables holding a field's value. */
+export interface StoredValueColumn {
+  readonly name: string;
+  /** The table it is a column of (SEARCH_TABLE or SEARCH_STATES_TABLE). */
+  readonly table: string;
+  /** The column's SQL type (keywords in the "C" collation). */
+  readonly type: string;
+  /** The logical key of the field it holds. */
+  readonly key: string;
+  /** The catalogued field (of some type) it holds, as resolved. */
+  readonly field: ResolvedField;
+}
+
+/** Every catalogued field of every type, by logical key, in key order (the query layer's own included). */
+function catalogued(filter: (publicField: boolean) => boolean): [string, ResolvedField][] {
+  const fields = new Map<string, ResolvedField>();
+  for (const type of QUERY_TYPES) {
+    for (const f of queryFields(type)) if (filter(f.public)) fields.set(logicalKey(f.path), resolveField(type, f.path));
+  }
+  return [...fields].sort(([a], [b]) => (a < b ? -1 : 1));
+}
+
+/** The table holding a logical field: the states' for a state field, else the bodies'. */
+const tableOf = (key: string) => (isStateKey(key) ? SEARCH_STATES_TABLE : SEARCH_TABLE);
+
+const columnType = (field: ResolvedField) =>
+  field.multi ? 'text[] collate "C"' : field.kind === 'date' ? 'text' : field.kind === 'number' ? 'numeric' : 'text collate "C"';
+
+/** The value column of each catalogued field, on the table holding it (migration 0090 creates them). */
+export function storedValueColumns(): StoredValueColumn[] {
+  return catalogued(() => true).map(([key, field]) => ({ name: valueColumn(key), table: tableOf(key), type: columnType(field), key, field }));
+}
+
+let columnsOf: ((table: string) => StoredValueColumn[]) | undefined;
+const tableColumns = (table: string) => (columnsOf ??= ((all) => (t: string) => all.filter((c) => c.table === t))(storedValueColumns()))(table);
+
+/** The columns a body row is written with (the value columns are the service's). */
+export const SEARCH_ROW_COLUMNS = ['workspace_id', 'environment', 'type', 'document_id', 'document', ...tableColumns(SEARCH_TABLE).map((c) => c.name)].join(', ');
+/** The columns a state row is written with. */
+export const SEARCH_STATE_COLUMNS = ['workspace_id', 'environment', 'type', 'document_id', 'version', 'state', ...tableColumns(SEARCH_STATES_TABLE).map((c) => c.name)].join(', ');
+
+/** A text[] value as an array literal (the multi-valued columns, sent as one text each). */
+const arrayLiteral = (values: readonly string[]) => `{${values.map((v) => `"${v.replace(/["\\]/g, (c) => `\\${c}`)}"`).join(',')}}`;
+
+/** What a value column holds for a document (or a state: a partial document) of `type`. */
+function columnValue(field: ResolvedField, document: Readonly<Record<string, unknown>>): string | number | null {
+  const value = indexedValue(field, document);
+  if (field.multi) return arrayLiteral(((value as string[] | undefined) ?? []).map(lowerKeyword));
+  if (value === undefined) return null;
+  return field.kind === 'keyword' || field.kind === 'text' ? lowerKeyword(value as string) : (value as string | number);
+}
+
+/** The resolved field of `type` stored in each column of `table` (undefined: the type has no such field). */
+const fieldsByColumn = new Map<string, (ResolvedField | undefined)[]>();
+function typeFields(type: QueryType, table: string): (ResolvedField | undefined)[] {
+  const k = `${type}:${table}`;
+  let found = fieldsByColumn.get(k);
+  if (!found) {
+    const byKey = new Map(resolvedFields(type).map((f) => [logicalKey(f.path), f]));
+    found = tableColumns(table).map((c) => byKey.get(c.key));
+    fieldsByColumn.set(k, found);
+  }
+  return found;
+}
+
+/** Joins the rows' JSON texts into one parameter (see WRITE_SQL). */
+const JOINER = '\u0001';
+
+/** The array cast of a column's parameter and the expression reading it from the unnested row. */
+const paramCast = (c: StoredValueColumn) => (c.field.multi ? 'text[]' : c.type === 'numeric' ? 'numeric[]' : 'text[]');
+const rowValue = (c: StoredValueColumn, alias: string) => (c.field.multi ? `${alias}::text[]` : alias);
+
+/**
+ * The batch's write: one statement, one array parameter per column (keys, version, body, state,
+ * then the body's and the state's value columns), unnested into rows. The state's version
+ * orders the document's writes: a write not newer than the stored state changes nothing (the
+ * body is checked against the state as it was before the statement; its sub-statements see the
+ * same snapshot).
+ */
+const WRITE_SQL = (() => {
+  const body = tableColumns(SEARCH_TABLE);
+  const state = tableColumns(SEARCH_STATES_TABLE);
+  // The bodies and states (JSON text, about 10 KB and 1 KB) go as one text each, joined by U+0001
+  // (which JSON text never holds raw), and are split by PostgreSQL: as array elements they would be
+  // escaped by the driver and unescaped by the server, character by character (measured: 70% of the
+  // write's time in the driver's escaping). An empty element is a missing body (a state change).
+  const joined = `string_to_array(?::text, chr(1), '')`;
+  const params = [...['text[]', 'text[]', 'text[]', 'text[]', 'bigint[]'].map((t) => `?::${t}`), joined, joined, ...[...body.map(paramCast), ...state.map(paramCast)].map((t) => `?::${t}`)];
+  const aliases = ['w', 'e', 't', 'd', 'v', 'b', 's', ...body.map((_, i) => `b${i}`), ...state.map((_, i) => `s${i}`)];
+  const keys = KEY_COLUMNS.join(', ');
+  return `with r as (select * from unnest(${params.join(', ')}) as r(${aliases.join(', ')})),
+     bodies as (
+       insert into ${SEARCH_TABLE} as x (${SEARCH_ROW_COLUMNS})
+       select r.w, r.e, r.t, r.d, r.b${body.map((c, i) => `, ${rowValue(c, `r.b${i}`)}`).join('')} from r
+        where r.b is not null
+          and not exists (select from ${SEARCH_STATES_TABLE} t
+                           where t.workspace_id = r.w and t.environment = r.e and t.type = r.t and t.document_id = r.d and t.version >= r.v)
+       on conflict (${keys}) do update set document = excluded.document${body.map((c) => `, ${c.name} = excluded.${c.name}`).join('')})
+     insert into ${SEARCH_STATES_TABLE} as x (${SEARCH_STATE_COLUMNS})
+     select r.w, r.e, r.t, r.d, r.v, r.s${state.map((c, i) => `, ${rowValue(c, `r.s${i}`)}`).join('')} from r
+     on conflict (${keys})
+     do update set version = excluded.version, state = excluded.state${state.map((c) => `, ${c.name} = excluded.${c.name}`).join('')}
+     where x.version < excluded.version`;
+})();
+
 export class PostgresSearchIndex implements SearchIndex {
   readonly engine = 'postgres' as const;
 
   constructor(private readonly knex: Knex) {}
 
   async write(trx: Knex.Transaction, writes: readonly IndexWrite[]): Promise<void> {
-    // A whole document is cut into its body and its state; a state change has no body.
-    const rows = newestPerDocument(writes).map((w) => {
+    const newest = newestPerDocument(writes);
+    if (newest.length === 0) return;
+    const bodyColumns = tableColumns(SEARCH_TABLE);
+    const stateColumns = tableColumns(SEARCH_STATES_TABLE);
+    const columns: unknown[][] = Array.from({ length: 7 + bodyColumns.length + stateColumns.length }, () => []);
+    for (const w of newest) {
+      // A whole document is cut into its body and its state; a state change has no body.
       const { body, state } = isStateChange(w) ? { body: null, state: w.state } : splitIndexed(w.type, w.document);
-      return { w: w.workspaceId, e: w.environment, t: w.type, d: w.documentId, v: w.version.toString(), b: body, s: state };
-    });
-    if (rows.length === 0) return;
-    // One statement for the batch. The state's version orders the document's writes: a write
-    // not newer than the stored state changes nothing (the body is checked against the state
-    // as it was before the statement; its sub-statements see the same snapshot).
-    await prepared(
-      trx.raw(
-        `with r as (select * from jsonb_to_recordset(?::jsonb) as r(w text, e text, t text, d text, v bigint, b jsonb, s jsonb)),
-         bodies as (
-           insert into ${SEARCH_TABLE} as x (${SEARCH_ROW_COLUMNS})
-           select r.w, r.e, r.t, r.d, r.b from r
-            where r.b is not null
-              and not exists (select from ${SEARCH_STATES_TABLE} t
-                               where t.workspace_id = r.w and t.environment = r.e and t.type = r.t and t.document_id = r.d and t.version >= r.v)
-           on conflict (${KEY_COLUMNS.join(', ')}) do update set document = excluded.document)
-         insert into ${SEARCH_STATES_TABLE} as x (${SEARCH_STATE_COLUMNS})
-         select r.w, r.e, r.t, r.d, r.v, r.s from r
-         on conflict (${KEY_COLUMNS.join(', ')})
-         do update set version = excluded.version, state = excluded.state
-         where x.version < excluded.version`,
-        [JSON.stringify(rows)],
-      ),
-    );
+      const row: unknown[] = [w.workspaceId, w.environment, w.type, w.documentId, w.version.toString(), body && JSON.stringify(body), JSON.stringify(state)];
+      const bodyFields = typeFields(w.type, SEARCH_TABLE);
+      for (const f of bodyFields) row.push(body && f ? columnValue(f, body) : body && bodyColumns[row.length - 7]!.field.multi ? '{}' : null);
+      for (const f of typeFields(w.type, SEARCH_STATES_TABLE)) row.push(f ? columnValue(f, state) : null);
+      row.forEach((v, i) => columns[i]!.push(v));
+    }
+    columns[5] = [(columns[5] as (string | null)[]).map((b) => b ?? '').join(JOINER)] as unknown[];
+    columns[6] = [(columns[6] as string[]).join(JOINER)] as unknown[];
+    await prepared(trx.raw(WRITE_SQL, columns.map((c, i) => (i === 5 || i === 6 ? c[0] : c)) as Knex.RawBinding[]));
   }
 
   async search(query: SearchQuery): Promise<SearchResult> {
@@ -235,7 +258,7 @@ export class PostgresSearchIndex implements SearchIndex {
     for (const s of query.searches) {
       const field = resolveField(query.type, s.field);
       if (!field.search) throw new Error(`${field.path} cannot be searched`);
-      where.whereRaw(searchCondition(logicalKey(field.path)), [escapeLike(s.term)]);
+      where.whereRaw(searchCondition(logicalKey(field.path)), [searchPattern(s.term)]);
     }
     const order = sort.order === 'asc' ? 'asc' : 'desc';
     const key = valueExpression(sortField, logicalKey(sortField.path));
@@ -261,7 +284,9 @@ export class PostgresSearchIndex implements SearchIndex {
     const [rows, counted] = await Promise.all([query.limit > 0 ? page : Promise.resolve([]), count]);
     return {
       total: Number(counted[0]!.count),
-      documents: (rows as { document: Record<string, unknown>; state: IndexedState | null }[]).map((r) => withState(query.type, r.document, r.state ?? {})),
+      documents: (rows as { document: string; state: string | null }[]).map((r) =>
+        withState(query.type, JSON.parse(r.document) as Record<string, unknown>, r.state === null ? {} : (JSON.parse(r.state) as IndexedState)),
+      ),
     };
   }
 }
@@ -274,69 +299,35 @@ export interface SearchIndexDefinition {
   readonly definition: string;
 }
 
-/** The catalogued fields the table indexes, by logical key, in key order. */
-function indexedFields(): [string, ResolvedField][] {
-  const fields = new Map<string, ResolvedField>();
-  for (const type of QUERY_TYPES) {
-    // The query layer's own fields (`country`) get no index of their own: the country is one
-    // equality on top of the scope, matching nearly every row of a workspace, so the scope's
-    // and the other fields' indexes serve the query and the condition is checked on their rows.
-    for (const f of queryFields(type)) if (f.public) fields.set(logicalKey(f.path), resolveField(type, f.path));
-  }
-  return [...fields].sort(([a], [b]) => (a < b ? -1 : 1));
-}
-
-/** The table holding a logical field: the states' for a state field, else the bodies'. */
-const tableOf = (key: string) => (isStateKey(key) ? SEARCH_STATES_TABLE : SEARCH_TABLE);
-
-export interface StoredValueColumn {
-  readonly name: string;
-  /** The table it is a column of (SEARCH_TABLE or SEARCH_STATES_TABLE). */
-  readonly table: string;
-  /** The column's SQL type (keywords in the "C" collation). */
-  readonly type: string;
-  /** What PostgreSQL stores in it (`generated always as (…) stored`). */
-  readonly expression: string;
-}
-
-/** The stored column of each scalar catalogued field (migrations 0068 and 0072 add them). */
-export function storedValueColumns(): StoredValueColumn[] {
-  return indexedFields()
-    .filter(([, field]) => !field.multi)
-    .map(([key, field]) => ({
-      name: valueColumn(key),
-      table: tableOf(key),
-      type: field.kind === 'date' ? 'text' : field.kind === 'number' ? 'numeric' : 'text collate "C"',
-      expression: storedValueExpression(field, key),
-    }));
-}
-
 /**
- * The indexes the queries need, derived from the catalogue (migrations 0040, 0068 and 0072
- * create them), each on the table holding its field: per scalar field a btree behind the scope
- * (workspace, environment, type) over its stored column, ending in `document_id`, so a filtered
- * or sorted page walks the index in the query's order (dates and amounts both ways, keywords
+ * The indexes the queries need, derived from the catalogue's public fields (migration 0090
+ * creates them), each on the table holding its field: per scalar field a btree behind the scope
+ * (workspace, environment, type) over its column, ending in `document_id`, so a filtered or
+ * sorted page walks the index in the query's order (dates and amounts both ways, keywords
  * ascending); per multi-valued field a GIN over its array; per searchable field a pg_trgm GIN
- * (behind the workspace) for the substring search.
+ * (behind the workspace) over its lower-cased column for the substring search. The query
+ * layer's own fields (`country`) get none: the country is one equality on top of the scope,
+ * matching nearly every row of a workspace, so the scope's and the other fields' indexes serve
+ * the query and the condition is checked on their rows.
  */
 export function searchIndexDefinitions(): SearchIndexDefinition[] {
   const defs: SearchIndexDefinition[] = [];
   const scope = 'workspace_id, environment, type';
-  for (const [key, field] of indexedFields()) {
+  for (const [key, field] of catalogued((p) => p)) {
     const name = `search_${snakeKey(key)}`.slice(0, 50);
     const table = tableOf(key);
+    const column = valueColumn(key);
     if (field.multi) {
-      defs.push({ name, table, definition: `gin (${valueExpression(field, key)})` });
+      defs.push({ name, table, definition: `gin (${column})` });
       continue;
     }
-    const column = valueColumn(key);
     defs.push({ name: `${name}_asc`, table, definition: `btree (${scope}, ${column} asc nulls last, document_id)` });
     if (field.kind === 'date' || field.kind === 'number') {
       defs.push({ name: `${name}_desc`, table, definition: `btree (${scope}, ${column} desc nulls last, document_id)` });
     }
     // The workspace as a GIN entry too (btree_gin), so a search reads the trigram postings of
     // one workspace rather than every workspace's matches.
-    if (field.search) defs.push({ name: `${name}_trgm`, table, definition: `gin (workspace_id, ${searchExpression(key)} gin_trgm_ops)` });
+    if (field.search) defs.push({ name: `${name}_trgm`, table, definition: `gin (workspace_id, ${column} gin_trgm_ops)` });
   }
   return defs;
 }

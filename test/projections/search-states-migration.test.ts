@@ -13,6 +13,8 @@ import type { NewEvent } from '../../platform/eventstore/port.js';
 import { ProjectionRunner } from '../../projections/runner.js';
 import { searchProjection } from '../../projections/search.js';
 import { searchDocumentStatesMigration } from '../../readmodels/migrations/0072_search_document_states.js';
+import { searchServiceValuesMigration } from '../../readmodels/migrations/0090_search_service_values.js';
+import { rebuildProjection } from '../../projections/rebuild.js';
 import { migrateToLatest } from '../../readmodels/migrations/index.js';
 import type { SearchQuery } from '../../readmodels/search/port.js';
 import { PostgresSearchIndex, SEARCH_STATES_TABLE, SEARCH_TABLE } from '../../readmodels/search/postgres.js';
@@ -57,9 +59,10 @@ describe('search documents with their states apart (migration 0072)', function (
   const query = (type: SearchQuery['type']): SearchQuery => ({ workspaceId: WORKSPACE, environment: 'sandbox', type, filters: [], searches: [], sort: { field: 'documentId', order: 'asc' }, offset: 0, limit: 100 });
 
   /** Every row of the index's tables and the facts, keyed, as parsed JSON. */
+  const parsed = <R extends Record<string, unknown>>(rows: R[], column: string) => rows.map((r) => ({ ...r, [column]: typeof r[column] === 'string' ? JSON.parse(r[column] as string) : r[column] }));
   const snapshot = async () => ({
-    bodies: await knex(SEARCH_TABLE).orderBy(['type', 'document_id']).select('type', 'document_id', 'document'),
-    states: await knex(SEARCH_STATES_TABLE).orderBy(['type', 'document_id']).select('type', 'document_id', 'version', 'state', 'sv_meta_statuses_document_current', 'sv_country_document_status'),
+    bodies: parsed(await knex(SEARCH_TABLE).orderBy(['type', 'document_id']).select('type', 'document_id', 'document'), 'document'),
+    states: parsed(await knex(SEARCH_STATES_TABLE).orderBy(['type', 'document_id']).select('type', 'document_id', 'version', 'state', 'sv_meta_statuses_document_current', 'sv_country_document_status'), 'state'),
     facts: await knex(SALES_FACTS_TABLE).orderBy('document_id').select('document_id', 'revision', 'facts'),
   });
   const searches = async (index: PostgresSearchIndex) => Promise.all((['sales', 'receipts', 'purchases'] as const).map((t) => index.search(query(t))));
@@ -84,9 +87,11 @@ describe('search documents with their states apart (migration 0072)', function (
     expect(answers.map((a) => a.total)).to.deep.equal([2, 1, 1]);
     expect(written.facts.map((f) => f.document_id)).to.deep.equal([inFlightId, receiptId]);
 
-    // The tables are those of the search projection's version 2, the one this migration converts
-    // (later versions of the projection come with migrations of their own, and a rebuild).
-    await knex('projection_checkpoints').where({ projection: 'search' }).update({ version: 2 });
+    // Down to the layout migration 0072 made (migration 0090's down: jsonb, generated values).
+    await searchServiceValuesMigration.down(knex);
+    expect(await snapshot()).to.deep.equal(written);
+    expect((await knex('projection_checkpoints').where({ projection: 'search' }).first()).version).to.equal(2);
+
     // Down: one row per document, whole, with the state's version; the facts whole again.
     await searchDocumentStatesMigration.down(knex);
     expect((await knex.raw(`select to_regclass(?) as t`, [SEARCH_STATES_TABLE])).rows[0].t).to.equal(null);
@@ -105,9 +110,14 @@ describe('search documents with their states apart (migration 0072)', function (
     // Up: exactly what the projection wrote, and the same answers.
     await searchDocumentStatesMigration.up(knex);
     expect(await snapshot()).to.deep.equal(written);
-    expect(await searches(index)).to.deep.equal(answers);
-    // Marked as the version whose tables it converts (2); later versions move by their own migrations and a rebuild.
     expect((await knex('projection_checkpoints').where({ projection: 'search' }).first()).version).to.equal(2);
+    // And up again to the service's values (0090), then rebuilt by the projection's code.
+    await searchServiceValuesMigration.up(knex);
+    expect(await snapshot()).to.deep.equal(written);
+    expect(await searches(index)).to.deep.equal(answers);
+    await rebuildProjection(knex, store, projection);
+    expect(await snapshot()).to.deep.equal(written);
+    expect((await knex('projection_checkpoints').where({ projection: 'search' }).first()).version).to.equal(projection.version);
 
     // The document in flight becomes final from its migrated facts: new statuses, same body, facts dropped.
     await store.append(`document-${inFlightId}`, [

@@ -101,11 +101,13 @@ describe('search projection (sales documents and receipts into the index)', func
     expect(r.meta.coreValidation.success).to.equal(true);
     // The state row holds the statuses, at the stream revision of the last event; the body row the rest.
     const key = { workspace_id: workspaceId, document_id: `doc_sp_${workspaceId}_0` };
-    const state = await testDb().knex(SEARCH_STATES_TABLE).where(key).first();
+    const stateRow = await testDb().knex(SEARCH_STATES_TABLE).where(key).first();
+    const state = { ...stateRow, state: JSON.parse(stateRow.state) };
     expect(state.version).to.equal('3');
     expect(state.state.coreDocument.meta.statuses.document.history.map((h: any) => h.value)).to.deep.equal(['VALIDATED', 'COMPLIANT']);
     expect(Object.keys(state.state).sort()).to.deep.equal(['coreDocument', 'statusHistory']);
-    const body = await testDb().knex(SEARCH_TABLE).where(key).first();
+    const bodyRow = await testDb().knex(SEARCH_TABLE).where(key).first();
+    const body = { ...bodyRow, document: JSON.parse(bodyRow.document) };
     expect(body.document.coreDocument.meta.statuses).to.equal(undefined);
     expect(body.document.statusHistory).to.equal(undefined);
     expect(body.document.coreDocument.meta.source).to.be.an('object');

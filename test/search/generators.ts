@@ -8,12 +8,14 @@ import type { Scope } from './contract.js';
 // Random queries (valid per the catalogue) and random documents, shared by the properties below.
 
 const DATES = ['2024-02-29', '2025-01-01', '2025-01-31', '2025-02-01', '2025-12-31', '2023-02-29', 'soon', ''];
-const KEYWORDS = ['AED', 'aed', 'USD', 'Eur', 'é', 'É', 'İx', 'COMPLIANT', 'compliant', 'NEEDS_CORRECTION', 'a%b', 'a_b', 'x*y', 'q?', 'back\\slash', ''];
-const TEXT_CHARS = ['a', 'A', 'b', 'é', 'É', '%', '_', '*', '?', '\\', '-', ' ', '0', '1', 'İ', 'ß'];
+// Unicode lower-casing must agree on both engines: accented Latin, German sharp s (and its
+// capital), Turkish dotted and dotless i, Arabic (no case), Greek sigma.
+const KEYWORDS = ['AED', 'aed', 'USD', 'Eur', 'é', 'É', 'İx', 'ıx', 'IX', 'Straße', 'STRAẞE', 'شركة', 'ΟΔΟΣ', 'COMPLIANT', 'compliant', 'NEEDS_CORRECTION', 'a%b', 'a_b', 'x*y', 'q?', 'back\\slash', ''];
+const TEXT_CHARS = ['a', 'A', 'b', 'é', 'É', '%', '_', '*', '?', '\\', '-', ' ', '0', '1', 'İ', 'ı', 'I', 'i', 'ß', 'ẞ', 'ش', 'ر', 'Σ'];
 const text = fc.array(fc.constantFrom(...TEXT_CHARS), { minLength: 0, maxLength: 8 }).map((cs) => cs.join(''));
 // Terms lean on the common characters so that searches often match.
 const term = fc
-  .array(fc.oneof({ weight: 3, arbitrary: fc.constantFrom('a', 'A', 'é', 'b') }, { weight: 1, arbitrary: fc.constantFrom(...TEXT_CHARS) }), { minLength: 1, maxLength: 2 })
+  .array(fc.oneof({ weight: 3, arbitrary: fc.constantFrom('a', 'A', 'é', 'b', 'i', 'ß') }, { weight: 1, arbitrary: fc.constantFrom(...TEXT_CHARS) }), { minLength: 1, maxLength: 2 })
   .map((cs) => cs.join(''));
 const NUMBERS = [0, -3, 1.5, 100, 100.25, 1e6, 99.99];
 
