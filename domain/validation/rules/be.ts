@@ -5,6 +5,7 @@
 import { beVatFormat } from '../formats.js';
 import { headerRequired, PARTY_TAX_ID_FORMAT, partyRequiredAll, ruleSet, type RuleSet } from './define.js';
 import { identifierFormatRule, nationalVat } from './identifiers.js';
+import { peppolBisRules } from './peppol.js';
 
 const BE = ['BE'] as const;
 
@@ -23,4 +24,6 @@ export const beIdentifiers = ruleSet('be.identifiers', 'Belgian VAT number forma
   identifierFormatRule('BE', PARTY_TAX_ID_FORMAT, 'buyer', 'taxIds', vat, 'type VAT (Belgian): BE0 or BE1 and 9 digits, mod-97 check'),
 ]);
 
-export const beRuleSets: readonly RuleSet[] = [beMandatory, beIdentifiers];
+export const bePeppol = ruleSet('be.peppol', 'Peppol BIS Billing 3.0: endpoint schemes (EAS), Belgian enterprise numbers, exemption reasons', BE, peppolBisRules('BE'));
+
+export const beRuleSets: readonly RuleSet[] = [beMandatory, beIdentifiers, bePeppol];
