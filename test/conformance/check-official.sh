@@ -28,13 +28,18 @@ declare -A groups=(
   [DE-SB]="bis-cen bis-peppol-sb xr-ubl"
   [SA]="zatca-cen zatca-rules"
 )
+# Fatal asserts the project does not meet by design (docs/conformance.md says why).
+declare -A known=(
+  [DE:bis-peppol]="PEPPOL-EN16931-R004"
+  [SA:zatca-rules]="BR-KSA-28,BR-KSA-30"
+)
 status=0
 for group in AE AE-SB BE BE-SB DE DE-SB SA; do
   [ -d "$work/xml/$group" ] || continue
   for rule in ${groups[$group]}; do
     mkdir -p "$work/svrl/$group/$rule"
     java -cp "$saxon" net.sf.saxon.Transform -s:"$work/xml/$group" -xsl:"$rules/$rule.xslt" -o:"$work/svrl/$group/$rule" >/dev/null 2>&1
-    node "$here/summarize-svrl.mjs" "$group" "$rule" "$work/svrl/$group/$rule" || status=1
+    node "$here/summarize-svrl.mjs" "$group" "$rule" "$work/svrl/$group/$rule" "${known[$group:$rule]:-}" || status=1
   done
 done
 exit $status

@@ -160,6 +160,10 @@ function aeCases(): CorpusCase[] {
     c('out-of-scope', t('tax_invoice', ['out_of_scope']), [{ category: 'O', rate: 0 }, { category: 'O', rate: 0 }], ACCEPTED),
     c('self-billed-invoice', t('tax_invoice', ['self_billed']), AE_S, ACCEPTED),
     c('self-billed-credit-note', t('credit_note', ['self_billed']), AE_S, ACCEPTED),
+    c('out-of-scope-credit-note', t('credit_note', ['out_of_scope']), [{ category: 'O', rate: 0 }], ACCEPTED),
+    c('exempt-only-credit-note', t('credit_note'), [{ category: 'E', rate: 0, reasonCode: 'VATEX-AE-FIN', reason: 'Financial services' }], ACCEPTED),
+    c('export-debit-note', t('debit_note', ['export']), [{ category: 'Z', rate: 0 }], ACCEPTED, saudiBuyer),
+    c('b2g-invoice', t('tax_invoice', [], 'b2g'), AE_S, ACCEPTED),
   ];
 }
 
@@ -200,6 +204,15 @@ function saCases(): CorpusCase[] {
     c('credit-note-without-reason', t('credit_note'), SA_S, refused('SA-HEAD-019', 'BR-KSA-17'), (d) => {
       nationalAddress(d);
       delete d.header.creditNoteReason;
+    }),
+    c('export-credit-note', t('credit_note', ['export']), [{ category: 'Z', rate: 0, reasonCode: 'VATEX-SA-32', reason: 'Export of goods' }], ACCEPTED, (d) => {
+      nationalAddress(d);
+      reason(d);
+      d.parties.buyer = {
+        name: 'Falcon Trading LLC',
+        address: { country: 'AE', city: 'Dubai', addressLine1: 'Bay Square', buildingNumber: '12', postalCode: '00000', district: 'Business Bay' },
+        registrationNumbers: [{ type: 'OTH', value: 'CN-1234567' }],
+      };
     }),
     c('simplified-credit-note', t('credit_note', [], 'simplified'), SA_S, ACCEPTED, (d) => {
       simplifiedBuyer(d);
@@ -307,6 +320,9 @@ function euCases(country: 'BE' | 'DE'): CorpusCase[] {
     c('reverse-charge', t('tax_invoice', ['reverse_charge']), [{ category: 'AE', rate: 0 }], ACCEPTED, euBuyer),
     c('self-billed-invoice', t('tax_invoice', ['self_billed']), S, ACCEPTED),
     c('self-billed-credit-note', t('credit_note', ['self_billed']), S, ACCEPTED),
+    c('self-billed-debit-note', t('debit_note', ['self_billed']), S, ACCEPTED),
+    c('margin-scheme', t('tax_invoice', ['margin_scheme']), [{ category: 'E', rate: 0, reasonCode: 'VATEX-EU-J', reason: 'Margin scheme - Collectors items and antiques' }], ACCEPTED),
+    c('prepayment', t('tax_invoice', [], 'prepayment'), S, ACCEPTED),
     c('endpoint-scheme-outside-eas', t('tax_invoice'), S, refused(`${country}-SELL-019`, 'PEPPOL-EN16931-CL008'), (d) => {
       d.extensions.peppol_seller_peppolIdScheme = 'EM';
       d.parties.seller.peppolId = 'rechnung@example.com';
