@@ -4,22 +4,18 @@
  */
 import { fieldPresent, variantIs } from '../conditions.js';
 import { deVatFormat } from '../formats.js';
-import { headerRequired, PARTY_TAX_ID_FORMAT, partyRequired, partyRequiredAll, required, ruleSet, type RuleSet } from './define.js';
+import { PARTY_TAX_ID_FORMAT, required, ruleSet, type RuleSet } from './define.js';
 import { identifierFormatRule, nationalVat } from './identifiers.js';
-import { peppolBisRules } from './peppol.js';
+import { peppolBisRules, peppolMandatory } from './peppol.js';
 
 const DE = ['DE'] as const;
 
-export const deMandatory = ruleSet('de.mandatory', 'Document number, issue date, currency, base; seller name, city, country, Peppol id, tax id; buyer name, city, country, Peppol id', DE, [
-  headerRequired('DE', 'documentNumber'),
-  headerRequired('DE', 'issueDate'),
-  headerRequired('DE', 'currency'),
-  headerRequired('DE', 'base'),
-  ...partyRequiredAll('DE', 'seller', ['name', 'country', 'peppolId', 'taxIdType', 'taxIdValue']),
-  partyRequired('DE', 'seller', 'city', { official: 'BR-DE-3' }),
-  ...partyRequiredAll('DE', 'buyer', ['name', 'country', 'peppolId']),
-  partyRequired('DE', 'buyer', 'city', { official: 'BR-DE-8' }),
-]);
+export const deMandatory = ruleSet(
+  'de.mandatory',
+  'Document number, issue date, currency, base; seller name, city, country, Peppol id, tax id; buyer name, city, country, Peppol id',
+  DE,
+  peppolMandatory('DE', { seller: ['name', 'city', 'country', 'peppolId', 'taxIdType', 'taxIdValue'], buyer: ['name', 'city', 'country', 'peppolId'] }, { 'seller.city': 'BR-DE-3', 'buyer.city': 'BR-DE-8' }),
+);
 
 const vat = nationalVat('DE', deVatFormat);
 export const deIdentifiers = ruleSet('de.identifiers', 'German VAT identification number format', DE, [

@@ -12,7 +12,31 @@ import { belgianEnterpriseNumberOk, defaultEndpointScheme, PEPPOL_EAS_CODES } fr
 import { splitParticipantId, uncl5305Category } from '../../artifacts/normalize.js';
 import type { Country } from '../document-types.js';
 import { isRecord, recordAt } from '../paths.js';
-import { check, partyCode, PARTY_PEPPOL_FORMAT, type CheckFn, type PartyRole, type Rule } from './define.js';
+import { check, headerRequired, partyCode, PARTY_PEPPOL_FORMAT, partyRequired, type CheckFn, type PartyField, type PartyRole, type Rule } from './define.js';
+
+/**
+ * The mandatory fields of a Peppol BIS document with the official rule behind each: EN 16931
+ * BR-02/03/05 (number, issue date, currency), BR-06/07 (names), BR-09/11 (countries), the Peppol
+ * electronic addresses (PEPPOL-EN16931-R020 seller, R010 buyer), the seller VAT id (BR-CO-26 /
+ * BR-S-02: a seller identifier, and the VAT id when a line is taxed); `fields` in their order.
+ */
+export function peppolMandatory(country: Country, fields: { seller: readonly PartyField[]; buyer: readonly PartyField[] }, official: Partial<Record<string, string>> = {}): Rule[] {
+  const SELLER: Partial<Record<PartyField, string>> = { name: 'BR-06', country: 'BR-09', peppolId: 'PEPPOL-EN16931-R020', taxIdType: 'BR-CO-26', taxIdValue: 'BR-CO-26' };
+  const BUYER: Partial<Record<PartyField, string>> = { name: 'BR-07', country: 'BR-11', peppolId: 'PEPPOL-EN16931-R010' };
+  const party = (role: PartyRole, fields: readonly PartyField[], table: Partial<Record<PartyField, string>>) =>
+    fields.map((f) => {
+      const id = official[`${role}.${f}`] ?? table[f];
+      return partyRequired(country, role, f, id ? { official: id } : {});
+    });
+  return [
+    headerRequired(country, 'documentNumber', { official: 'BR-02' }),
+    headerRequired(country, 'issueDate', { official: 'BR-03' }),
+    headerRequired(country, 'currency', { official: 'BR-05' }),
+    headerRequired(country, 'base'),
+    ...party('seller', fields.seller, SELLER),
+    ...party('buyer', fields.buyer, BUYER),
+  ];
+}
 
 export const PARTY_ENDPOINT_SCHEME = '019';
 
