@@ -239,7 +239,13 @@ function saCases(): CorpusCase[] {
       nationalAddress(d);
       d.header.invoicePeriod = { startDate: '2026-01-01', endDate: '2026-01-31' };
     }),
+    // A simplified summary invoice names its buyer (BR-KSA-71, a warning).
     c('simplified-summary', t('tax_invoice', ['summary'], 'simplified'), SA_S, ACCEPTED, (d) => {
+      simplifiedBuyer(d);
+      d.parties.buyer = { name: 'Hijaz Builders Ltd' };
+      d.header.invoicePeriod = { startDate: '2026-01-01', endDate: '2026-01-31' };
+    }),
+    c('simplified-summary-without-buyer-name', t('tax_invoice', ['summary'], 'simplified'), SA_S, { verdict: 'accepted', warns: ['SA-BUY-026'] }, (d) => {
       simplifiedBuyer(d);
       d.header.invoicePeriod = { startDate: '2026-01-01', endDate: '2026-01-31' };
     }),

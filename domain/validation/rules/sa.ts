@@ -50,6 +50,11 @@ export const saTransactionTypes = ruleSet('sa.transaction_types', 'Simplified do
     },
     { official: 'BR-KSA-31', when: all(variantIs('simplified'), hasModifier('self_billed')) },
   ),
+  required('SA-BUY-026', 'parties.buyer.name', 'A simplified summary invoice should name the buyer', {
+    official: 'BR-KSA-71',
+    severity: 'warning',
+    when: all(variantIs('simplified'), hasModifier('summary')),
+  }),
   headerRequired('SA', 'periodEnd', {
     official: 'BR-KSA-72',
     when: all(variantIs('simplified'), hasModifier('summary')),
