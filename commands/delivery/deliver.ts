@@ -86,6 +86,8 @@ interface Submission {
   documentType: { base: string; modifiers: string[]; variant?: string | null };
   sourceName: string;
   coreDocument: unknown;
+  /** When the document was submitted (ISO): the Saudi XML's issue time and the QR's timestamp. */
+  submittedAt?: string | null;
 }
 
 /**
@@ -113,7 +115,10 @@ type Submitted = t.TypeOf<typeof DocumentSubmitted.codec>;
 
 function submissionOf(s: Submitted): Submission {
   const { documentId, uuid, documentNumber, country, environment, documentType, coreDocument } = s;
-  return { documentId, uuid, documentNumber, country, environment, documentType, sourceName: s.source.name, coreDocument };
+  // The validation ran at submission: its time is the submission time.
+  const validatedAt = (s.validation as { validatedAt?: unknown } | null)?.validatedAt;
+  const submittedAt = typeof validatedAt === 'string' ? validatedAt : null;
+  return { documentId, uuid, documentNumber, country, environment, documentType, sourceName: s.source.name, coreDocument, submittedAt };
 }
 
 function contextOf(deps: DeliveryDeps, environment: string, context: DeliverySnapshot['context']): CommandContext {
@@ -225,6 +230,7 @@ async function chainZatcaInvoice(deps: DeliveryDeps, h: DocumentHistory): Promis
       documentType: s.documentType,
       document: s.coreDocument as CoreDocument,
       uuid: s.uuid,
+      issueTimestamp: s.submittedAt ?? undefined,
       invoiceCounter: link.counter,
       previousInvoiceHash: link.previousInvoiceHash,
     });

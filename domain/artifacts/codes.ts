@@ -119,3 +119,22 @@ export const DEFAULT_VATEX: Record<string, { code: string; reason: string }> = {
   G: { code: 'VATEX-EU-G', reason: 'Export outside the EU' },
   O: { code: 'VATEX-EU-O', reason: 'Not subject to VAT' },
 };
+
+/**
+ * The Peppol Electronic Address Scheme (EAS) code list of Peppol BIS Billing 3.0 (release
+ * 2026.5, rule PEPPOL-EN16931-CL008): the schemes an endpoint id may carry.
+ */
+export const PEPPOL_EAS_CODES: ReadonlySet<string> = new Set(
+  (
+    '0002 0007 0009 0060 0088 0096 0097 0106 0130 0135 0142 0151 0183 0184 0188 0190 0191 0192 0195 0196 0198 0199 0200 0201 0204 ' +
+    '0208 0209 0210 0211 0216 0218 0221 0225 0230 0235 0240 0242 0244 0245 0246 0248 9910 9913 9914 9915 9918 9919 9920 9922 9923 ' +
+    '9924 9925 9926 9927 9928 9929 9930 9931 9932 9933 9934 9935 9936 9937 9938 9939 9940 9941 9942 9943 9944 9945 9946 9947 9948 ' +
+    '9949 9950 9951 9952 9953 9957 9959'
+  ).split(' '),
+);
+
+/** A Belgian enterprise number (scheme 0208): 10 digits whose last two are 97 - (first eight mod 97) (PEPPOL-COMMON-R043). */
+export function belgianEnterpriseNumberOk(value: string): boolean {
+  if (!/^\d{10}$/.test(value)) return false;
+  return 97 - (Number(value.slice(0, 8)) % 97) === Number(value.slice(8));
+}

@@ -28,7 +28,13 @@ export {
   UAE_TRANSACTION_FLAG_ORDER,
   uaeTransactionTypeFlags,
 } from './pint-ae.js';
-export { PEPPOL_BIS_CUSTOMIZATION_ID, PEPPOL_BIS_PROFILE_ID } from './peppol-bis.js';
+export {
+  PEPPOL_BIS_CUSTOMIZATION_ID,
+  PEPPOL_BIS_PROFILE_ID,
+  PEPPOL_SELF_BILLING_CUSTOMIZATION_ID,
+  PEPPOL_SELF_BILLING_PROFILE_ID,
+  XRECHNUNG_CUSTOMIZATION_ID,
+} from './peppol-bis.js';
 export { TDD_CUSTOMIZATION_ID, TDD_PROFILE_ID, TDD_NAMESPACE, type TaxDataDocumentOptions } from './tdd-ae.js';
 export { ZATCA_INITIAL_PREVIOUS_INVOICE_HASH, ZATCA_PROFILE_ID, decodeZatcaQr, zatcaQrPayload } from './zatca.js';
 
@@ -87,7 +93,7 @@ export function generateInvoiceXml(input: GenerateInvoiceXmlInput): GeneratedXml
       return buildMyInvoisInvoice({ doc, dt, uuid: input.uuid, issueTimestamp: input.issueTimestamp });
     case 'BE':
     case 'DE':
-      return buildPeppolBisDocument({ doc, dt, uuid: input.uuid });
+      return buildPeppolBisDocument({ country, doc, dt, uuid: input.uuid });
     default:
       throw new UnsupportedArtifactCountryError(country);
   }

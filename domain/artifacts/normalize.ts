@@ -3,6 +3,7 @@
  * numbers, lines with their net and tax amounts, the tax breakdown per category and rate, and the
  * document totals. Pure; tolerant of missing optional data (see core-document.ts).
  */
+import { Decimal } from 'decimal.js';
 import type {
   ArtifactDocumentType,
   CoreDocument,
@@ -67,11 +68,38 @@ export function num(value: CoreNumber | null | undefined): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-/** Half-away-from-zero rounding to 2 decimals, immune to binary artefacts such as 1.005. */
+/**
+ * Decimal arithmetic for amounts (decimal.js): a number enters as the decimal it is written as
+ * (its shortest JavaScript form: 1.005 is 1.005, not the binary value below it), sums and
+ * products are exact, and rounding is half away from zero to 2 decimals, as EN 16931 and the
+ * Peppol rules compute (BR-CO-10..17, BR-CO-17's category tax). Figures leave this module as
+ * numbers holding exactly the rounded decimal, which `formatAmount` writes back digit for digit.
+ */
+export const Dec = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_UP });
+
+
+/** The decimal a number or numeric string stands for. */
+export function dec(n: number | string | Decimal): Decimal {
+  return new Dec(n);
+}
+
+/** Rounds half away from zero to 2 decimals. */
+export function money(d: Decimal): Decimal {
+  return d.toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
+}
+
+/** Half-away-from-zero rounding to 2 decimals, in decimal arithmetic (1.005 → 1.01). */
 export function round2(n: number): number {
-  const sign = n < 0 ? -1 : 1;
-  const r = Math.round(Math.abs(n) * 100 + 1e-7) / 100;
-  return r === 0 ? 0 : sign * r;
+  if (!Number.isFinite(n)) return n;
+  const r = money(dec(n)).toNumber();
+  return r === 0 ? 0 : r;
+}
+
+/** The sum of numbers, exact, then rounded to 2 decimals. */
+export function sum2(values: readonly number[]): number {
+  let total = dec(0);
+  for (const v of values) total = total.plus(dec(v));
+  return round2(total.toNumber());
 }
 
 /**
@@ -207,6 +235,8 @@ export interface NormalizedLine {
   /** Line net (taxable) amount. */
   net: number;
   tax: number;
+  /** Whether the payload gave the line's tax amount (then the breakdown sums the lines' taxes). */
+  taxGiven: boolean;
   /** Category as sent, upper-cased (the generator maps it to its own code list). */
   rawCategory: string | undefined;
   rate: number;
@@ -225,10 +255,11 @@ export function normalizeLines(doc: CoreDocument, defaultUnit = 'C62'): Normaliz
     const price = num(item.price?.amount);
     const netGiven = num(item.lineTaxableValue);
     const baseQuantity = num(item.price?.baseQuantity) ?? 1;
-    const unitPrice = price ?? (netGiven !== undefined && quantity !== 0 ? netGiven / quantity : 0);
-    const net = netGiven ?? round2((quantity * unitPrice) / (baseQuantity || 1));
+    const unitPrice = price ?? (netGiven !== undefined && quantity !== 0 ? dec(netGiven).div(dec(quantity)).toDecimalPlaces(6).toNumber() : 0);
+    // Line net = quantity × (price / base quantity), rounded to 2 decimals (decimal arithmetic).
+    const net = netGiven ?? money(dec(quantity).times(dec(unitPrice)).div(dec(baseQuantity || 1))).toNumber();
     const rate = num(item.taxRate) ?? 0;
-    const tax = num(item.taxAmount) ?? round2((net * rate) / 100);
+    const tax = num(item.taxAmount) ?? money(dec(net).times(dec(rate)).div(100)).toNumber();
     const code = str(item.commodityClassification?.code);
     return {
       id: str(item.id) ?? String(index + 1),
@@ -241,6 +272,7 @@ export function normalizeLines(doc: CoreDocument, defaultUnit = 'C62'): Normaliz
       baseQuantity,
       net,
       tax,
+      taxGiven: num(item.taxAmount) !== undefined,
       rawCategory: str(item.taxCategory)?.toUpperCase(),
       rate,
       exemptionReason: str(item.taxExemptionReason),
@@ -336,28 +368,30 @@ export function taxBreakdown(
       };
     });
   }
-  const groups = new Map<string, BreakdownEntry>();
+  const groups = new Map<string, { entry: BreakdownEntry; taxable: Decimal; tax: Decimal; given: boolean }>();
   for (const line of lines) {
     const category = categoryOf(line.rawCategory, line.rate);
     const key = `${category}|${line.rate}`;
-    const entry = groups.get(key);
-    if (entry) {
-      entry.taxable += line.net;
-      entry.tax += line.tax;
-      entry.exemptionReason ??= line.exemptionReason;
-      entry.exemptionReasonCode ??= line.exemptionReasonCode;
+    const group = groups.get(key);
+    if (group) {
+      group.taxable = group.taxable.plus(dec(line.net));
+      group.tax = group.tax.plus(dec(line.tax));
+      group.given ||= line.taxGiven;
+      group.entry.exemptionReason ??= line.exemptionReason;
+      group.entry.exemptionReasonCode ??= line.exemptionReasonCode;
     } else {
-      groups.set(key, {
-        category,
-        rate: line.rate,
-        taxable: line.net,
-        tax: line.tax,
-        exemptionReason: line.exemptionReason,
-        exemptionReasonCode: line.exemptionReasonCode,
-      });
+      const entry = { category, rate: line.rate, taxable: 0, tax: 0, exemptionReason: line.exemptionReason, exemptionReasonCode: line.exemptionReasonCode };
+      groups.set(key, { entry, taxable: dec(line.net), tax: dec(line.tax), given: line.taxGiven });
     }
   }
-  return [...groups.values()].map((e) => ({ ...e, taxable: round2(e.taxable), tax: round2(e.tax) }));
+  // Line taxes the payload gives are authoritative (their sum is its total tax): summed. Otherwise
+  // a category has the tax of its taxable total at its rate, rounded once (EN 16931 BR-CO-17);
+  // reverse charge (AE) and margin scheme (N) charge none on the document.
+  return [...groups.values()].map(({ entry, taxable, tax, given }) => {
+    const uncharged = entry.category === 'AE' || entry.category === 'N';
+    const categoryTax = given || uncharged ? money(tax) : money(taxable.times(dec(entry.rate)).div(100));
+    return { ...entry, taxable: money(taxable).toNumber(), tax: categoryTax.toNumber() };
+  });
 }
 
 export interface DocumentTotals {
@@ -377,15 +411,15 @@ export interface DocumentTotals {
  */
 export function documentTotals(doc: CoreDocument, lines: readonly NormalizedLine[], breakdown: readonly BreakdownEntry[]): DocumentTotals {
   const t = doc.totals ?? {};
-  const lineExtension = num(t.totalLineTaxableAmount) ?? round2(lines.reduce((s, l) => s + l.net, 0));
+  const lineExtension = num(t.totalLineTaxableAmount) ?? sum2(lines.map((l) => l.net));
   const taxExclusive = num(t.totalAmountExcludingTax) ?? lineExtension;
-  const tax = num(t.totalTaxAmount) ?? round2(breakdown.reduce((s, b) => s + b.tax, 0));
-  const taxInclusive = num(t.totalAmountIncludingTax) ?? round2(taxExclusive + tax);
+  const tax = num(t.totalTaxAmount) ?? sum2(breakdown.map((b) => b.tax));
+  const taxInclusive = num(t.totalAmountIncludingTax) ?? sum2([taxExclusive, tax]);
   const rounding = num(t.roundingAmount);
-  const payable = num(t.amountDue) ?? round2(taxInclusive + (rounding ?? 0));
+  const payable = num(t.amountDue) ?? sum2([taxInclusive, rounding ?? 0]);
   let prepaid = num(t.prepaidAmount);
   if (prepaid === undefined) {
-    const gap = round2(taxInclusive + (rounding ?? 0) - payable);
+    const gap = round2(dec(taxInclusive).plus(dec(rounding ?? 0)).minus(dec(payable)).toNumber());
     if (gap !== 0) prepaid = gap;
   }
   return { lineExtension, taxExclusive, tax, taxInclusive, prepaid, rounding, payable };

@@ -2,15 +2,23 @@
  * Belgium and Germany: Peppol BIS Billing 3.0 (EN 16931 CIUS), UBL 2.1 Invoice / CreditNote.
  *
  * - CustomizationID `urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0`,
- *   ProfileID `urn:fdc:peppol.eu:2017:poacc:billing:01:1.0`.
+ *   ProfileID `urn:fdc:peppol.eu:2017:poacc:billing:01:1.0`. Germany: the XRechnung 3.0 CIUS
+ *   identifier `urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0` (BR-DE-21)
+ *   with the same ProfileID.
  * - 380 invoice; 381 credit note (a UBL CreditNote, BillingReference to the invoice); 383 debit
  *   note (an Invoice with BillingReference).
+ * - Self-billed (`self_billed`): Peppol BIS Self-Billing 3.0 (CustomizationID
+ *   `urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:selfbilling:3.0`, ProfileID
+ *   `urn:fdc:peppol.eu:2017:poacc:selfbilling:01:1.0`), codes 389 invoice, 261 credit note, 527
+ *   debit note.
  * - Endpoint ids with their EAS scheme: the payload's scheme extension, else the country default
  *   (0208 Belgian enterprise number, 9930 German VAT).
  * - Seller VAT in PartyTaxScheme with the country prefix (BR-CO-09); VAT categories of UNCL 5305
  *   with the VATEX reason where the category needs one; no rate on category O.
  * - A buyer reference or an order reference is mandatory (PEPPOL-EN16931-R003): when the payload
- *   has neither, the document number is written as the buyer reference.
+ *   has neither, the document number is written as the buyer reference. A German document always
+ *   has one (BR-DE-15): the payload's buyer reference (a public buyer's Leitweg-ID), else the
+ *   order reference, else the document number.
  * - A second TaxTotal in the tax currency when it differs from the document currency (BT-111).
  */
 import type { CoreDocument, CoreParty } from './core-document.js';
@@ -46,9 +54,20 @@ import { amount, branch, leaf, newXmlDocument, serialize, xmlOutput, ublRoot, ty
 
 export const PEPPOL_BIS_CUSTOMIZATION_ID = 'urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0';
 export const PEPPOL_BIS_PROFILE_ID = 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0';
+export const XRECHNUNG_CUSTOMIZATION_ID = 'urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0';
+export const PEPPOL_SELF_BILLING_CUSTOMIZATION_ID = 'urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:selfbilling:3.0';
+export const PEPPOL_SELF_BILLING_PROFILE_ID = 'urn:fdc:peppol.eu:2017:poacc:selfbilling:01:1.0';
 
 export function peppolBisTypeCode(dt: ResolvedDocumentType): string {
+  if (dt.selfBilled) return dt.kind === 'credit_note' ? '261' : dt.kind === 'debit_note' ? '527' : '389';
   return dt.kind === 'credit_note' ? '381' : dt.kind === 'debit_note' ? '383' : '380';
+}
+
+/** CustomizationID and ProfileID: self-billing, XRechnung (Germany) or BIS Billing. */
+export function peppolBisSpecification(country: string, dt: ResolvedDocumentType): { customizationId: string; profileId: string } {
+  if (dt.selfBilled) return { customizationId: PEPPOL_SELF_BILLING_CUSTOMIZATION_ID, profileId: PEPPOL_SELF_BILLING_PROFILE_ID };
+  if (country === 'DE') return { customizationId: XRECHNUNG_CUSTOMIZATION_ID, profileId: PEPPOL_BIS_PROFILE_ID };
+  return { customizationId: PEPPOL_BIS_CUSTOMIZATION_ID, profileId: PEPPOL_BIS_PROFILE_ID };
 }
 
 const NEEDS_REASON = new Set(['E', 'AE', 'K', 'G', 'O']);
@@ -102,6 +121,8 @@ function bisParty(parent: XmlNode, party: CoreParty | undefined, schemeExtension
 }
 
 export interface PeppolBisInput {
+  /** BE or DE. */
+  country: string;
   doc: CoreDocument;
   dt: ResolvedDocumentType;
   uuid: string;
@@ -124,8 +145,9 @@ export function buildPeppolBisDocument(input: PeppolBisInput): XmlOutput {
 
   const xmlDoc = newXmlDocument();
   const root = ublRoot(xmlDoc, credit ? 'CreditNote' : 'Invoice');
-  leaf(root, 'cbc:CustomizationID', PEPPOL_BIS_CUSTOMIZATION_ID);
-  leaf(root, 'cbc:ProfileID', PEPPOL_BIS_PROFILE_ID);
+  const specification = peppolBisSpecification(input.country, dt);
+  leaf(root, 'cbc:CustomizationID', specification.customizationId);
+  leaf(root, 'cbc:ProfileID', specification.profileId);
   leaf(root, 'cbc:ID', header.documentNumber);
   leaf(root, 'cbc:IssueDate', isoDate(header.issueDate));
   if (!credit) leaf(root, 'cbc:DueDate', isoDate(header.dueDate));
@@ -134,7 +156,8 @@ export function buildPeppolBisDocument(input: PeppolBisInput): XmlOutput {
   leaf(root, 'cbc:DocumentCurrencyCode', cur);
   if (foreignTax) leaf(root, 'cbc:TaxCurrencyCode', taxCurrency);
   const orderRef = str(header.purchaseOrderReference);
-  leaf(root, 'cbc:BuyerReference', str(header.buyerReference) ?? (orderRef ? undefined : header.documentNumber));
+  const buyerReference = str(header.buyerReference) ?? (input.country === 'DE' ? (orderRef ?? str(header.documentNumber)) : orderRef ? undefined : header.documentNumber);
+  leaf(root, 'cbc:BuyerReference', buyerReference);
   const period = header.invoicePeriod;
   if (period && (str(period.startDate) || str(period.endDate))) {
     const p = branch(root, 'cac:InvoicePeriod');

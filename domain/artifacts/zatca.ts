@@ -50,14 +50,17 @@ export function zatcaTypeCode(dt: ResolvedDocumentType): string {
   return dt.kind === 'credit_note' ? '381' : dt.kind === 'debit_note' ? '383' : '388';
 }
 
-/** The `name` attribute: 01/02 then the third-party, nominal, export, summary and self-billed flags. */
+/**
+ * The `name` attribute: 01/02 then the third-party (`disclosed_agent`), nominal (`deemed_supply`),
+ * export, summary and self-billed flags.
+ */
 export function zatcaTransactionCode(dt: ResolvedDocumentType): string {
   const m = dt.modifiers;
   const flag = (on: boolean) => (on ? '1' : '0');
   return (
     (dt.simplified ? '02' : '01') +
-    flag(m.has('third_party')) +
-    flag(m.has('nominal_supply')) +
+    flag(m.has('third_party') || m.has('disclosed_agent')) +
+    flag(m.has('nominal_supply') || m.has('deemed_supply')) +
     flag(m.has('export')) +
     flag(m.has('summary')) +
     flag(dt.selfBilled)
@@ -191,8 +194,12 @@ export function buildZatcaInvoice(input: ZatcaInput): XmlOutput & { hash: string
   zatcaParty(branch(root, 'cac:AccountingSupplierParty'), parties.seller);
   zatcaParty(branch(root, 'cac:AccountingCustomerParty'), parties.buyer);
 
+  // KSA-5 supply date and, for a summary invoice, KSA-24 the supply end date (BR-KSA-72).
   const delivery = branch(root, 'cac:Delivery');
-  leaf(delivery, 'cbc:ActualDeliveryDate', isoDate(header.supplyDate) ?? isoDate(parties.delivery?.deliveryDate) ?? issueDate);
+  const summary = dt.modifiers.has('summary');
+  const periodStart = summary ? isoDate(header.invoicePeriod?.startDate) : undefined;
+  leaf(delivery, 'cbc:ActualDeliveryDate', isoDate(header.supplyDate) ?? periodStart ?? isoDate(parties.delivery?.deliveryDate) ?? issueDate);
+  if (summary) leaf(delivery, 'cbc:LatestDeliveryDate', isoDate(header.invoicePeriod?.endDate));
 
   const means = (doc.payment?.paymentMeans ?? []).filter((pm) => str(pm.paymentMeansCode));
   const reason = str(header.creditNoteReason?.description) ?? str(header.creditNoteReason?.code);

@@ -23,16 +23,20 @@ export const DeliverySnapshotTaken = defineEvent({
     /** The document stream's revision this snapshot describes (a decimal string). */
     documentRevision: t.string,
     state: t.type({ state: t.string, documentNumber: nullableString, attempts: t.number }),
-    submission: t.type({
-      documentId: t.string,
-      uuid: t.string,
-      documentNumber: nullableString,
-      country: t.string,
-      environment: t.string,
-      documentType: t.intersection([t.type({ base: t.string, modifiers: t.array(t.string) }), t.partial({ variant: nullableString })]),
-      sourceName: t.string,
-      coreDocument: t.unknown,
-    }),
+    submission: t.intersection([
+      t.type({
+        documentId: t.string,
+        uuid: t.string,
+        documentNumber: nullableString,
+        country: t.string,
+        environment: t.string,
+        documentType: t.intersection([t.type({ base: t.string, modifiers: t.array(t.string) }), t.partial({ variant: nullableString })]),
+        sourceName: t.string,
+        coreDocument: t.unknown,
+      }),
+      // The submission time (the Saudi XML's issue time); absent in snapshots taken before it was kept.
+      t.partial({ submittedAt: nullableString }),
+    ]),
     /** The metadata delivery events carry (from the DocumentSubmitted event). */
     context: t.type({ workspaceId: nullableString, correlationId: nullableString, causationId: nullableString }),
     lastFailure: t.union([t.type({ retryable: t.boolean, nextAttemptAt: nullableString }), t.null]),

@@ -24,7 +24,7 @@ export interface NumberFormat extends Format {
   test(value: number): boolean;
 }
 
-function pattern(name: string, description: string, re: RegExp, extra?: (s: string) => boolean): StringFormat {
+export function pattern(name: string, description: string, re: RegExp, extra?: (s: string) => boolean): StringFormat {
   return { name, description, appliesTo: 'string', test: extra ? (s) => re.test(s) && extra(s) : (s) => re.test(s) };
 }
 

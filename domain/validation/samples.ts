@@ -54,13 +54,32 @@ const PARTIES: Record<Country, CountryParties> = {
     taxRate: 15,
     seller: {
       name: 'Najd Supplies Co.',
-      address: { country: 'SA', city: 'Riyadh', addressLine1: 'King Fahd Road 2345', stateOrProvince: 'Riyadh Region' },
+      // The national address: building number, additional number, district and postal code (BR-KSA-09).
+      address: {
+        country: 'SA',
+        city: 'Riyadh',
+        addressLine1: 'King Fahd Road',
+        buildingNumber: '2345',
+        additionalNumber: '6789',
+        district: 'Al Olaya',
+        postalCode: '12211',
+        stateOrProvince: 'Riyadh Region',
+      },
       taxIds: [{ type: 'VAT', value: '300000000000003' }],
       registrationNumbers: [{ type: 'CRN', value: '1010010000' }],
     },
     buyer: {
       name: 'Hijaz Builders Ltd',
-      address: { country: 'SA', city: 'Jeddah', addressLine1: 'Prince Sultan Street 88', stateOrProvince: 'Makkah Region' },
+      address: {
+        country: 'SA',
+        city: 'Jeddah',
+        addressLine1: 'Prince Sultan Street',
+        buildingNumber: '8821',
+        additionalNumber: '3344',
+        district: 'Al Rawdah',
+        postalCode: '23435',
+        stateOrProvince: 'Makkah Region',
+      },
       taxIds: [{ type: 'VAT', value: '310122393500003' }],
     },
     extensions: {},
@@ -104,17 +123,20 @@ const PARTIES: Record<Country, CountryParties> = {
     taxRate: 19,
     seller: {
       name: 'Rheinwerk Maschinen GmbH',
-      address: { country: 'DE', city: 'Köln', addressLine1: 'Domstraße 10' },
+      address: { country: 'DE', city: 'Köln', addressLine1: 'Domstraße 10', postalCode: '50667' },
       taxIds: [{ type: 'VAT', value: 'DE123456789' }],
-      peppolId: 'rechnung@rheinwerk.example',
+      peppolId: 'DE123456789',
+      // XRechnung: the seller contact with name, telephone and e-mail (BR-DE-2, BR-DE-5..7).
+      contact: { name: 'Anna Schmidt', phone: '+49 221 123456', email: 'rechnung@rheinwerk.example' },
     },
     buyer: {
       name: 'Hanse Handel AG',
-      address: { country: 'DE', city: 'Hamburg', addressLine1: 'Speicherstadt 3' },
+      address: { country: 'DE', city: 'Hamburg', addressLine1: 'Speicherstadt 3', postalCode: '20457' },
       taxIds: [{ type: 'VAT', value: 'DE987654321' }],
-      peppolId: 'einkauf@hanse.example',
+      peppolId: 'DE987654321',
     },
-    extensions: { peppol_seller_peppolIdScheme: 'EM', peppol_buyer_peppolIdScheme: 'EM' },
+    // Endpoints under the Peppol EAS scheme 9930 (German VAT number).
+    extensions: { peppol_seller_peppolIdScheme: '9930', peppol_buyer_peppolIdScheme: '9930' },
   },
 };
 
@@ -173,10 +195,16 @@ export function sampleDocument(country: Country, options: SampleOptions = {}): R
     header['precedingInvoiceReference'] = { id: `INV-${country}-000000`, issueDate: '2026-01-02' };
   }
   if (country === 'AE' && dt.base === 'credit_note') header['creditNoteReason'] = { code: 'DL8.61.1.B', description: 'Price adjustment' };
+  // Germany: a public buyer (b2g) is addressed by its Leitweg-ID as the buyer reference (BR-DE-15).
+  if (country === 'DE' && dt.variant === 'b2g') header['buyerReference'] = '04011000-12345-34';
+  // ZATCA: the reason of a credit or debit note (KSA-10, BR-KSA-17).
+  if (country === 'SA' && (dt.base === 'credit_note' || dt.base === 'debit_note')) header['creditNoteReason'] = { description: 'Price adjustment' };
   if (modifiers.includes('summary')) {
     header['invoicePeriod'] = { startDate: '2026-01-01', endDate: '2026-01-31', frequency: 'MONTHLY' };
   }
   const parties: Record<string, unknown> = { seller: clone(p.seller), buyer: clone(p.buyer) };
+  // Germany: the delivery date (XRechnung BR-DE-TMP-32 asks for it or the invoice period).
+  if (country === 'DE') parties['delivery'] = { deliveryDate: issueDate };
   if (country === 'AE' && (modifiers.includes('export') || modifiers.includes('e_commerce'))) {
     parties['delivery'] = { address: { addressLine1: 'Warehouse 7, Jebel Ali Free Zone', city: 'Dubai', countrySubdivision: 'DXB', country: 'AE' } };
   }

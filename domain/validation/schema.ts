@@ -34,6 +34,10 @@ const arr = (of: SchemaNode): SchemaNode => ({ kind: 'array', of });
 const address = obj({
   addressLine1: str,
   addressLine2: str,
+  /** Saudi national address: building number (4 digits), additional number, district. */
+  buildingNumber: scalar,
+  additionalNumber: scalar,
+  district: str,
   city: str,
   postalCode: scalar,
   stateOrProvince: code,
@@ -48,6 +52,8 @@ const party = obj({
   taxIds: arr(identifier),
   registrationNumbers: arr(identifier),
   peppolId: str,
+  /** The party's contact (required for a German seller: XRechnung seller contact). */
+  contact: obj({ name: str, phone: str, email: str }),
 });
 
 export const DOCUMENT_EXTENSIONS = [
@@ -80,12 +86,17 @@ export const coreDocumentSchema: SchemaNode = obj({
     invoicePeriod: obj({ startDate: date, endDate: date, frequency: code }),
     precedingInvoiceReference: obj({ id: str, issueDate: date }),
     creditNoteReason: obj({ code: code, description: str }),
+    /** The buyer's reference (Germany: the Leitweg-ID of a public buyer). */
+    buyerReference: str,
+    purchaseOrderReference: str,
   }),
   parties: obj({
     seller: party,
     buyer: party,
     delivery: obj({
       name: str,
+      /** The actual delivery date (Germany: BR-DE-TMP-32 asks for it or the invoice period). */
+      deliveryDate: date,
       address: obj({ addressLine1: str, addressLine2: str, city: str, postalCode: scalar, countrySubdivision: code, country: code }),
     }),
   }),

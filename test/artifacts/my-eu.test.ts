@@ -1,5 +1,12 @@
 import { expect } from 'chai';
-import { generateInvoiceXml, PEPPOL_BIS_CUSTOMIZATION_ID, PEPPOL_BIS_PROFILE_ID } from '../../domain/artifacts/index.js';
+import {
+  generateInvoiceXml,
+  PEPPOL_BIS_CUSTOMIZATION_ID,
+  PEPPOL_BIS_PROFILE_ID,
+  PEPPOL_SELF_BILLING_CUSTOMIZATION_ID,
+  PEPPOL_SELF_BILLING_PROFILE_ID,
+  XRECHNUNG_CUSTOMIZATION_ID,
+} from '../../domain/artifacts/index.js';
 import { europeanDocument, malaysianDocument, type UaeBase } from './fixtures.js';
 import { at, attrs, has, inner, parseXml, text, texts } from './xml-query.js';
 import { mainSchema, validateAgainst } from './xsd.js';
@@ -102,7 +109,9 @@ describe('artifacts: Belgium / Germany Peppol BIS Billing 3.0', function () {
   it('writes the BIS 3.0 identifiers, type codes and the billing reference', function () {
     for (const country of ['BE', 'DE'] as const) {
       const invoice = eu(country, 'tax_invoice');
-      expect(text(invoice, 'cbc:CustomizationID')).to.equal(PEPPOL_BIS_CUSTOMIZATION_ID);
+      // Germany writes the XRechnung 3.0 CIUS identifier (BR-DE-21) under the same Peppol profile.
+      expect(text(invoice, 'cbc:CustomizationID')).to.equal(country === 'DE' ? XRECHNUNG_CUSTOMIZATION_ID : PEPPOL_BIS_CUSTOMIZATION_ID);
+      expect(XRECHNUNG_CUSTOMIZATION_ID).to.equal('urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0');
       expect(PEPPOL_BIS_CUSTOMIZATION_ID).to.equal('urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0');
       expect(text(invoice, 'cbc:ProfileID')).to.equal(PEPPOL_BIS_PROFILE_ID);
       expect(PEPPOL_BIS_PROFILE_ID).to.equal('urn:fdc:peppol.eu:2017:poacc:billing:01:1.0');
@@ -119,6 +128,18 @@ describe('artifacts: Belgium / Germany Peppol BIS Billing 3.0', function () {
     }
   });
 
+  it('writes self-billed documents with the Peppol self-billing specification and codes 389 / 261 / 527', function () {
+    for (const country of ['BE', 'DE'] as const) {
+      const sb = (base: UaeBase) =>
+        generateInvoiceXml({ country, documentType: { base, modifiers: ['self_billed'] }, document: europeanDocument(country, { base }), uuid: 'eu-uuid' }).xml;
+      expect(text(sb('tax_invoice'), 'cbc:CustomizationID')).to.equal(PEPPOL_SELF_BILLING_CUSTOMIZATION_ID);
+      expect(text(sb('tax_invoice'), 'cbc:ProfileID')).to.equal(PEPPOL_SELF_BILLING_PROFILE_ID);
+      expect(text(sb('tax_invoice'), 'cbc:InvoiceTypeCode')).to.equal('389');
+      expect(text(sb('debit_note'), 'cbc:InvoiceTypeCode')).to.equal('527');
+      expect(text(sb('credit_note'), 'cbc:CreditNoteTypeCode')).to.equal('261');
+    }
+  });
+
   it('writes endpoint schemes, VAT ids with the country prefix and VAT categories', function () {
     const be = parseXml(eu('BE', 'tax_invoice'));
     expect(at(be, 'Invoice', 'cac:AccountingSupplierParty', 'cac:Party', 'cbc:EndpointID', '@schemeID')).to.equal('0208');
@@ -128,7 +149,8 @@ describe('artifacts: Belgium / Germany Peppol BIS Billing 3.0', function () {
     expect(at(be, 'Invoice', 'cbc:BuyerReference')).to.equal('REF-42');
     const deXml = eu('DE', 'tax_invoice');
     expect(attrs(deXml, 'cbc:EndpointID', 'schemeID')).to.deep.equal(['9930', '9930']);
-    expect(text(deXml, 'cbc:BuyerReference')).to.equal(undefined);
+    // A German document always has a buyer reference (BR-DE-15): without one, the order reference.
+    expect(text(deXml, 'cbc:BuyerReference')).to.equal('PO-2025-17');
     expect(inner(deXml, 'cac:OrderReference')).to.equal('<cbc:ID>PO-2025-17</cbc:ID>');
     const subtotals = [...deXml.matchAll(/<cac:TaxCategory>(.*?)<\/cac:TaxCategory>/g)].map((m) => m[1]);
     expect(subtotals).to.deep.equal([

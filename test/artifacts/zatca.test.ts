@@ -42,6 +42,23 @@ describe('artifacts: Saudi Arabia ZATCA UBL 2.1', function () {
     for (const [name, r] of await validateAgainst(mainSchema('Invoice'), docs)) expect(r.valid, `${name}: ${r.errors.join(' | ')}`).to.equal(true);
   });
 
+  it('flags third-party (disclosed_agent) and nominal (deemed_supply) supplies, and writes the summary supply end date', function () {
+    const flags = (modifiers: string[], variant?: string) =>
+      attrs(
+        generateInvoiceXml({ country: 'SA', documentType: { base: 'tax_invoice', modifiers, ...(variant ? { variant } : {}) }, document: saudiDocument({}), uuid: 'u' }).xml,
+        'cbc:InvoiceTypeCode',
+        'name',
+      )[0];
+    expect(flags(['disclosed_agent'])).to.equal('0110000');
+    expect(flags(['deemed_supply'])).to.equal('0101000');
+    expect(flags(['export'])).to.equal('0100100');
+    expect(flags(['summary'], 'simplified')).to.equal('0200010');
+    expect(flags(['self_billed'])).to.equal('0100001');
+    const doc = { ...saudiDocument({}), header: { ...saudiDocument({}).header, invoicePeriod: { startDate: '2025-06-01', endDate: '2025-06-30' } } };
+    const summary = generateInvoiceXml({ country: 'SA', documentType: { base: 'tax_invoice', modifiers: ['summary'] }, document: doc, uuid: 'u' }).xml;
+    expect(inner(summary, 'cac:Delivery')).to.equal('<cbc:ActualDeliveryDate>2025-06-01</cbc:ActualDeliveryDate><cbc:LatestDeliveryDate>2025-06-30</cbc:LatestDeliveryDate>');
+  });
+
   it('writes the profile, type code with the transaction code name, ICV and the initial PIH', function () {
     const { xml } = standard('SA-0001', undefined, 7);
     expect(text(xml, 'cbc:ProfileID')).to.equal('reporting:1.0');

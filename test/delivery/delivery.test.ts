@@ -95,6 +95,9 @@ describe('delivery pipeline: every sandbox scenario through every state (SPEC.md
     const second = Buffer.from(simplified.artifacts.invoiceXmlBase64, 'base64').toString();
     const pih = (xml: string) => /<cbc:ID>PIH<\/cbc:ID>[\s\S]*?<cbc:EmbeddedDocumentBinaryObject[^>]*>([^<]+)</.exec(xml)?.[1];
     expect(pih(second)).to.equal(standard.government.invoiceHash);
+    // The issue time is the submission time (the XML is written on delivery, from the submitted
+    // event), not midnight; the test clock does not move between submission and delivery.
+    expect(/<cbc:IssueTime>([^<]+)</.exec(first)?.[1]).to.equal(clock.now().toISOString().slice(11, 19));
     expect(simplified.government.invoiceHash).to.be.a('string').and.not.equal(standard.government.invoiceHash);
   });
 

@@ -77,15 +77,17 @@ describe('requirements catalogue (UAE)', () => {
     expect(field(catalogue('AE', 'credit_note'), 'header.dueDate').requirement).to.equal('optional');
   });
 
-  it('preceding invoice: required for credit notes, issue date from either place', () => {
+  it('preceding invoice: required for credit notes except reason VD (ibr-055-ae), issue date from either place', () => {
     const c = catalogue('AE', 'credit_note');
-    expect(field(c, 'header.precedingInvoiceReference.id').requirement).to.equal('required');
+    expect(field(c, 'header.precedingInvoiceReference.id').requirement).to.equal('conditional');
     const issue = field(c, 'header.precedingInvoiceReference.issueDate');
-    expect(issue.requirement).to.equal('required');
+    expect(issue.requirement).to.equal('conditional');
     expect(issue.alternatives).to.deep.equal(['extensions.peppol_precedingInvoiceIssueDate']);
     const ext = field(c, 'extensions.peppol_precedingInvoiceIssueDate');
     expect(ext.requirement).to.equal('conditional');
-    expect(ext.conditions).to.deep.equal(['required when header.precedingInvoiceReference.issueDate is absent']);
+    expect(ext.conditions).to.deep.equal([
+      'required when header.precedingInvoiceReference.issueDate is absent and not (header.creditNoteReason.code is VD or extensions.ae_creditNoteReasonCode is VD)',
+    ]);
     expect(field(catalogue('AE', 'tax_invoice'), 'header.precedingInvoiceReference.id').requirement).to.equal('optional');
   });
 

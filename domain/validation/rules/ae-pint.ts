@@ -10,6 +10,8 @@
  * Line categories are the PINT AE aligned codes (ibr-139-ae): S standard, Z zero, E exempt,
  * O not subject, AE reverse charge, N margin scheme ("standard rate additional VAT").
  */
+import type { Decimal } from 'decimal.js';
+import { dec, money } from '../../artifacts/normalize.js';
 import { PINT_AE_TAX_CATEGORIES, pintAeIsCommercial } from '../../artifacts/pint-ae.js';
 import { all, baseIs, fieldEquals, hasAnyModifier, hasModifier, not } from '../conditions.js';
 import { codeList, countryFormat, type StringFormat } from '../formats.js';
@@ -247,21 +249,21 @@ const lineQuantity = eachLine((line, fail) => {
 const breakdownTax: CheckFn = (doc, ctx) => {
   const list = lineViews(doc, ctx);
   if (!list) return false;
-  const groups = new Map<string, { taxable: number; tax: number; rate: number }>();
+  const groups = new Map<string, { taxable: Decimal; tax: Decimal; rate: number }>();
   for (const { line, category: c } of list) {
     const rate = rateOf(line);
     const taxable = num(line['lineTaxableValue']);
     const tax = taxOf(line);
     if (c !== 'S' || rate === undefined || taxable === undefined || tax === undefined) continue;
-    const g = groups.get(String(rate)) ?? { taxable: 0, tax: 0, rate };
-    g.taxable += taxable;
-    g.tax += tax;
+    const g = groups.get(String(rate)) ?? { taxable: dec(0), tax: dec(0), rate };
+    g.taxable = g.taxable.plus(dec(taxable));
+    g.tax = g.tax.plus(dec(tax));
     groups.set(String(rate), g);
   }
   if (groups.size === 0) return false;
   for (const g of groups.values()) {
-    const expected = Math.round(((g.taxable * g.rate) / 100) * 100) / 100;
-    if (Math.abs(cents(g.tax) - cents(expected)) > 2) {
+    const expected = money(g.taxable.times(dec(g.rate)).div(100));
+    if (g.tax.minus(expected).abs().gt(dec('0.02'))) {
       ctx.report(['lineItems'], `The tax of the standard-rated lines at ${show(g.rate)}% (${g.tax.toFixed(2)}) differs by more than 0.02 from their taxable amount × rate (${expected.toFixed(2)})`);
     }
   }
@@ -365,7 +367,7 @@ const twoDecimals: CheckFn = (doc, ctx) => {
   if (!totals) return false;
   for (const field of ['totalLineTaxableAmount', 'totalAmountExcludingTax', 'totalTaxAmount', 'totalAmountIncludingTax', 'amountDue']) {
     const v = num(totals[field]);
-    if (v !== undefined && Math.abs(v * 100 - Math.round(v * 100)) > 1e-6) ctx.report(['totals', field], `totals.${field} must have at most 2 decimals`);
+    if (v !== undefined && dec(v).decimalPlaces() > 2) ctx.report(['totals', field], `totals.${field} must have at most 2 decimals`);
   }
   return true;
 };
@@ -373,7 +375,7 @@ const twoDecimals: CheckFn = (doc, ctx) => {
 const rateDecimals: CheckFn = (doc, ctx) => {
   const rate = num(rec(recordAt(doc, 'header')?.['exchangeRate'])?.['rate']);
   if (rate === undefined) return false;
-  if (Math.abs(rate * 1e6 - Math.round(rate * 1e6)) > 1e-6 * Math.max(1, rate)) ctx.report(['header', 'exchangeRate', 'rate'], 'The exchange rate must have at most 6 decimals');
+  if (dec(rate).decimalPlaces() > 6) ctx.report(['header', 'exchangeRate', 'rate'], 'The exchange rate must have at most 6 decimals');
   return true;
 };
 

@@ -4,7 +4,9 @@
  */
 import { any, baseIs, fieldEquals, fieldPresent, fieldPresentAndNot, hasAnyModifier, hasModifier, not } from '../conditions.js';
 import { aeTinFormat, aeTrnFormat, EMIRATE_CODES, emirateFormat, frequencyFormat, INVOICE_FREQUENCIES } from '../formats.js';
+import { isPresent, recordAt } from '../paths.js';
 import {
+  check,
   format,
   headerRequired,
   PARTY_PEPPOL_FORMAT,
@@ -15,10 +17,11 @@ import {
   partyRequired,
   required,
   ruleSet,
+  type CheckFn,
   type PartyField,
   type RuleSet,
 } from './define.js';
-import { byType, identifierFormatRule } from './identifiers.js';
+import { byType, identifierFormatRule, ofPartyIn } from './identifiers.js';
 
 const AE = ['AE'] as const;
 
@@ -60,17 +63,41 @@ export const aeDueDate = ruleSet(
   baseIs('tax_invoice'),
 );
 
+/** The credit note reason is VD (volume discount), in either place the payload may give it. */
+const reasonIsVd = any(fieldEquals('header.creditNoteReason.code', 'VD'), fieldEquals('extensions.ae_creditNoteReasonCode', 'VD'));
+
+/** PINT AE ibr-055-ae: a VD (volume discount) credit note has no billing reference; any other has one. */
+const noReferenceWithVd: CheckFn = (doc, ctx) => {
+  const reference = recordAt(recordAt(doc, 'header'), 'precedingInvoiceReference');
+  if (reference === undefined || !isPresent(reference['id'])) return true;
+  ctx.report(['header', 'precedingInvoiceReference', 'id']);
+  return true;
+};
+
 export const aePrecedingInvoice = ruleSet(
   'ae.preceding_invoice',
-  'Rule 4: preceding invoice reference (id and issue date) for credit notes',
+  'Rule 4: preceding invoice reference (id and issue date) for credit notes, except volume-discount (VD) credit notes, which have none',
   AE,
   [
-    headerRequired('AE', 'precedingId', { official: 'ibr-055-ae', message: 'The preceding invoice reference id is required for credit notes' }),
+    headerRequired('AE', 'precedingId', {
+      official: 'ibr-055-ae',
+      when: not(reasonIsVd),
+      message: 'The preceding invoice reference id is required for credit notes (except reason VD)',
+    }),
     headerRequired('AE', 'precedingIssueDate', {
       official: 'ibr-055-ae',
+      when: not(reasonIsVd),
       alternatives: ['extensions.peppol_precedingInvoiceIssueDate'],
-      message: 'The preceding invoice issue date is required for credit notes (header.precedingInvoiceReference.issueDate or extensions.peppol_precedingInvoiceIssueDate)',
+      message: 'The preceding invoice issue date is required for credit notes except reason VD (header.precedingInvoiceReference.issueDate or extensions.peppol_precedingInvoiceIssueDate)',
     }),
+    check(
+      'AE-HEAD-025',
+      ['header.precedingInvoiceReference.id'],
+      'A volume-discount (VD) credit note must not reference a preceding invoice',
+      'absent when the credit note reason is VD',
+      noReferenceWithVd,
+      { official: 'ibr-055-ae', when: reasonIsVd },
+    ),
   ],
   baseIs('credit_note'),
 );
@@ -131,13 +158,17 @@ export const aeCodeLists = ruleSet('ae.code_lists', 'Rule 8: emirate codes for U
   format('AE-HEAD-011', 'header.invoicePeriod.frequency', frequencyFormat, `The invoice period frequency must be one of ${INVOICE_FREQUENCIES.join(', ')}`, { official: 'ibr-005-ae' }),
 ]);
 
-const taxIdFormats = byType({ TRN: aeTrnFormat, VAT: aeTrnFormat, TIN: aeTinFormat });
+/**
+ * PINT AE ibr-132-ae binds the VAT identifier of a party whose postal address is in the UAE: a
+ * foreign buyer's (or seller's) own VAT number is not a TRN and is written as it is.
+ */
+const taxIdFormats = ofPartyIn('AE', byType({ TRN: aeTrnFormat, VAT: aeTrnFormat, TIN: aeTinFormat }));
 const registrationFormats = byType({ TIN: aeTinFormat });
-const TAX_ID_CONSTRAINT = 'type TRN or VAT: 15 digits; type TIN: 10 digits';
+const TAX_ID_CONSTRAINT = 'when the party address country is AE: type TRN or VAT 15 digits starting with 1 and ending with 03; type TIN 10 digits';
 
 export const aeIdentifiers = ruleSet('ae.identifiers', 'UAE identifier formats: TRN 15 digits, TIN 10 digits, Peppol id under scheme 0235', AE, [
-  identifierFormatRule('AE', PARTY_TAX_ID_FORMAT, 'seller', 'taxIds', taxIdFormats, TAX_ID_CONSTRAINT),
-  identifierFormatRule('AE', PARTY_TAX_ID_FORMAT, 'buyer', 'taxIds', taxIdFormats, TAX_ID_CONSTRAINT),
+  identifierFormatRule('AE', PARTY_TAX_ID_FORMAT, 'seller', 'taxIds', taxIdFormats, TAX_ID_CONSTRAINT, { official: 'ibr-132-ae' }),
+  identifierFormatRule('AE', PARTY_TAX_ID_FORMAT, 'buyer', 'taxIds', taxIdFormats, TAX_ID_CONSTRAINT, { official: 'ibr-132-ae' }),
   format(partyCode('AE', 'seller', PARTY_PEPPOL_FORMAT), 'parties.seller.peppolId', aeTinFormat, 'Seller Peppol id under scheme 0235 must be a 10-digit UAE TIN', {
     when: fieldEquals('extensions.peppol_seller_peppolIdScheme', '0235'),
   }),

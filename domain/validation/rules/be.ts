@@ -3,19 +3,18 @@
  * electronic address, the seller a VAT number) and the Belgian VAT number with its mod-97 check.
  */
 import { beVatFormat } from '../formats.js';
-import { headerRequired, PARTY_TAX_ID_FORMAT, partyRequiredAll, ruleSet, type RuleSet } from './define.js';
+import { PARTY_TAX_ID_FORMAT, ruleSet, type RuleSet } from './define.js';
 import { identifierFormatRule, nationalVat } from './identifiers.js';
+import { peppolBisRules, peppolMandatory } from './peppol.js';
 
 const BE = ['BE'] as const;
 
-export const beMandatory = ruleSet('be.mandatory', 'Document number, issue date, currency, base; seller name, Peppol id, country, VAT number; buyer name, Peppol id, country', BE, [
-  headerRequired('BE', 'documentNumber'),
-  headerRequired('BE', 'issueDate'),
-  headerRequired('BE', 'currency'),
-  headerRequired('BE', 'base'),
-  ...partyRequiredAll('BE', 'seller', ['name', 'peppolId', 'country', 'taxIdType', 'taxIdValue']),
-  ...partyRequiredAll('BE', 'buyer', ['name', 'peppolId', 'country']),
-]);
+export const beMandatory = ruleSet(
+  'be.mandatory',
+  'Document number, issue date, currency, base; seller name, Peppol id, country, VAT number; buyer name, Peppol id, country',
+  BE,
+  peppolMandatory('BE', { seller: ['name', 'peppolId', 'country', 'taxIdType', 'taxIdValue'], buyer: ['name', 'peppolId', 'country'] }),
+);
 
 const vat = nationalVat('BE', beVatFormat);
 export const beIdentifiers = ruleSet('be.identifiers', 'Belgian VAT number format and check digits', BE, [
@@ -23,4 +22,6 @@ export const beIdentifiers = ruleSet('be.identifiers', 'Belgian VAT number forma
   identifierFormatRule('BE', PARTY_TAX_ID_FORMAT, 'buyer', 'taxIds', vat, 'type VAT (Belgian): BE0 or BE1 and 9 digits, mod-97 check'),
 ]);
 
-export const beRuleSets: readonly RuleSet[] = [beMandatory, beIdentifiers];
+export const bePeppol = ruleSet('be.peppol', 'Peppol BIS Billing 3.0: endpoint schemes (EAS), Belgian enterprise numbers, exemption reasons', BE, peppolBisRules('BE'));
+
+export const beRuleSets: readonly RuleSet[] = [beMandatory, beIdentifiers, bePeppol];

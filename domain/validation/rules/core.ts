@@ -2,6 +2,7 @@
  * Rule sets every supported country runs: value formats of the header, consistency with the
  * request's document type, country codes, and the arithmetic of lines and totals (warnings).
  */
+import { dec } from '../../artifacts/normalize.js';
 import { supportedCountries } from '../document-types.js';
 import { countryFormat, currencyFormat, dateFormat, isCalendarDate, positiveNumber } from '../formats.js';
 import { isRecord, recordAt } from '../paths.js';
@@ -12,8 +13,9 @@ const ALL = supportedCountries;
 /** Absolute tolerance of a rounded amount (one cent / fils / halala). */
 export const AMOUNT_TOLERANCE = 0.01;
 
-function near(actual: number, expected: number, tolerance: number): boolean {
-  return Math.abs(actual - expected) <= tolerance + 1e-9 * Math.max(Math.abs(actual), Math.abs(expected));
+/** |actual − expected| ≤ tolerance, in decimal arithmetic on the numbers as written. */
+function near(actual: number, expected: number | ReturnType<typeof dec>, tolerance: number): boolean {
+  return dec(actual).minus(typeof expected === 'number' ? dec(expected) : expected).abs().lte(dec(tolerance));
 }
 /** The value when it is a finite number. */
 const num = (v: unknown): number | undefined => (typeof v === 'number' && v - v === 0 ? v : undefined);
@@ -121,9 +123,9 @@ const lineTaxable: CheckFn = (doc, ctx) => {
     const price = num(rec(line['price'])?.['amount']);
     if (quantity === undefined || taxable === undefined || price === undefined) continue;
     applied = true;
-    const expected = quantity * price;
+    const expected = dec(quantity).times(dec(price));
     if (!near(taxable, expected, AMOUNT_TOLERANCE)) {
-      ctx.report(['lineItems', i, 'lineTaxableValue'], `lineTaxableValue ${show(taxable)} differs from quantity × price.amount = ${show(expected)}`);
+      ctx.report(['lineItems', i, 'lineTaxableValue'], `lineTaxableValue ${show(taxable)} differs from quantity × price.amount = ${expected.toString()}`);
     }
   }
   return applied;
@@ -144,9 +146,9 @@ const lineTax: CheckFn = (doc, ctx) => {
     const category = typeof line['taxCategory'] === 'string' ? line['taxCategory'].trim().toUpperCase() : '';
     if (category === 'AE' || category === 'N') continue;
     applied = true;
-    const expected = (taxable * rate) / 100;
+    const expected = dec(taxable).times(dec(rate)).div(100);
     if (!near(tax, expected, AMOUNT_TOLERANCE)) {
-      ctx.report(['lineItems', i, 'taxAmount'], `taxAmount ${show(tax)} differs from lineTaxableValue × taxRate / 100 = ${show(expected)}`);
+      ctx.report(['lineItems', i, 'taxAmount'], `taxAmount ${show(tax)} differs from lineTaxableValue × taxRate / 100 = ${expected.toString()}`);
     }
   }
   return applied;
@@ -156,15 +158,15 @@ const lineTax: CheckFn = (doc, ctx) => {
 function sumOfLines(doc: Readonly<Record<string, unknown>>, field: 'lineTaxableValue' | 'taxAmount'): { sum: number; count: number } | undefined {
   const lines = doc['lineItems'];
   if (!Array.isArray(lines) || lines.length === 0) return undefined;
-  let sum = 0;
+  let sum = dec(0);
   for (let i = 0; i < lines.length; i++) {
     const line: unknown = lines[i];
     if (!isRecord(line)) return undefined;
     const v = num(field === 'taxAmount' ? line['taxAmount'] : line['lineTaxableValue']);
     if (v === undefined) return undefined;
-    sum += v;
+    sum = sum.plus(dec(v));
   }
-  return { sum, count: lines.length };
+  return { sum: sum.toNumber(), count: lines.length };
 }
 
 const totalLineTaxable: CheckFn = (doc, ctx) => {
@@ -208,8 +210,9 @@ const totalIncluding: CheckFn = (doc, ctx) => {
   const excluding = num(totals?.['totalAmountExcludingTax']);
   const tax = num(totals?.['totalTaxAmount']);
   if (including === undefined || excluding === undefined || tax === undefined) return false;
-  if (!near(including, excluding + tax, AMOUNT_TOLERANCE)) {
-    ctx.report(['totals', 'totalAmountIncludingTax'], `totalAmountIncludingTax ${show(including)} differs from totalAmountExcludingTax + totalTaxAmount = ${show(excluding + tax)}`);
+  const expected = dec(excluding).plus(dec(tax));
+  if (!near(including, expected, AMOUNT_TOLERANCE)) {
+    ctx.report(['totals', 'totalAmountIncludingTax'], `totalAmountIncludingTax ${show(including)} differs from totalAmountExcludingTax + totalTaxAmount = ${expected.toString()}`);
   }
   return true;
 };

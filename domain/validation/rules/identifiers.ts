@@ -17,6 +17,7 @@ export function identifierFormatRule(
   list: 'taxIds' | 'registrationNumbers',
   pick: FormatPicker,
   constraint: string,
+  opts: { official?: string } = {},
 ): CheckRule {
   const who = role === 'seller' ? 'Seller' : 'Buyer';
   const what = list === 'taxIds' ? 'tax id' : 'registration number';
@@ -43,7 +44,15 @@ export function identifierFormatRule(
       }
     }
     return checked;
-  });
+  }, opts);
+}
+
+/** Only the entries of a party whose address country is `country` (a national rule binds only them). */
+export function ofPartyIn(country: Country, pick: FormatPicker): FormatPicker {
+  return (type, value, party) => {
+    const address = party['address'];
+    return isRecord(address) && address['country'] === country ? pick(type, value, party) : undefined;
+  };
 }
 
 /** A picker from a table of type names to formats. */
