@@ -1,0 +1,37 @@
+/**
+ * The request bodies of the new Unify format, as io-ts codecs: the handler decodes with them and
+ * the OpenAPI document shows their derived JSON Schema (domain/schema/json-schema.ts), so the two
+ * cannot disagree. The envelope is closed: an unknown member is refused with its path. The
+ * `payload` is the core document (domain/validation/codec.ts): at run time any object is taken
+ * (its problems are the 422's findings, its unknown members the 200's warnings); the document
+ * describes the members the service reads.
+ */
+import * as t from 'io-ts';
+import { annotate } from '../../domain/schema/json-schema.js';
+import { DOCUMENT_BASES, DOCUMENT_MODIFIERS, DOCUMENT_VARIANTS, supportedCountries } from '../../domain/validation/index.js';
+import { JsonObject, NonEmptyString } from '../decode.js';
+
+export const DocumentTypeCodec = t.exact(
+  t.intersection([
+    t.type({
+      base: annotate(NonEmptyString, { enum: [...DOCUMENT_BASES] }),
+      modifiers: annotate(t.array(t.string), { items: { type: 'string', enum: [...DOCUMENT_MODIFIERS] }, description: 'May be empty.' }),
+    }),
+    t.partial({ variant: annotate(t.union([t.string, t.null]), { anyOf: [{ type: 'string', enum: [...DOCUMENT_VARIANTS] }, { type: 'null' }], description: 'Absent or null: `standard`.' }) }),
+  ]),
+);
+
+export const NewSubmission = t.exact(
+  t.type({
+    country: annotate(NonEmptyString, { enum: [...supportedCountries], description: 'ISO 3166-1 alpha-2 code of a supported country.' }),
+    environment: annotate(NonEmptyString, { enum: ['sandbox', 'production'], description: 'Must match the key\'s environment.' }),
+    purpose: annotate(NonEmptyString, { const: 'invoicing' }),
+    source: annotate(NonEmptyString, { description: '`name:version` of one of the workspace\'s sources.', examples: ['erp:1'] }),
+    documentType: DocumentTypeCodec,
+    payload: annotate(JsonObject, { $ref: '#/components/schemas/CoreDocument' }),
+  }),
+);
+export type NewSubmission = t.TypeOf<typeof NewSubmission>;
+
+/** Several new-format submissions in one request; each item is answered on its own. */
+export const NewBatch = t.exact(t.type({ invoices: annotate(t.array(annotate(JsonObject, { $ref: '#/components/schemas/UnifySubmission' })), { minItems: 1 }) }));
