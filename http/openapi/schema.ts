@@ -116,7 +116,7 @@ export const headers = {
   environment: (description: string, values: readonly string[]): ParameterObject => ({
     name: 'X-Environment',
     in: 'header',
-    description,
+    description: `${description}. Without the header the request acts on production data, and the answer carries \`X-Environment-Assumed: production\`.`,
     schema: { type: 'string', enum: [...values] },
   }),
 };

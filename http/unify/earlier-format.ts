@@ -16,6 +16,7 @@ import { listMalaysianDocuments } from '../../readmodels/sales-documents.js';
 import type { HttpDeps } from '../app.js';
 import type { AuthContext } from '../auth.js';
 import { annotate } from '../../domain/schema/json-schema.js';
+import { payloadLimitProblem } from '../../domain/validation/limits.js';
 import { NonEmptyObject, NonEmptyString, decode, oneOf } from '../decode.js';
 import { HttpProblem, toProblem, type ProblemDetail } from '../errors.js';
 import { commandContext } from '../request-context.js';
@@ -115,6 +116,13 @@ async function submit(ctx: Context, deps: HttpDeps, raw: Record<string, unknown>
     throw invalid(`invoices must hold 1 to 10 items, got ${raw.invoices.length}`, ['invoices']);
   }
   const request = decodeOrThrow(SubmitRequest, raw);
+  for (const [index, item] of request.invoices.entries()) {
+    const limit = payloadLimitProblem(item.payload);
+    if (limit) {
+      const path = ['invoices', index, 'payload', ...limit.path];
+      throw new HttpProblem(413, limit.message, { path, details: [{ code: 'REQ_PAYLOAD_TOO_LARGE', message: limit.message, path }] });
+    }
+  }
   const environment = checkEnvironment(auth, request.env);
   const options = request.options ?? {};
   if (request.purpose === 'invoicing' && options.submitToGovernment === false) {
@@ -262,5 +270,7 @@ export async function handleEarlierFormat(ctx: Context, deps: HttpDeps) {
     }
     throw err;
   }
-  throw invalid('action must be "submit" or "list"', ['action']);
+  // A new-format body sent without its header: say which header selects the new format.
+  const looksNew = raw.action === undefined && ['payload', 'documentType', 'environment', 'invoices'].some((k) => k in raw);
+  throw invalid(looksNew ? 'action must be "submit" or "list"; this body looks like the new request format: send the header new-api: true with it' : 'action must be "submit" or "list"', ['action']);
 }

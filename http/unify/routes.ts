@@ -15,6 +15,7 @@ import { requireWritePermission, type AuthContext } from '../auth.js';
 import { decode } from '../decode.js';
 import { NewBatch, NewSubmission } from './codecs.js';
 import type { UnknownField } from '../../domain/validation/codec.js';
+import { payloadLimitProblem } from '../../domain/validation/limits.js';
 import { payloadUnknownFields, unknownFieldWarnings, withNearMiss } from './warnings.js';
 import { HttpProblem, renderProblem, toProblem, type ErrorPath } from '../errors.js';
 import { idempotent } from '../idempotency.js';
@@ -74,6 +75,8 @@ async function submitNewFormat(ctx: Context, deps: HttpDeps, raw: unknown, prefi
     throw new HttpProblem(400, first!.message, { path: at(prefix, ...(first!.path ?? [])), details: decoded.problems.map((p) => ({ ...p, path: at(prefix, ...(p.path ?? [])) })) });
   }
   const body = decoded.value;
+  const limit = payloadLimitProblem(body.payload);
+  if (limit) throw new HttpProblem(413, limit.message, { path: at(prefix, 'payload', ...limit.path) });
   if (body.purpose !== 'invoicing') throw new HttpProblem(400, 'purpose must be "invoicing"', { path: at(prefix, 'purpose') });
   if (body.environment !== 'sandbox' && body.environment !== 'production') {
     throw new HttpProblem(400, 'environment must be "sandbox" or "production" (the new format does not accept simulation)', { path: at(prefix, 'environment') });
