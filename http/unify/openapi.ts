@@ -40,25 +40,34 @@ const shape = (path: string) => path.replace(/\[\d*\]/g, '[]');
  * requirements of any document type: `GET /api/v3/unify/requirements`.
  */
 function coreDocumentWithRequirements(): Schema {
-  const byPath = new Map<string, string[]>();
+  const byPath = new Map<string, { required: string[]; conditional: string[] }>();
   for (const country of supportedCountries) {
     const catalogue = requirementsCatalogue({ country, base: 'tax_invoice', modifiers: [], variant: null });
     if (!catalogue.ok) continue;
     for (const field of catalogue.value.fields) {
       if (field.requirement === 'optional') continue;
-      const text = field.requirement === 'required' ? `${country} required` : `${country} conditional (${field.conditions.join('; ')})`;
       const key = shape(field.path);
-      const list = byPath.get(key) ?? [];
-      if (!list.some((t) => t.startsWith(`${country} `))) list.push(text);
-      byPath.set(key, list);
+      const entry = byPath.get(key) ?? { required: [], conditional: [] };
+      if (entry.required.includes(country) || entry.conditional.some((c) => c.startsWith(`${country} `))) continue;
+      if (field.requirement === 'required') entry.required.push(country);
+      else entry.conditional.push(`${country} (${field.conditions.join('; ')})`);
+      byPath.set(key, entry);
     }
   }
+  const describeRequirement = ({ required, conditional }: { required: string[]; conditional: string[] }): string => {
+    const parts = [];
+    if (required.length === supportedCountries.length) parts.push('required in every country');
+    else if (required.length > 0) parts.push(`required in ${required.join(', ')}`);
+    if (conditional.length > 0) parts.push(`conditional in ${conditional.join(', ')}`);
+    if (required.length + conditional.length < supportedCountries.length) parts.push('optional elsewhere');
+    return `Tax invoice: ${parts.join('; ')}.`;
+  };
   const walk = (node: Schema, path: string): void => {
     const properties = node.properties as Record<string, Schema> | undefined;
     for (const [name, child] of Object.entries(properties ?? {})) {
       const childPath = path ? `${path}.${name}` : name;
       const requirement = byPath.get(childPath);
-      if (requirement) child.description = [child.description, `Tax invoice: ${requirement.join('; ')}; optional elsewhere.`].filter(Boolean).join(' ');
+      if (requirement) child.description = [child.description, describeRequirement(requirement)].filter(Boolean).join(' ');
       walk(child, childPath);
       const items = child.items as Schema | undefined;
       if (items) walk(items, `${childPath}[]`);
