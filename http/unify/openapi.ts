@@ -13,6 +13,7 @@ import {
   describe as described,
   dateTime,
   enumOf,
+  exampleFile,
   headers,
   int,
   json,
@@ -236,7 +237,18 @@ export const unifyDocument: FamilyDocument = {
         ],
         requestBody: {
           required: true,
-          content: json({ oneOf: [ref('UnifySubmission'), ref('UnifyBatch'), ref('EarlierSubmit'), ref('EarlierList')] }),
+          content: {
+            'application/json': {
+              schema: { oneOf: [ref('UnifySubmission'), ref('UnifyBatch'), ref('EarlierSubmit'), ref('EarlierList')] },
+              // Real invoices for the source of examples/connect-company.json (sandbox).
+              examples: {
+                aeTaxInvoice: { summary: 'UAE tax invoice (new format, new-api: true)', value: exampleFile('ae-tax-invoice.json') },
+                aeCreditNote: { summary: 'UAE credit note (new format, new-api: true)', value: exampleFile('ae-credit-note.json') },
+                aeExportInvoice: { summary: 'UAE export invoice (new format, new-api: true)', value: exampleFile('ae-export-invoice.json') },
+                myEarlierBatch: { summary: 'Two Malaysian invoices (earlier format, without new-api)', value: exampleFile('my-earlier-format-batch.json') },
+              },
+            },
+          },
         },
         responses: {
           200: response('New format: `UnifyNewFormatResult` (discriminated by `kind`). Earlier format: the success envelope of its action.', {

@@ -107,4 +107,14 @@ describe('OpenAPI 3.1 document', function () {
     expect(() => checkResponseAgainstDocument('GET', `${t.url}/healthz`, { status: 201, headers, text: '{"status":"ok"}', json: { status: 'ok' } })).to.throw(/not documented/);
     expect(() => checkResponseAgainstDocument('GET', `${t.url}/nowhere`, { status: 200, headers, text: '{}', json: {} })).to.throw(/not a documented operation/);
   });
+
+  it('checks response headers: a declared required one must be sent, a watched one must be declared', async () => {
+    const { checkResponseAgainstDocument } = await import('../support/openapi-check.js');
+    const ok = { status: 200, text: '{"status":"ok"}', json: { status: 'ok' } };
+    expect(() => checkResponseAgainstDocument('GET', `${t.url}/healthz`, { ...ok, headers: new Headers({ 'content-type': 'application/json' }) })).to.throw(/X-Request-Id is missing/);
+    expect(() => checkResponseAgainstDocument('GET', `${t.url}/healthz`, { ...ok, headers: new Headers({ 'content-type': 'application/json', 'x-request-id': 'r1', location: '/x' }) })).to.throw(/Location is not declared/);
+    expect(() => checkResponseAgainstDocument('GET', `${t.url}/healthz`, { ...ok, headers: new Headers({ 'content-type': 'application/json', 'x-request-id': 'r1' }) })).to.not.throw();
+    const unauthorized = doc.paths['/api/v3/unify']!.post.responses['401'];
+    expect(unauthorized.headers['WWW-Authenticate'].schema).to.deep.equal({ type: 'string', pattern: '^Bearer ' });
+  });
 });

@@ -140,15 +140,17 @@ export function checkResponseAgainstDocument(method: string, url: string, respon
   const responses = found.operation.responses as Record<string, { content?: Record<string, { schema: unknown }>; headers?: Record<string, { required?: boolean; schema: unknown }> }>;
   const statusKey = [String(response.status), `${String(response.status)[0]}XX`, 'default'].find((k) => responses[k]);
   if (!statusKey) throw new Error(`${where}: status ${response.status} is not documented for ${method} ${found.template} (documented: ${Object.keys(responses).join(', ')})`);
-  checkHeaders(where, `${method} ${found.template} ${statusKey}`, responses[statusKey]!.headers ?? {}, response.headers);
   const content = responses[statusKey]!.content;
+  const headersOf = () => checkHeaders(where, `${method} ${found.template} ${statusKey}`, responses[statusKey]!.headers ?? {}, response.headers);
   if (!content) {
     if (response.text !== '') throw new Error(`${where}: a body where the document has none`);
+    headersOf();
     return;
   }
   const media = content[mediaType];
   if (!media) throw new Error(`${where}: content type ${mediaType || '(none)'} is not documented (documented: ${Object.keys(content).join(', ')})`);
   check(where, `${method} ${found.template} ${statusKey} ${mediaType}`, media.schema, response, mediaType);
+  headersOf();
   // Not the document itself as an example of the document.
   if (RECORD_TO && mediaType === 'application/json' && found.template !== '/openapi.json') {
     const key = `${method.toLowerCase()} ${found.template} ${response.status}`;

@@ -583,6 +583,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/favicon.ico": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The icon of the reference page */
+        get: operations["favicon"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/docs/assets/{asset}": {
         parameters: {
             query?: never;
@@ -12531,12 +12548,56 @@ export interface operations {
             };
         };
     };
+    favicon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A PNG icon */
+            200: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                };
+            };
+            /** @description A header naming a workspace or client */
+            400: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SystemError"];
+                };
+            };
+            /** @description Error */
+            500: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SystemError"];
+                };
+            };
+        };
+    };
     docsAsset: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                asset: "swagger-ui.css" | "swagger-ui-bundle.js";
+                asset: "swagger-ui.css" | "swagger-ui-bundle.js" | "favicon-32x32.png" | "favicon-16x16.png";
             };
             cookie?: never;
         };
@@ -12552,6 +12613,7 @@ export interface operations {
                 content: {
                     "text/css": string;
                     "application/javascript": string;
+                    "image/png": string;
                 };
             };
             /** @description A header naming a workspace or client */
