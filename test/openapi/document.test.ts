@@ -117,4 +117,22 @@ describe('OpenAPI 3.1 document', function () {
     const unauthorized = doc.paths['/api/v3/unify']!.post.responses['401'];
     expect(unauthorized.headers['WWW-Authenticate'].schema).to.deep.equal({ type: 'string', pattern: '^Bearer ' });
   });
+
+  it('has real request examples (examples/), each valid against its request schema', async () => {
+    const { schemaErrors } = await import('../support/openapi-check.js');
+    let examples = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const m of METHODS) {
+        const media = item[m]?.requestBody?.content?.['application/json'] as { schema: unknown; examples?: Record<string, { value: unknown }> } | undefined;
+        for (const [name, example] of Object.entries(media?.examples ?? {})) {
+          examples++;
+          expect(schemaErrors(media!.schema, example.value), `${m} ${path} ${name}`).to.deep.equal([]);
+        }
+      }
+    }
+    expect(examples).to.be.at.least(5);
+    const typo = structuredClone(doc.paths['/api/v3/unify']!.post.requestBody.content['application/json'].examples.aeTaxInvoice.value);
+    typo.payload.header.documentNumbr = typo.payload.header.documentNumber;
+    expect(schemaErrors({ $ref: '#/components/schemas/UnifySubmission' }, typo).join(' ')).to.contain('must NOT have additional properties');
+  });
 });

@@ -67,5 +67,20 @@ describe('Errors that point at the fix', function () {
     const withinLimit = uaeInvoice() as any;
     withinLimit.lineItems[0].description = 'y'.repeat(PAYLOAD_LIMITS.maxStringChars);
     expect((await u.submit(u.request(withinLimit))).status).to.not.equal(413);
+
+    const earlier = await call(`${t.url}/api/v3/unify`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${u.apiKey}` },
+      body: {
+        action: 'submit',
+        purpose: 'invoicing',
+        env: 'sandbox',
+        defaults: { country: 'AE', logicalDocumentType: 'TAX_INVOICE', source: { name: 'Nowhere', version: 'v1' } },
+        invoices: [{ payload: { header: { documentNumber: 'x'.repeat(PAYLOAD_LIMITS.maxStringChars + 1) } } }],
+      },
+    });
+    expect(earlier.status, earlier.text).to.equal(413);
+    expect(earlier.json.code).to.equal('PAYLOAD_TOO_LARGE');
+    expect(earlier.json.errors[0]).to.deep.include({ code: 'REQ_PAYLOAD_TOO_LARGE', path: ['invoices', 0, 'payload', 'header', 'documentNumber'] });
   });
 });
