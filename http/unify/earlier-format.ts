@@ -15,56 +15,14 @@ import { keyServesEnvironment } from '../../domain/workspace/workspace.js';
 import { listMalaysianDocuments } from '../../readmodels/sales-documents.js';
 import type { HttpDeps } from '../app.js';
 import type { AuthContext } from '../auth.js';
-import { annotate } from '../../domain/schema/json-schema.js';
 import { payloadLimitProblem } from '../../domain/validation/limits.js';
-import { NonEmptyObject, NonEmptyString, decode, oneOf } from '../decode.js';
+import { decode } from '../decode.js';
 import { HttpProblem, toProblem, type ProblemDetail } from '../errors.js';
 import { commandContext } from '../request-context.js';
+import { EARLIER_ENVIRONMENTS, ListRequest, SubmitRequest } from './codecs.js';
 import { resolveSource } from './source.js';
 
-const ENVIRONMENTS = ['sandbox', 'simulation', 'production', 'prod'] as const;
-const EARLIER_COUNTRIES = ['SA', 'MY', 'BE', 'AE', 'SG', 'DE'] as const;
-
-export const LogicalDocumentType = t.union([
-  NonEmptyString,
-  t.intersection([t.type({ base: NonEmptyString }), t.partial({ modifiers: t.array(t.string), variant: t.union([t.string, t.null]) })]),
-]);
-
-export const SubmitRequest = t.intersection([
-  t.type({
-    action: t.literal('submit'),
-    purpose: oneOf(['invoicing', 'MAPPING'] as const, 'purpose'),
-    env: oneOf(ENVIRONMENTS, 'env'),
-    defaults: t.intersection([
-      t.type({
-        // SG is a country of the format but has no rule sets: decoded, then refused (not in the document).
-        country: annotate(oneOf(EARLIER_COUNTRIES, 'country'), { enum: [...supportedCountries] }),
-        logicalDocumentType: LogicalDocumentType,
-        source: t.type({ name: NonEmptyString, version: NonEmptyString }),
-      }),
-      t.partial({ destinations: t.array(t.intersection([t.type({ type: NonEmptyString }), t.UnknownRecord])) }),
-    ]),
-    invoices: annotate(
-      t.array(
-        t.intersection([
-          t.type({ payload: NonEmptyObject }),
-          t.partial({ externalId: t.union([t.string, t.null]), logicalDocumentType: LogicalDocumentType }),
-        ]),
-      ),
-      { minItems: 1, maxItems: 10 },
-    ),
-  }),
-  t.partial({ options: t.partial({ continueOnError: t.boolean, submitToGovernment: t.boolean }) }),
-]);
-
-export const ListRequest = t.intersection([
-  t.type({
-    action: t.literal('list'),
-    env: oneOf(ENVIRONMENTS, 'env'),
-    filters: t.intersection([t.type({ uuid: NonEmptyString, documentId: NonEmptyString }), t.partial({ country: t.literal('MY') })]),
-  }),
-  t.partial({ page: annotate(t.number, { type: 'integer', minimum: 1 }), limit: annotate(t.number, { type: 'integer', minimum: 1, maximum: 100 }), sort: annotate(t.string, { enum: ['createdAt:desc', 'createdAt:asc'] }) }),
-]);
+const ENVIRONMENTS = EARLIER_ENVIRONMENTS;
 
 function invalid(message: string, path: (string | number)[], details?: ProblemDetail[]): HttpProblem {
   return new HttpProblem(400, message, { path, details: details ?? [{ code: 'REQ_INVALID_INPUT', message, path }] });

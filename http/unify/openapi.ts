@@ -3,8 +3,8 @@ import { jsonSchemaOf } from '../../domain/schema/json-schema.js';
 import { coreDocumentJsonSchema } from '../../domain/validation/codec.js';
 import { requirementsCatalogue, supportedCountries } from '../../domain/validation/index.js';
 import { errorResponses } from '../openapi/errors.js';
-import { NewBatch, NewSubmission } from './codecs.js';
-import { ListRequest, LogicalDocumentType, SubmitRequest } from './earlier-format.js';
+import { ListRequest, LogicalDocumentType, NewBatch, NewSubmission, SubmitRequest } from './codecs.js';
+
 import {
   any,
   arr,
