@@ -55,8 +55,29 @@ const MESSAGES: Record<Exclude<Failure, 'missing'>, string> = {
   no_workspace: 'No workspace was found for this API key.',
 };
 
-/** The exact response of an authentication failure, per family and path. */
+/**
+ * RFC 6750's challenge, sent with every 401: the body of each family is fixed by the interface,
+ * so this header is where the answer says what is expected. A key sent as X-API-Key to an API
+ * that reads only `Authorization: Bearer` is named as such.
+ */
+function challenge(family: Family, ctx: Context, kind: Failure, reason?: string): string {
+  const realm = 'Bearer realm="einvoicing"';
+  const bearerOnly = family === 'unify' || family === 'unify_legacy' || family === 'documents';
+  const quoted = (text: string) => text.replace(/["\\]/g, "'").replace(/[^\x20-\x7e]/g, '?');
+  if (bearerOnly && ctx.get('x-api-key') && !ctx.get('authorization')) {
+    return `${realm}, error="invalid_request", error_description="this API reads the key from Authorization: Bearer <API_KEY>; the X-API-Key header is not read here"`;
+  }
+  if (kind === 'missing') return `${realm}, error_description="send the key as Authorization: Bearer <API_KEY>"`;
+  return `${realm}, error="invalid_token", error_description="${quoted(reason ?? MESSAGES[kind])}"`;
+}
+
+/** The exact response of an authentication failure, per family and path, with its challenge. */
 function failure(family: Family, ctx: Context, kind: Failure, reason?: string): FixedResponse {
+  const response = failureBody(family, ctx, kind, reason);
+  return new FixedResponse(response.status, response.body, response.contentType, { ...response.headers, 'WWW-Authenticate': challenge(family, ctx, kind, reason) });
+}
+
+function failureBody(family: Family, ctx: Context, kind: Failure, reason?: string): FixedResponse {
   const plainRequired = new FixedResponse(401, 'Authentication required', 'text');
   const jsonRequired = new FixedResponse(401, { code: 'authentication_required', message: 'Authentication required.' }, 'json');
   const wrong = (code: string) => new FixedResponse(401, { code, message: reason ?? MESSAGES[kind as Exclude<Failure, 'missing'>] }, 'json');

@@ -67,6 +67,9 @@ export interface TargetPolicy {
   allowPrivateTargets: boolean;
 }
 
+/** The setting that allows non-public targets, named in every refusal of one. */
+export const PRIVATE_TARGETS_HINT = '; in development, the setting WEBHOOK_ALLOW_PRIVATE_TARGETS=true allows it for sandbox subscriptions';
+
 export const privateTargetsAllowed = (p: TargetPolicy) => p.environment === 'sandbox' && p.allowPrivateTargets;
 
 /** Host names that are loopback by definition (RFC 6761), whatever a resolver says. */
@@ -93,8 +96,8 @@ export function urlProblem(raw: string, policy: TargetPolicy): string | null {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (host === '') return 'webhookUrl must name a host';
   if (!privateTargetsAllowed(policy)) {
-    if (isLoopbackName(host)) return 'webhookUrl must not point at a loopback host';
-    if (isIP(host) !== 0 && isNonPublicAddress(host)) return 'webhookUrl must not point at a loopback, private, link-local or metadata address';
+    if (isLoopbackName(host)) return `webhookUrl must not point at a loopback host${PRIVATE_TARGETS_HINT}`;
+    if (isIP(host) !== 0 && isNonPublicAddress(host)) return `webhookUrl must not point at a loopback, private, link-local or metadata address${PRIVATE_TARGETS_HINT}`;
   }
   return null;
 }
@@ -104,5 +107,5 @@ export function addressesProblem(addresses: readonly string[], policy: TargetPol
   if (addresses.length === 0) return 'the host has no address';
   if (privateTargetsAllowed(policy)) return null;
   const bad = addresses.find(isNonPublicAddress);
-  return bad ? `the host resolves to a non-public address (${bad})` : null;
+  return bad ? `the host resolves to a non-public address (${bad})${PRIVATE_TARGETS_HINT}` : null;
 }

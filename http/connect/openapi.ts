@@ -1,6 +1,7 @@
 /** Connect in the OpenAPI document (SPEC.md 2.9, 4.4): companies, sources, branches, onboarding jobs, counts. */
 import { errorResponses } from '../openapi/errors.js';
 import {
+  exampleFile,
   arr,
   bool,
   constant,
@@ -169,7 +170,10 @@ export const connectDocument: FamilyDocument = {
         operationId: 'connectCreateCompany',
         summary: 'Onboard a UAE company',
         parameters: writeParams,
-        requestBody: { required: true, content: { 'application/json': { schema: ref('CompanyCreation') } } },
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: ref('CompanyCreation'), examples: { acmeErp: { summary: 'A UAE company with its source "Acme ERP" v1 (sandbox)', value: exampleFile('connect-company.json') } } } },
+        },
         responses: {
           201: response('Created', envelope(ref('CompanyCreated'))),
           ...errorResponses.connect([400, 403, 404, 409, 413, 415, 500, 503, 504]),

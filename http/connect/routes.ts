@@ -38,6 +38,7 @@ import { ConnectErrorCodes, companyStream } from '../../domain/connect/values.js
 import { DomainError } from '../../domain/errors.js';
 import { companyExistsInWorkspace, countDocuments, findCompanySource, listCompanySources } from '../../readmodels/connect.js';
 import type { FamilyRoutes, HttpDeps } from '../app.js';
+import { assumeProductionEnvironment } from './write-guards.js';
 import { requireWritePermission, type AuthContext } from '../auth.js';
 import { HttpProblem } from '../errors.js';
 import { idempotent } from '../idempotency.js';
@@ -225,6 +226,7 @@ export function connectFamily(options: ConnectRoutesOptions = {}): FamilyRoutes 
       });
 
       router.get('/invoices/counts', read, async (ctx) => {
+        if (ctx.get('x-environment').trim() === '') assumeProductionEnvironment(ctx);
         const query = parseCountsQuery(ctx.query, ctx.get('x-environment'));
         const workspaceId = auth(ctx).workspaceId;
         if (query.companyId !== null && !(await companyExistsInWorkspace(deps.knex, workspaceId, query.companyId))) {

@@ -36,5 +36,14 @@ export async function writeEnvironment(ctx: Context, next: Next): Promise<void> 
     });
   }
   ctx.state.environment = environment;
+  if (header.trim() === '') assumeProductionEnvironment(ctx);
   await next();
+}
+
+/** The response header saying that a request without X-Environment acted on production data. */
+export const ENVIRONMENT_ASSUMED_HEADER = 'X-Environment-Assumed';
+
+/** No X-Environment: production is the default; the answer says so (also on errors). */
+export function assumeProductionEnvironment(ctx: Context): void {
+  ctx.set(ENVIRONMENT_ASSUMED_HEADER, 'production');
 }

@@ -45,7 +45,7 @@ export const purchasesDocument: FamilyDocument = {
         parameters: [
           { name: 'type', in: 'query', required: true, schema: constant('purchases') },
           { name: 'from', in: 'query', required: true, schema: date },
-          { name: 'to', in: 'query', schema: date },
+          { name: 'to', in: 'query', description: 'Last day of the range, inclusive; defaults to `from` (one day).', schema: date },
           { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100 } },
           { name: 'cursor', in: 'query', description: 'The previous page\'s nextCursor, unaltered', schema: str },
         ],

@@ -14,7 +14,7 @@ import { queryDocument } from '../query/openapi.js';
 import { unifyDocument } from '../unify/openapi.js';
 import { webhooksDocument } from '../webhooks/openapi.js';
 import { errorSchemas } from './errors.js';
-import type { FamilyDocument, PathItem, Schema } from './schema.js';
+import type { FamilyDocument, OperationObject, PathItem, ResponseObject, Schema } from './schema.js';
 import { systemDocument } from './system.js';
 import { webhookSchemas, webhooks } from './webhooks.js';
 
@@ -47,6 +47,41 @@ function attachRecordedExamples(paths: Record<string, PathItem>): void {
   }
 }
 
+type HeaderObject = NonNullable<ResponseObject['headers']>[string];
+
+/** The response headers the service sends, declared once here for every operation they apply to. */
+export const RESPONSE_HEADERS: Record<string, HeaderObject> = {
+  'X-Request-Id': { description: 'The request id: the caller\'s `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies).', schema: { type: 'string' }, required: true },
+  'Idempotent-Replayed': { description: '`true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload.', schema: { const: 'true' } },
+  Location: { description: 'The URL of the created resource.', schema: { type: 'string' } },
+  'Retry-After': { description: 'Seconds to wait before retrying (rate limit, write limit, write conflict).', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  'WWW-Authenticate': {
+    description: 'RFC 6750 challenge: `Bearer realm=\"einvoicing\"`, with `error_description` saying what is expected (e.g. that a Bearer-only API does not read `X-API-Key`).',
+    schema: { type: 'string', pattern: '^Bearer ' },
+  },
+  'X-Environment-Assumed': { description: 'Sent when the request had no `X-Environment` header: it acted on `production` data, the default.', schema: { const: 'production' } },
+  ETag: { description: 'The quoted version of the resource (use it in `If-Match`).', schema: { type: 'string' } },
+};
+
+/** Attaches the response headers to the responses they appear on (one rule per header). */
+function declareResponseHeaders(paths: Record<string, PathItem>): void {
+  for (const [path, item] of Object.entries(paths)) {
+    for (const op of Object.values(item) as OperationObject[]) {
+      const params = new Set((op.parameters ?? []).map((p) => p.name));
+      for (const [status, res] of Object.entries(op.responses)) {
+        const h: Record<string, HeaderObject> = { ...(res.headers ?? {}), 'X-Request-Id': RESPONSE_HEADERS['X-Request-Id']! };
+        if (status === '401') h['WWW-Authenticate'] = RESPONSE_HEADERS['WWW-Authenticate']!;
+        if (status === '429' || status === '503' || status === '409') h['Retry-After'] = RESPONSE_HEADERS['Retry-After']!;
+        if (params.has('Idempotency-Key')) h['Idempotent-Replayed'] = RESPONSE_HEADERS['Idempotent-Replayed']!;
+        if (params.has('X-Environment')) h['X-Environment-Assumed'] = RESPONSE_HEADERS['X-Environment-Assumed']!;
+        if (status === '201') h.Location = RESPONSE_HEADERS.Location!;
+        if (path.startsWith('/v3/connect/credits') && status.startsWith('2')) h.ETag = RESPONSE_HEADERS.ETag!;
+        op.responses[status] = { ...res, headers: h };
+      }
+    }
+  }
+}
+
 export function openApiDocument(): Record<string, unknown> {
   if (cached) return cached;
   const paths: Record<string, PathItem> = {};
@@ -62,21 +97,31 @@ export function openApiDocument(): Record<string, unknown> {
     }
   }
   attachRecordedExamples(paths);
+  declareResponseHeaders(paths);
   cached = {
     openapi: '3.1.0',
     info: {
       title: 'E-invoicing ledger service',
       version: '3.0.0',
       description:
-        'Submission, delivery and status of tax documents; Connect company onboarding; credit allowances (internal sandbox preview). Every error uses its API family\'s envelope (SPEC section 7). Every response carries `X-Request-Id`.',
+        'Submission, delivery and status of tax documents; Connect company onboarding; credit allowances (internal sandbox preview). Every error uses its API family\'s envelope. Every response carries `X-Request-Id`. A method a path does not serve is answered 405 in the family\'s error envelope (`components.responses.MethodNotAllowed`). Limits on request sizes: see `components.responses.LimitExceeded`.',
     },
     servers: [{ url: '/' }],
     // One tag per name (two files of the Documents family share theirs; the first description wins).
-    tags: [...new Map(FAMILY_DOCUMENTS.map((f) => [f.tag.name, f.tag] as const)).values(), { name: 'Credit webhooks', description: 'HTTP callbacks for credit activity (SPEC 6.1).' }, { name: 'Purchase webhooks', description: 'The callback announcing a stored purchase invoice (SPEC 6).' }],
+    // Only tags with operations under `paths`: the callbacks are listed under `webhooks`, not as empty tag sections.
+    tags: [...new Map(FAMILY_DOCUMENTS.map((f) => [f.tag.name, f.tag] as const)).values()],
     paths,
     webhooks: webhooks(),
     components: {
       schemas,
+      responses: {
+        MethodNotAllowed: {
+          description:
+            'The path exists but not with this method: 405 in the family\'s error envelope (code `CONNECT_METHOD_NOT_ALLOWED`, `method_not_allowed` or `METHOD_NOT_ALLOWED`).',
+          headers: { 'X-Request-Id': RESPONSE_HEADERS['X-Request-Id'] },
+          content: { 'application/json': { schema: { anyOf: ['ConnectError', 'UnifyError', 'EarlierError', 'DocumentsError', 'SystemError'].map((n) => ({ $ref: `#/components/schemas/${n}` })) } } },
+        },
+      },
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: '`Authorization: Bearer <API_KEY>` (Unify, Documents; also accepted by Connect and credits).' },
         apiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: '`X-API-Key: <API_KEY>` (Connect and credits; send one header, not both).' },

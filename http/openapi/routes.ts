@@ -16,6 +16,8 @@ const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/package.jso
 const ASSETS: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',
   'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+  'favicon-16x16.png': 'image/png',
 };
 const assetCache = new Map<string, Buffer>();
 
@@ -25,6 +27,8 @@ const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <title>E-invoicing ledger service: API reference</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" type="image/png" sizes="32x32" href="/docs/assets/favicon-32x32.png">
+<link rel="icon" type="image/png" sizes="16x16" href="/docs/assets/favicon-16x16.png">
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
 </head>
 <body>
@@ -45,26 +49,36 @@ window.ui = SwaggerUIBundle({
 </html>
 `;
 
+async function asset(name: string): Promise<Buffer> {
+  let body = assetCache.get(name);
+  if (!body) {
+    body = await readFile(path.join(SWAGGER_UI_DIR, name));
+    assetCache.set(name, body);
+  }
+  return body;
+}
+
 export function documentationRoutes(router: Router): void {
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument();
+  });
+  // Browsers ask for /favicon.ico whatever the page names: the same icon.
+  router.get('/favicon.ico', async (ctx) => {
+    ctx.type = 'image/png';
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.body = await asset('favicon-32x32.png');
   });
   router.get('/docs', (ctx) => {
     ctx.type = 'text/html; charset=utf-8';
     ctx.body = PAGE;
   });
   router.get('/docs/assets/:asset', async (ctx) => {
-    const asset = ctx.params.asset!;
-    const type = Object.hasOwn(ASSETS, asset) ? ASSETS[asset] : undefined;
-    if (!type) throw new HttpProblem(404, `no asset ${asset.slice(0, 60)}`);
-    let body = assetCache.get(asset);
-    if (!body) {
-      body = await readFile(path.join(SWAGGER_UI_DIR, asset));
-      assetCache.set(asset, body);
-    }
+    const name = ctx.params.asset!;
+    const type = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
+    if (!type) throw new HttpProblem(404, `no asset ${name.slice(0, 60)}`);
     ctx.type = type;
     ctx.set('Cache-Control', 'public, max-age=3600');
-    ctx.body = body;
+    ctx.body = await asset(name);
   });
   router.get('/metrics', async (ctx) => {
     ctx.type = metricsContentType;

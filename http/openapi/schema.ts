@@ -3,6 +3,8 @@
  * closed (`additionalProperties: false`) so that a field the document does not name fails the
  * response check every HTTP test suite runs; request bodies say what the handlers accept.
  */
+import { readFileSync } from 'node:fs';
+
 export type Schema = Record<string, unknown>;
 
 export const str: Schema = { type: 'string' };
@@ -54,6 +56,12 @@ export interface ParameterObject {
 export interface MediaType {
   schema: Schema;
   example?: unknown;
+  examples?: Record<string, { summary: string; description?: string; value: unknown }>;
+}
+
+/** A runnable request from the repository's `examples/` folder (the same files the docs use). */
+export function exampleFile(name: string): unknown {
+  return JSON.parse(readFileSync(new URL(`../../examples/${name}`, import.meta.url), 'utf8'));
 }
 
 export interface ResponseObject {
@@ -116,7 +124,7 @@ export const headers = {
   environment: (description: string, values: readonly string[]): ParameterObject => ({
     name: 'X-Environment',
     in: 'header',
-    description,
+    description: `${description}. Without the header the request acts on production data, and the answer carries \`X-Environment-Assumed: production\`.`,
     schema: { type: 'string', enum: [...values] },
   }),
 };

@@ -62,15 +62,24 @@ export const systemDocument: FamilyDocument = {
         responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: str } } }, ...errorResponses.system([400, 500]) },
       },
     },
+    '/favicon.ico': {
+      get: {
+        operationId: 'favicon',
+        summary: 'The icon of the reference page',
+        tags: ['System'],
+        security: [],
+        responses: { 200: { description: 'A PNG icon', content: { 'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } } } }, ...errorResponses.system([400, 500]) },
+      },
+    },
     '/docs/assets/{asset}': {
       get: {
         operationId: 'docsAsset',
         summary: 'The reference page\'s renderer (swagger-ui), served from the installed package',
         tags: ['System'],
         security: [],
-        parameters: [{ name: 'asset', in: 'path', required: true, schema: enumOf(['swagger-ui.css', 'swagger-ui-bundle.js']) }],
+        parameters: [{ name: 'asset', in: 'path', required: true, schema: enumOf(['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'favicon-16x16.png']) }],
         responses: {
-          200: { description: 'The asset', content: { 'text/css': { schema: str }, 'application/javascript': { schema: str } } },
+          200: { description: 'The asset', content: { 'text/css': { schema: str }, 'application/javascript': { schema: str }, 'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } } } },
           ...errorResponses.system([400, 404, 500]),
         },
       },

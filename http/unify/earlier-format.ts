@@ -12,51 +12,15 @@ import { derivedFlags, resolveLogicalDocumentType, supportedCountries } from '..
 import { listMalaysianDocuments } from '../../readmodels/sales-documents.js';
 import type { HttpDeps } from '../app.js';
 import type { AuthContext } from '../auth.js';
-import { NonEmptyObject, NonEmptyString, decode, oneOf } from '../decode.js';
+import { payloadLimitProblem } from '../../domain/validation/limits.js';
+import { decode } from '../decode.js';
 import { HttpProblem, toProblem, type ProblemDetail } from '../errors.js';
 import { commandContext } from '../request-context.js';
+import { EARLIER_ENVIRONMENTS, ListRequest, SubmitRequest } from './codecs.js';
 import { resolveSource } from './source.js';
 import { submitUseCaseDeps } from './submit-deps.js';
 
-const ENVIRONMENTS = ['sandbox', 'simulation', 'production', 'prod'] as const;
-const EARLIER_COUNTRIES = ['SA', 'MY', 'BE', 'AE', 'SG', 'DE'] as const;
-
-const LogicalDocumentType = t.union([
-  NonEmptyString,
-  t.intersection([t.type({ base: NonEmptyString }), t.partial({ modifiers: t.array(t.string), variant: t.union([t.string, t.null]) })]),
-]);
-
-const SubmitRequest = t.intersection([
-  t.type({
-    action: t.literal('submit'),
-    purpose: oneOf(['invoicing', 'MAPPING'] as const, 'purpose'),
-    env: oneOf(ENVIRONMENTS, 'env'),
-    defaults: t.intersection([
-      t.type({
-        country: oneOf(EARLIER_COUNTRIES, 'country'),
-        logicalDocumentType: LogicalDocumentType,
-        source: t.type({ name: NonEmptyString, version: NonEmptyString }),
-      }),
-      t.partial({ destinations: t.array(t.intersection([t.type({ type: NonEmptyString }), t.UnknownRecord])) }),
-    ]),
-    invoices: t.array(
-      t.intersection([
-        t.type({ payload: NonEmptyObject }),
-        t.partial({ externalId: t.union([t.string, t.null]), logicalDocumentType: LogicalDocumentType }),
-      ]),
-    ),
-  }),
-  t.partial({ options: t.partial({ continueOnError: t.boolean, submitToGovernment: t.boolean }) }),
-]);
-
-const ListRequest = t.intersection([
-  t.type({
-    action: t.literal('list'),
-    env: oneOf(ENVIRONMENTS, 'env'),
-    filters: t.intersection([t.type({ uuid: NonEmptyString, documentId: NonEmptyString }), t.partial({ country: t.literal('MY') })]),
-  }),
-  t.partial({ page: t.number, limit: t.number, sort: t.string }),
-]);
+const ENVIRONMENTS = EARLIER_ENVIRONMENTS;
 
 function invalid(message: string, path: (string | number)[], details?: ProblemDetail[]): HttpProblem {
   return new HttpProblem(400, message, { path, details: details ?? [{ code: 'REQ_INVALID_INPUT', message, path }] });
@@ -108,6 +72,13 @@ async function submit(ctx: Context, deps: HttpDeps, raw: Record<string, unknown>
     throw invalid(`invoices must hold 1 to 10 items, got ${raw.invoices.length}`, ['invoices']);
   }
   const request = decodeOrThrow(SubmitRequest, raw);
+  for (const [index, item] of request.invoices.entries()) {
+    const limit = payloadLimitProblem(item.payload);
+    if (limit) {
+      const path = ['invoices', index, 'payload', ...limit.path];
+      throw new HttpProblem(413, limit.message, { path, details: [{ code: 'REQ_PAYLOAD_TOO_LARGE', message: limit.message, path }] });
+    }
+  }
   const environment = checkEnvironment(auth, request.env);
   const options = request.options ?? {};
   if (!purposeAllowed('earlier', request.purpose, options.submitToGovernment)) {
@@ -253,5 +224,7 @@ export async function handleEarlierFormat(ctx: Context, deps: HttpDeps) {
     }
     throw err;
   }
-  throw invalid('action must be "submit" or "list"', ['action']);
+  // A new-format body sent without its header: say which header selects the new format.
+  const looksNew = raw.action === undefined && ['payload', 'documentType', 'environment', 'invoices'].some((k) => k in raw);
+  throw invalid(looksNew ? 'action must be "submit" or "list"; this body looks like the new request format: send the header new-api: true with it' : 'action must be "submit" or "list"', ['action']);
 }

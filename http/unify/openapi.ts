@@ -1,5 +1,10 @@
-/** Unify in the OpenAPI document (SPEC.md 2.1-2.5, 4.1): both request formats on one path, selected by `new-api`. */
+/** Unify in the OpenAPI document: both request formats on one path, selected by `new-api`. */
+import { jsonSchemaOf } from '../../domain/schema/json-schema.js';
+import { coreDocumentJsonSchema } from '../../domain/validation/codec.js';
+import { requirementsCatalogue, supportedCountries } from '../../domain/validation/index.js';
 import { errorResponses } from '../openapi/errors.js';
+import { ListRequest, LogicalDocumentType, NewBatch, NewSubmission, SubmitRequest } from './codecs.js';
+
 import {
   any,
   arr,
@@ -8,6 +13,7 @@ import {
   describe as described,
   dateTime,
   enumOf,
+  exampleFile,
   headers,
   int,
   json,
@@ -24,20 +30,58 @@ import {
 
 const bearer = [{ bearerAuth: [] }];
 const nonEmpty: Schema = { type: 'string', minLength: 1 };
-const documentType = looseObj({ base: nonEmpty, modifiers: arr(str) }, { variant: nullable(str) });
-const logicalDocumentType: Schema = { anyOf: [nonEmpty, looseObj({ base: nonEmpty }, { modifiers: arr(str), variant: nullable(str) })] };
-const newSubmission = looseObj(
-  {
-    country: describe(nonEmpty, 'ISO 3166-1 alpha-2; supported: AE, SA, MY, BE, DE'),
-    environment: enumOf(['sandbox', 'production'], 'must match the key\'s environment'),
-    purpose: constant('invoicing'),
-    source: describe(nonEmpty, '`name:version` of one of the workspace\'s sources'),
-    documentType,
-    payload: openObject,
-  },
-  {},
-  { not: { required: ['action'] } },
-);
+const logicalDocumentType: Schema = jsonSchemaOf(LogicalDocumentType);
+
+/** `lineItems[3].name` / `lineItems[].name` → `lineItems[].name`. */
+const shape = (path: string) => path.replace(/\[\d*\]/g, '[]');
+
+/**
+ * The core document with the tax-invoice requirement of every field per country in its
+ * description, from the requirements catalogue (the validator's own rule sets). The exact
+ * requirements of any document type: `GET /api/v3/unify/requirements`.
+ */
+function coreDocumentWithRequirements(): Schema {
+  const byPath = new Map<string, { required: string[]; conditional: string[] }>();
+  for (const country of supportedCountries) {
+    const catalogue = requirementsCatalogue({ country, base: 'tax_invoice', modifiers: [], variant: null });
+    if (!catalogue.ok) continue;
+    for (const field of catalogue.value.fields) {
+      if (field.requirement === 'optional') continue;
+      const key = shape(field.path);
+      const entry = byPath.get(key) ?? { required: [], conditional: [] };
+      if (entry.required.includes(country) || entry.conditional.some((c) => c.startsWith(`${country} `))) continue;
+      if (field.requirement === 'required') entry.required.push(country);
+      else entry.conditional.push(`${country} (${field.conditions.join('; ')})`);
+      byPath.set(key, entry);
+    }
+  }
+  const describeRequirement = ({ required, conditional }: { required: string[]; conditional: string[] }): string => {
+    const parts = [];
+    if (required.length === supportedCountries.length) parts.push('required in every country');
+    else if (required.length > 0) parts.push(`required in ${required.join(', ')}`);
+    if (conditional.length > 0) parts.push(`conditional in ${conditional.join(', ')}`);
+    if (required.length + conditional.length < supportedCountries.length) parts.push('optional elsewhere');
+    return `Tax invoice: ${parts.join('; ')}.`;
+  };
+  const walk = (node: Schema, path: string): void => {
+    const properties = node.properties as Record<string, Schema> | undefined;
+    for (const [name, child] of Object.entries(properties ?? {})) {
+      const childPath = path ? `${path}.${name}` : name;
+      const requirement = byPath.get(childPath);
+      if (requirement) child.description = [child.description, describeRequirement(requirement)].filter(Boolean).join(' ');
+      walk(child, childPath);
+      const items = child.items as Schema | undefined;
+      if (items) walk(items, `${childPath}[]`);
+    }
+  };
+  const schema = coreDocumentJsonSchema();
+  walk(schema, '');
+  schema.description =
+    'The core document (the `payload` of a new-format submission with the identity mapping). `null` means absent. ' +
+    'Each field says for which countries a tax invoice requires it; other document types and modifiers change this: ' +
+    '`GET /api/v3/unify/requirements` gives the exact list. A member the service does not read is accepted with a warning in the answer.';
+  return schema;
+}
 
 function describe(s: Schema, description: string): Schema {
   return { ...s, description };
@@ -53,45 +97,42 @@ const validationError = obj({
   path: ref('ErrorPath'),
   rule: obj({ code: str, message: str, severity: str, ruleSet: str }),
 });
-const validationWarning = obj({ code: str, message: str, field: nullable(str), payloadField: nullable(str) });
+const validationWarning = obj(
+  { code: str, message: str, field: nullable(str), payloadField: nullable(str) },
+  { suggestion: described(nullable(str), 'For `UNKNOWN_FIELD`: the known name closest to the unknown one.') },
+  { description: 'A validation warning, or `UNKNOWN_FIELD`: a payload member the service does not read (`payloadField`), with the closest known name.' },
+);
 
 const schemas: Record<string, Schema> = {
-  UnifySubmission: { ...newSubmission, description: 'New format (header `new-api: true`), SPEC.md 2.1.' },
-  UnifyBatch: looseObj({ invoices: arr(ref('UnifySubmission'), { minItems: 1 }) }, {}, { not: { required: ['action'] }, description: 'New format, several documents: each item is answered on its own.' }),
-  EarlierSubmit: looseObj(
-    {
-      action: constant('submit'),
-      purpose: enumOf(['invoicing', 'MAPPING']),
-      env: enumOf(['sandbox', 'simulation', 'production', 'prod']),
-      defaults: looseObj(
-        {
-          country: enumOf(['SA', 'MY', 'BE', 'AE', 'SG', 'DE']),
-          logicalDocumentType,
-          source: looseObj({ name: nonEmpty, version: nonEmpty }),
-        },
-        { destinations: arr(looseObj({ type: nonEmpty })) },
-      ),
-      invoices: arr(looseObj({ payload: { type: 'object', minProperties: 1 } }, { externalId: nullable(str), logicalDocumentType }), { minItems: 1, maxItems: 10 }),
-    },
-    { options: looseObj({}, { continueOnError: bool, submitToGovernment: bool }) },
-    { description: 'Earlier format, `action: submit` (no `new-api` header), SPEC.md 2.3. `metaConfig` is refused.' },
-  ),
-  EarlierList: looseObj(
-    {
-      action: constant('list'),
-      env: enumOf(['sandbox', 'simulation', 'production', 'prod']),
-      filters: looseObj({ uuid: nonEmpty, documentId: nonEmpty }, { country: constant('MY') }),
-    },
-    { page: { type: 'integer', minimum: 1 }, limit: { type: 'integer', minimum: 1, maximum: 100 }, sort: enumOf(['createdAt:desc', 'createdAt:asc']) },
-    { description: 'Earlier format, `action: list` (Malaysia), SPEC.md 2.3.' },
-  ),
-  UnifyAccepted: obj({ documentId: str, documentNumber: str, message: str, Base64XML: describe(str, 'Base64 of the e-invoice XML; empty where not produced yet (Saudi)') }),
+  CoreDocument: coreDocumentWithRequirements(),
+  UnifySubmission: { ...jsonSchemaOf(NewSubmission), description: 'New format (header `new-api: true`). Unknown members are refused (400).' },
+  UnifyBatch: { ...jsonSchemaOf(NewBatch), description: 'New format, several documents: each item is answered on its own.' },
+  EarlierSubmit: {
+    ...jsonSchemaOf(SubmitRequest),
+    description: 'Earlier format, `action: submit` (no `new-api` header). `metaConfig` is refused. `defaults.country` SG is part of the format but has no rule sets and is refused.',
+  },
+  EarlierList: { ...jsonSchemaOf(ListRequest), description: 'Earlier format, `action: list` (Malaysia).' },
+  UnifyAccepted: obj({
+    kind: constant('document'),
+    documentId: str,
+    documentNumber: str,
+    message: str,
+    Base64XML: describe(str, 'Base64 of the e-invoice XML; empty where not produced yet (Saudi)'),
+    warnings: describe(arr(ref('UnifyValidationWarning')), 'Payload members the service does not read (`UNKNOWN_FIELD`); empty when there are none.'),
+  }),
+  UnifyValidationWarning: validationWarning,
+  UnifyNewFormatResult: {
+    oneOf: [ref('UnifyAccepted'), ref('UnifyBatchResult')],
+    discriminator: { propertyName: 'kind', mapping: { document: '#/components/schemas/UnifyAccepted', batch: '#/components/schemas/UnifyBatchResult' } },
+    description: 'The 200 of the new format: one document (`kind: document`) or a batch (`kind: batch`).',
+  },
   UnifyValidationFailure: obj(
-    { documentId: str, documentNumber: nullable(str), message: str, errors: arr(validationError), warnings: arr(validationWarning) },
+    { documentId: str, documentNumber: nullable(str), message: str, errors: arr(validationError), warnings: arr(ref('UnifyValidationWarning')) },
     {},
     { description: '422: the document failed validation; it is stored as needing correction.' },
   ),
   UnifyBatchResult: obj({
+    kind: constant('batch'),
     summary: obj({ total: int, success: int, failed: int }),
     results: arr(
       obj(
@@ -102,7 +143,8 @@ const schemas: Record<string, Schema> = {
           message: str,
           Base64XML: str,
           errors: arr(any),
-          warnings: arr(validationWarning),
+          warnings: arr(ref('UnifyValidationWarning')),
+          kind: constant('document'),
           code: str,
           path: ref('ErrorPath'),
           requestId: str,
@@ -195,11 +237,22 @@ export const unifyDocument: FamilyDocument = {
         ],
         requestBody: {
           required: true,
-          content: json({ oneOf: [ref('UnifySubmission'), ref('UnifyBatch'), ref('EarlierSubmit'), ref('EarlierList')] }),
+          content: {
+            'application/json': {
+              schema: { oneOf: [ref('UnifySubmission'), ref('UnifyBatch'), ref('EarlierSubmit'), ref('EarlierList')] },
+              // Real invoices for the source of examples/connect-company.json (sandbox).
+              examples: {
+                aeTaxInvoice: { summary: 'UAE tax invoice (new format, new-api: true)', value: exampleFile('ae-tax-invoice.json') },
+                aeCreditNote: { summary: 'UAE credit note (new format, new-api: true)', value: exampleFile('ae-credit-note.json') },
+                aeExportInvoice: { summary: 'UAE export invoice (new format, new-api: true)', value: exampleFile('ae-export-invoice.json') },
+                myEarlierBatch: { summary: 'Two Malaysian invoices (earlier format, without new-api)', value: exampleFile('my-earlier-format-batch.json') },
+              },
+            },
+          },
         },
         responses: {
-          200: response('New format: accepted document or batch result. Earlier format: the success envelope.', {
-            oneOf: [ref('UnifyAccepted'), ref('UnifyBatchResult'), ref('EarlierSubmitResult'), ref('EarlierListResult')],
+          200: response('New format: `UnifyNewFormatResult` (discriminated by `kind`). Earlier format: the success envelope of its action.', {
+            oneOf: [ref('UnifyNewFormatResult'), ref('EarlierSubmitResult'), ref('EarlierListResult')],
           }),
           422: response('New format: the document failed validation', ref('UnifyValidationFailure')),
           ...errorResponses.unify([400, 403, 404, 409, 413, 415, 500, 503]),

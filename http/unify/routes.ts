@@ -4,7 +4,6 @@
  * field-requirement catalogue generated from the validator's own rule sets.
  */
 import Router from '@koa/router';
-import * as t from 'io-ts';
 import type { Context } from 'koa';
 import type { SubmissionOutcome } from '../../commands/submissions.js';
 import { submitInvoice } from '../../commands/submit.js';
@@ -13,25 +12,17 @@ import { DomainError } from '../../domain/errors.js';
 import { checkDocumentType, requirementsCatalogue, supportedCountries } from '../../domain/validation/index.js';
 import type { FamilyRoutes, HttpDeps } from '../app.js';
 import { requireWritePermission, type AuthContext } from '../auth.js';
-import { JsonObject, NonEmptyString, decode } from '../decode.js';
+import { decode } from '../decode.js';
+import { NewBatch, NewSubmission } from './codecs.js';
+import type { UnknownField } from '../../domain/validation/codec.js';
+import { payloadLimitProblem } from '../../domain/validation/limits.js';
+import { payloadUnknownFields, unknownFieldWarnings, withNearMiss } from './warnings.js';
 import { HttpProblem, renderProblem, toProblem, type ErrorPath } from '../errors.js';
 import { idempotent } from '../idempotency.js';
 import { commandContext } from '../request-context.js';
 import { handleEarlierFormat } from './earlier-format.js';
 import { resolveSource } from './source.js';
 import { submitUseCaseDeps } from './submit-deps.js';
-
-const NewSubmission = t.type({
-  country: NonEmptyString,
-  environment: NonEmptyString,
-  purpose: NonEmptyString,
-  source: NonEmptyString,
-  documentType: t.intersection([
-    t.type({ base: NonEmptyString, modifiers: t.array(t.string) }),
-    t.partial({ variant: t.union([t.string, t.null]) }),
-  ]),
-  payload: JsonObject,
-});
 
 const at = (prefix: ErrorPath, ...rest: (string | number)[]) => [...prefix, ...rest];
 
@@ -42,15 +33,17 @@ export function parseSourceReference(value: string): { name: string; version: st
   return { name: value.slice(0, i), version: value.slice(i + 1) };
 }
 
-function outcomeBody(outcome: SubmissionOutcome) {
+function outcomeBody(outcome: SubmissionOutcome, unknown: readonly UnknownField[] = []) {
   if (outcome.accepted) {
     return {
       status: 200,
       body: {
         documentId: outcome.documentId,
         documentNumber: outcome.documentNumber,
+        kind: 'document' as const,
         message: 'The document passed validation and is queued for delivery.',
         Base64XML: outcome.xmlBase64 ?? '',
+        warnings: unknownFieldWarnings(unknown),
       },
     };
   }
@@ -62,13 +55,13 @@ function outcomeBody(outcome: SubmissionOutcome) {
       message: 'The document failed validation; it is stored as needing correction. Fix it and submit it again.',
       errors: outcome.report.errors.map((e) => ({
         code: e.code,
-        message: e.message,
+        message: withNearMiss(e.message, e.payloadPath ?? null, unknown),
         field: e.corePath,
         payloadField: e.payloadPath ?? null,
         path: e.path,
         rule: { code: e.code, message: e.message, severity: e.severity, ruleSet: e.ruleSet },
       })),
-      warnings: outcome.report.warnings.map((w) => ({ code: w.code, message: w.message, field: w.corePath, payloadField: w.payloadPath ?? null })),
+      warnings: [...outcome.report.warnings.map((w) => ({ code: w.code, message: w.message, field: w.corePath, payloadField: w.payloadPath ?? null })), ...unknownFieldWarnings(unknown)],
     },
   };
 }
@@ -82,6 +75,8 @@ async function submitNewFormat(ctx: Context, deps: HttpDeps, raw: unknown, prefi
     throw new HttpProblem(400, first!.message, { path: at(prefix, ...(first!.path ?? [])), details: decoded.problems.map((p) => ({ ...p, path: at(prefix, ...(p.path ?? [])) })) });
   }
   const body = decoded.value;
+  const limit = payloadLimitProblem(body.payload);
+  if (limit) throw new HttpProblem(413, limit.message, { path: at(prefix, 'payload', ...limit.path) });
   if (!purposeAllowed('new', body.purpose)) throw new HttpProblem(400, 'purpose must be "invoicing"', { path: at(prefix, 'purpose') });
   const refusal = environmentRefusal('new', auth.environment, body.environment);
   if (refusal === 'not_offered') {
@@ -122,8 +117,7 @@ async function submitNewFormat(ctx: Context, deps: HttpDeps, raw: unknown, prefi
   if (result.kind === 'credits_blocked') {
     throw new HttpProblem(403, result.message, { code: 'credits_blocked', path: at(prefix, 'source'), extra: { blockReason: result.blockReason } });
   }
-  const outcome = result.outcome;
-  return outcomeBody(outcome);
+  return outcomeBody(result.outcome, payloadUnknownFields(body.payload, source.templateId));
 }
 
 async function handleNewFormat(ctx: Context, deps: HttpDeps) {
@@ -133,6 +127,8 @@ async function handleNewFormat(ctx: Context, deps: HttpDeps) {
   if (body && typeof body === 'object' && !Array.isArray(body) && 'invoices' in body) {
     const invoices = (body as { invoices: unknown }).invoices;
     if (!Array.isArray(invoices) || invoices.length === 0) throw new HttpProblem(400, 'invoices must be a non-empty array', { path: ['invoices'] });
+    const envelope = decode(NewBatch, body);
+    if (!envelope.ok) throw new HttpProblem(400, envelope.problems[0]!.message, { path: envelope.problems[0]!.path ?? [], details: envelope.problems });
     const results = [];
     for (const [index, item] of invoices.entries()) {
       try {
@@ -145,7 +141,7 @@ async function handleNewFormat(ctx: Context, deps: HttpDeps) {
       }
     }
     const succeeded = results.filter((r) => r.status === 200).length;
-    ctx.body = { summary: { total: results.length, success: succeeded, failed: results.length - succeeded }, results };
+    ctx.body = { kind: 'batch', summary: { total: results.length, success: succeeded, failed: results.length - succeeded }, results };
     return;
   }
   const { status, body: responseBody } = await submitNewFormat(ctx, deps, body, []);

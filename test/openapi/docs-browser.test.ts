@@ -11,6 +11,7 @@ import { expect } from 'chai';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { openApiDocument } from '../../http/openapi/index.js';
 import { startTestService, withoutProcesses, type TestService } from '../support/http.js';
+import { newClient } from '../connect/support.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SCREENSHOT = path.resolve('var/docs-screenshot.png');
@@ -96,5 +97,44 @@ describe('API reference page /docs in a real browser', function () {
     expect(existsSync(SCREENSHOT)).to.equal(true);
     expect(outside, 'requests outside the server').to.deep.equal([]);
     expect(errors, 'page errors').to.deep.equal([]);
+  });
+
+  it('shows no empty tag, and has a favicon', async () => {
+    const page = await browser!.newPage();
+    await page.goto(`${t.url}/docs`);
+    await page.waitForSelector('.opblock', { timeout: 60000 });
+    const sections = await page.$$eval('.opblock-tag-section', (ss) => ss.map((s) => ({ tag: s.querySelector('.opblock-tag')?.getAttribute('data-tag'), operations: s.querySelectorAll('.opblock').length })));
+    expect(sections.length).to.be.greaterThan(5);
+    expect(sections.filter((s) => s.operations === 0), 'tags without an operation').to.deep.equal([]);
+    const icons = await page.$$eval('link[rel="icon"]', (ls) => ls.map((l) => (l as unknown as { href: string }).href));
+    expect(icons.length).to.be.greaterThan(0);
+    for (const href of [...icons, `${t.url}/favicon.ico`]) {
+      const r = await page.request.get(href);
+      expect(r.status(), href).to.equal(200);
+      expect(r.headers()['content-type'], href).to.equal('image/png');
+    }
+  });
+
+  it('submits the page\'s example invoice with "Try it out" and gets 200', async () => {
+    // The examples' source: a sandbox company "Acme ERP" v1 of a fresh workspace.
+    const c = await newClient(t);
+    await c.onboard({ sourceName: 'Acme ERP', sourceVersion: 'v1' });
+    const page = await browser!.newPage();
+    await page.goto(`${t.url}/docs`);
+    await page.waitForSelector('.opblock', { timeout: 60000 });
+    await page.evaluate((key) => (globalThis as unknown as { ui: { preauthorizeApiKey(name: string, value: string): void } }).ui.preauthorizeApiKey('bearerAuth', key), c.apiKey);
+
+    const submit = page.locator('.opblock-post', { has: page.locator('.opblock-summary-path[data-path="/api/v3/unify"]') }).first();
+    await submit.locator('.opblock-summary').first().click();
+    await submit.locator('.try-out__btn').click();
+    await submit.locator('tr[data-param-name="new-api"] select').selectOption('true');
+    const requestBody = await submit.locator('.body-param textarea').inputValue();
+    expect(JSON.parse(requestBody), 'the first example is the UAE tax invoice').to.deep.equal(JSON.parse(JSON.stringify((await import('../../http/openapi/schema.js')).exampleFile('ae-tax-invoice.json'))));
+    await submit.locator('.execute').click();
+    const status = submit.locator('.live-responses-table tbody .response-col_status').first();
+    await status.waitFor({ state: 'visible', timeout: 60000 });
+    const responseText = await submit.locator('.live-responses-table tbody .response-col_description').first().innerText();
+    expect((await status.innerText()).trim(), responseText.slice(0, 500)).to.equal('200');
+    expect(responseText).to.contain('"kind": "document"');
   });
 });

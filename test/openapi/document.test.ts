@@ -107,4 +107,32 @@ describe('OpenAPI 3.1 document', function () {
     expect(() => checkResponseAgainstDocument('GET', `${t.url}/healthz`, { status: 201, headers, text: '{"status":"ok"}', json: { status: 'ok' } })).to.throw(/not documented/);
     expect(() => checkResponseAgainstDocument('GET', `${t.url}/nowhere`, { status: 200, headers, text: '{}', json: {} })).to.throw(/not a documented operation/);
   });
+
+  it('checks response headers: a declared required one must be sent, a watched one must be declared', async () => {
+    const { checkResponseAgainstDocument } = await import('../support/openapi-check.js');
+    const ok = { status: 200, text: '{"status":"ok"}', json: { status: 'ok' } };
+    expect(() => checkResponseAgainstDocument('GET', `${t.url}/healthz`, { ...ok, headers: new Headers({ 'content-type': 'application/json' }) })).to.throw(/X-Request-Id is missing/);
+    expect(() => checkResponseAgainstDocument('GET', `${t.url}/healthz`, { ...ok, headers: new Headers({ 'content-type': 'application/json', 'x-request-id': 'r1', location: '/x' }) })).to.throw(/Location is not declared/);
+    expect(() => checkResponseAgainstDocument('GET', `${t.url}/healthz`, { ...ok, headers: new Headers({ 'content-type': 'application/json', 'x-request-id': 'r1' }) })).to.not.throw();
+    const unauthorized = doc.paths['/api/v3/unify']!.post.responses['401'];
+    expect(unauthorized.headers['WWW-Authenticate'].schema).to.deep.equal({ type: 'string', pattern: '^Bearer ' });
+  });
+
+  it('has real request examples (examples/), each valid against its request schema', async () => {
+    const { schemaErrors } = await import('../support/openapi-check.js');
+    let examples = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const m of METHODS) {
+        const media = item[m]?.requestBody?.content?.['application/json'] as { schema: unknown; examples?: Record<string, { value: unknown }> } | undefined;
+        for (const [name, example] of Object.entries(media?.examples ?? {})) {
+          examples++;
+          expect(schemaErrors(media!.schema, example.value), `${m} ${path} ${name}`).to.deep.equal([]);
+        }
+      }
+    }
+    expect(examples).to.be.at.least(5);
+    const typo = structuredClone(doc.paths['/api/v3/unify']!.post.requestBody.content['application/json'].examples.aeTaxInvoice.value);
+    typo.payload.header.documentNumbr = typo.payload.header.documentNumber;
+    expect(schemaErrors({ $ref: '#/components/schemas/UnifySubmission' }, typo).join(' ')).to.contain('must NOT have additional properties');
+  });
 });

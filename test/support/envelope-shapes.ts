@@ -10,9 +10,10 @@ export function expectFamilyShape(path: string, headers: Record<string, string>,
     expect(r.text, where).to.equal('Authentication required');
     return;
   }
-  // The system routes' pages and text (API reference page and its assets, Prometheus metrics) are
-  // not JSON; what a 2xx may carry is the OpenAPI document's business (checked by call()).
-  if (r.status < 400 && (path === '/docs' || path.startsWith('/docs/') || path === '/metrics' || path.startsWith('/metrics?') || path.startsWith('/docs?'))) return;
+  // The system routes' pages and text (API reference page and its assets, its icon, Prometheus
+  // metrics) are not JSON; what a 2xx may carry is the OpenAPI document's business (checked by call()).
+  const page = path.split('?')[0];
+  if (r.status < 400 && (page === '/docs' || page!.startsWith('/docs/') || page === '/metrics' || page === '/favicon.ico')) return;
   expect(type, where).to.contain('application/json');
   const body = r.json;
   if (path.startsWith('/v3/connect')) {

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { openApiDocument } from '../../http/openapi/index.js';
+import { openApiDocument, RESPONSE_HEADERS } from '../../http/openapi/index.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 
@@ -101,6 +101,24 @@ function check(where: string, key: string, schema: unknown, response: ObservedRe
   }
 }
 
+/** The response headers the document declares: one present must be declared for its response, one required must be present. */
+const WATCHED_HEADERS = Object.keys(RESPONSE_HEADERS);
+
+function checkHeaders(where: string, key: string, declared: Record<string, { required?: boolean; schema: unknown }>, received: Headers): void {
+  const byLower = new Map(Object.entries(declared).map(([name, h]) => [name.toLowerCase(), { name, ...h }]));
+  for (const name of WATCHED_HEADERS) {
+    const value = received.get(name);
+    const d = byLower.get(name.toLowerCase());
+    if (value === null) {
+      if (d?.required) throw new Error(`${where}: the required response header ${name} is missing`);
+      continue;
+    }
+    if (!d) throw new Error(`${where}: the response header ${name} is not declared for this response`);
+    const validate = validatorFor(`header ${key} ${name}`, d.schema);
+    if (!validate(value)) throw new Error(`${where}: the response header ${name}: ${JSON.stringify(value)} does not match the document`);
+  }
+}
+
 /** Throws when the response is not what the OpenAPI document promises for this request. */
 export function checkResponseAgainstDocument(method: string, url: string, response: ObservedResponse): void {
   const { pathname } = new URL(url);
@@ -119,17 +137,20 @@ export function checkResponseAgainstDocument(method: string, url: string, respon
     check(where, `fallback ${prefix}`, { anyOf: names.map((n) => ({ $ref: `https://openapi.invalid/components#/$defs/${n}` })) }, response, mediaType);
     return;
   }
-  const responses = found.operation.responses as Record<string, { content?: Record<string, { schema: unknown }> }>;
+  const responses = found.operation.responses as Record<string, { content?: Record<string, { schema: unknown }>; headers?: Record<string, { required?: boolean; schema: unknown }> }>;
   const statusKey = [String(response.status), `${String(response.status)[0]}XX`, 'default'].find((k) => responses[k]);
   if (!statusKey) throw new Error(`${where}: status ${response.status} is not documented for ${method} ${found.template} (documented: ${Object.keys(responses).join(', ')})`);
   const content = responses[statusKey]!.content;
+  const headersOf = () => checkHeaders(where, `${method} ${found.template} ${statusKey}`, responses[statusKey]!.headers ?? {}, response.headers);
   if (!content) {
     if (response.text !== '') throw new Error(`${where}: a body where the document has none`);
+    headersOf();
     return;
   }
   const media = content[mediaType];
   if (!media) throw new Error(`${where}: content type ${mediaType || '(none)'} is not documented (documented: ${Object.keys(content).join(', ')})`);
   check(where, `${method} ${found.template} ${statusKey} ${mediaType}`, media.schema, response, mediaType);
+  headersOf();
   // Not the document itself as an example of the document.
   if (RECORD_TO && mediaType === 'application/json' && found.template !== '/openapi.json') {
     const key = `${method.toLowerCase()} ${found.template} ${response.status}`;

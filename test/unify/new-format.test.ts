@@ -22,7 +22,10 @@ describe('Unify new format and the sales document status (SPEC.md 2.1, 2.4, 2.6,
     const payload = uaeInvoice();
     const r = await u.submit(u.request(payload));
     expect(r.status, r.text).to.equal(200);
-    expect(r.json).to.have.all.keys('documentId', 'documentNumber', 'message', 'Base64XML');
+    // The four fields of the interface, plus the discriminator and the unknown-field warnings (none here).
+    expect(r.json).to.have.all.keys('kind', 'documentId', 'documentNumber', 'message', 'Base64XML', 'warnings');
+    expect(r.json.kind).to.equal('document');
+    expect(r.json.warnings).to.deep.equal([]);
     expect(r.json.documentNumber).to.equal(payload.header.documentNumber);
     const xml = Buffer.from(r.json.Base64XML, 'base64').toString('utf8');
     expect(xml).to.contain('<cbc:CustomizationID>urn:peppol:pint:billing-1@ae-1</cbc:CustomizationID>');
