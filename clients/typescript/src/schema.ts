@@ -1067,6 +1067,8 @@ export interface components {
             invoiceNumber: string | null;
             supplierName: string | null;
             companyId: string;
+            /** @description Purchases stored earlier with the same supplier, document type and number: this one is probably a re-send of them (a different document, stored all the same) */
+            probableResendOf: string[];
         };
         /** @description The core document (the `payload` of a new-format submission with the identity mapping). `null` means absent. Each field says for which countries a tax invoice requires it; other document types and modifiers change this: `GET /api/v3/unify/requirements` gives the exact list. A member the service does not read is accepted with a warning in the answer. */
         CoreDocument: {
@@ -1101,15 +1103,16 @@ export interface components {
                     /** @description Tax invoice: conditional in AE (required when header.currency is given and header.currency is not AED); optional elsewhere. */
                     rate?: number | null;
                 } | null;
+                /** @description Tax invoice: conditional in DE (required when parties.delivery.deliveryDate is absent); optional elsewhere. */
                 invoicePeriod?: {
                     /**
                      * Format: date
-                     * @description YYYY-MM-DD
+                     * @description YYYY-MM-DD Tax invoice: conditional in DE (required when parties.delivery.deliveryDate is absent); optional elsewhere.
                      */
                     startDate?: string | null;
                     /**
                      * Format: date
-                     * @description YYYY-MM-DD
+                     * @description YYYY-MM-DD Tax invoice: conditional in DE (required when parties.delivery.deliveryDate is absent); optional elsewhere.
                      */
                     endDate?: string | null;
                     /** @description a code from the field's code list (ISO 3166 country, ISO 4217 currency, emirate, frequency) */
@@ -1128,6 +1131,8 @@ export interface components {
                     code?: string | null;
                     description?: string | null;
                 } | null;
+                buyerReference?: string | null;
+                purchaseOrderReference?: string | null;
             } | null;
             /** @description Tax invoice: required in every country. */
             parties?: {
@@ -1140,8 +1145,12 @@ export interface components {
                         /** @description Tax invoice: required in AE, SA, MY; optional elsewhere. */
                         addressLine1?: string | null;
                         addressLine2?: string | null;
+                        buildingNumber?: string | number | null;
+                        additionalNumber?: string | number | null;
+                        district?: string | null;
                         /** @description Tax invoice: required in AE, SA, MY, DE; optional elsewhere. */
                         city?: string | null;
+                        /** @description Tax invoice: required in DE; optional elsewhere. */
                         postalCode?: string | number | null;
                         /** @description a code from the field's code list (ISO 3166 country, ISO 4217 currency, emirate, frequency) Tax invoice: required in AE, MY; optional elsewhere. */
                         stateOrProvince?: string | null;
@@ -1164,6 +1173,15 @@ export interface components {
                     }[] | null;
                     /** @description Tax invoice: required in AE, BE, DE; optional elsewhere. */
                     peppolId?: string | null;
+                    /** @description Tax invoice: required in DE; optional elsewhere. */
+                    contact?: {
+                        /** @description Tax invoice: required in DE; optional elsewhere. */
+                        name?: string | null;
+                        /** @description Tax invoice: required in DE; optional elsewhere. */
+                        phone?: string | null;
+                        /** @description Tax invoice: required in DE; optional elsewhere. */
+                        email?: string | null;
+                    } | null;
                 } | null;
                 /** @description Tax invoice: required in every country. */
                 buyer?: {
@@ -1174,8 +1192,12 @@ export interface components {
                         /** @description Tax invoice: required in AE, SA, MY; optional elsewhere. */
                         addressLine1?: string | null;
                         addressLine2?: string | null;
+                        buildingNumber?: string | number | null;
+                        additionalNumber?: string | number | null;
+                        district?: string | null;
                         /** @description Tax invoice: required in AE, SA, MY, DE; optional elsewhere. */
                         city?: string | null;
+                        /** @description Tax invoice: required in DE; optional elsewhere. */
                         postalCode?: string | number | null;
                         /** @description a code from the field's code list (ISO 3166 country, ISO 4217 currency, emirate, frequency) Tax invoice: required in AE, MY; optional elsewhere. */
                         stateOrProvince?: string | null;
@@ -1198,13 +1220,27 @@ export interface components {
                     }[] | null;
                     /** @description Tax invoice: required in AE, BE, DE; optional elsewhere. */
                     peppolId?: string | null;
+                    contact?: {
+                        name?: string | null;
+                        phone?: string | null;
+                        email?: string | null;
+                    } | null;
                 } | null;
+                /** @description Tax invoice: conditional in DE (required when parties.delivery.address is given); optional elsewhere. */
                 delivery?: {
                     name?: string | null;
+                    /**
+                     * Format: date
+                     * @description YYYY-MM-DD
+                     */
+                    deliveryDate?: string | null;
+                    /** @description Tax invoice: conditional in DE (required when parties.delivery.address is given); optional elsewhere. */
                     address?: {
                         addressLine1?: string | null;
                         addressLine2?: string | null;
+                        /** @description Tax invoice: conditional in DE (required when parties.delivery.address is given); optional elsewhere. */
                         city?: string | null;
+                        /** @description Tax invoice: conditional in DE (required when parties.delivery.address is given); optional elsewhere. */
                         postalCode?: string | number | null;
                         /** @description a code from the field's code list (ISO 3166 country, ISO 4217 currency, emirate, frequency) */
                         countrySubdivision?: string | null;
@@ -1213,7 +1249,7 @@ export interface components {
                     } | null;
                 } | null;
             } | null;
-            /** @description Tax invoice: required in AE; optional elsewhere. */
+            /** @description Tax invoice: required in AE; conditional in SA (required when taxCategory is E; required when taxCategory is O), BE (required when taxCategory is E), DE (required when taxCategory is E); optional elsewhere. */
             lineItems?: {
                 id?: string | number | null;
                 /** @description Tax invoice: conditional in AE (required when the other of name and description is absent); optional elsewhere. */
@@ -1248,8 +1284,9 @@ export interface components {
                     amount?: number | null;
                     grossPrice?: number | null;
                 } | null;
+                /** @description Tax invoice: conditional in SA (required when taxCategory is E; required when taxCategory is O), BE (required when taxCategory is E), DE (required when taxCategory is E); optional elsewhere. */
                 taxExemptionReason?: string | null;
-                /** @description Tax invoice: conditional in AE (required when the line taxCategory is E); optional elsewhere. */
+                /** @description Tax invoice: conditional in AE (required when the line taxCategory is E), SA (required when taxCategory is E; required when taxCategory is O), BE (required when taxCategory is E), DE (required when taxCategory is E); optional elsewhere. */
                 taxExemptionReasonCode?: string | null;
                 /** @description A flat map of string, number or boolean values; the names listed are the ones the service reads. Tax invoice: conditional in AE (required when the line taxCategory is AE; required when extensions.ae_itemType is G or B (code), S or B (service accounting code)); optional elsewhere. */
                 extensions?: {
@@ -1716,6 +1753,9 @@ export interface components {
             supplierName: string | null;
             issueDate: string | null;
             documentType: Record<string, never>;
+            supplierCountry: string | null;
+            /** @description Purchases stored earlier with the same supplier, document type and number (a probable re-send of them) */
+            probableResendOf: string[];
             uuid: string | null;
             channel: string;
             senderParticipantId: string | null;
