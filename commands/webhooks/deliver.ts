@@ -1,13 +1,18 @@
 /**
  * One delivery attempt: build the body and headers of SPEC.md 6.1, sign, send, judge the
- * answer, and record the attempt as an event of the subscription's attempts stream (its event
- * id derived from the delivery and the attempt number, so an attempt is recorded once whatever
- * happens).
+ * answer, and record the attempt, decided by the delivery's attempts decider, as an event of
+ * the delivery's stream with an exact expected revision (its event id derived from the delivery
+ * and the attempt number, so an attempt is recorded once whatever happens).
  */
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { v5 as uuidv5 } from 'uuid';
+import { fold } from '../../domain/decider.js';
 import {
   WebhookDeliveryAttempted,
+  attemptsDecider,
+  legacyAttemptsFold,
+  type DeliveryAttemptsState,
   deliveryBody,
   deliveryHeaders,
   judgeAttempt,
@@ -15,11 +20,12 @@ import {
   type SendResult,
   type WebhookTarget,
 } from '../../domain/webhooks/delivery.js';
-import { PAYLOAD_SCHEMA_VERSION, TEST_EVENT_TYPE, deliveryIdFor, webhookAttemptsStream } from '../../domain/webhooks/values.js';
+import { PAYLOAD_SCHEMA_VERSION, TEST_EVENT_TYPE, deliveryIdFor, webhookAttemptsStream, webhookDeliveryStream } from '../../domain/webhooks/values.js';
 import type { Clock } from '../../platform/clock.js';
 import { recordWebhookAttempt } from '../../platform/metrics.js';
-import { DuplicateEventError, type EventStore, type NewEvent, type Position } from '../../platform/eventstore/port.js';
-import { eventMetadata } from '../execute.js';
+import { DuplicateEventError, isWrongExpectedVersion, type AppendResult, type EventStore, type NewEvent, type Position } from '../../platform/eventstore/port.js';
+import { eventMetadata, loadAggregate, type Loaded } from '../execute.js';
+import { retryOnConflict } from '../retry.js';
 import type { SecretBox } from './secrets.js';
 import { sendWebhook, type SenderOptions } from './sender.js';
 
@@ -57,7 +63,7 @@ async function send(deps: WebhookDeliveryDeps, target: WebhookTarget, d: Deliver
   return { result, at };
 }
 
-function attemptEvent(deps: WebhookDeliveryDeps, rec: AttemptRecord): NewEvent {
+function attemptEvent(deps: Pick<WebhookDeliveryDeps, 'clock'>, rec: AttemptRecord): NewEvent {
   return {
     id: uuidv5(`${rec.deliveryId}/${rec.attempt}`, ATTEMPT_NAMESPACE),
     type: WebhookDeliveryAttempted.type,
@@ -73,52 +79,73 @@ function attemptEvent(deps: WebhookDeliveryDeps, rec: AttemptRecord): NewEvent {
   };
 }
 
+/** Deliveries whose attempts state and stream revision are kept (a few hundred bytes each). */
+const KNOWN_DELIVERIES = 20_000;
+/** A second claimant of the same delivery is the only rival writer: one reload settles it. */
+const CONFLICT_ATTEMPTS = 3;
+
 /**
- * Records attempts in the attempts stream of their subscription. Attempts that finish together
- * are appended together (one append per subscription), so recording costs far less than one
- * append per attempt. An attempt already recorded (its event id exists) is not recorded again.
+ * Records attempts through the delivery's decider (domain/webhooks/delivery.ts), each in its
+ * delivery's stream with the exact expected revision. The state and revision of recent
+ * deliveries are kept in a bounded cache, so an attempt costs no read: a delivery's first
+ * attempt expects no stream, a later one the revision of the attempt before it, which this
+ * process usually recorded itself. On a miss, or after a wrong expected revision, the delivery's
+ * stream is read (at most five events). Attempts finishing together are committed together by
+ * the event store's group commit. An attempt recorded already (its event id exists, or the
+ * decider finds it recorded) is not recorded again: the answer is then null.
  */
 export class AttemptRecorder {
-  private readonly queued = new Map<string, { event: NewEvent; resolve(p: Position | null): void; reject(err: unknown): void }[]>();
-  private flushing = false;
+  private readonly known = new LRUCache<string, Loaded<DeliveryAttemptsState>>({ max: KNOWN_DELIVERIES });
 
-  constructor(private readonly deps: WebhookDeliveryDeps) {}
+  constructor(private readonly deps: Pick<WebhookDeliveryDeps, 'store' | 'clock'>) {}
 
   record(rec: AttemptRecord): Promise<Position | null> {
-    return new Promise((resolve, reject) => {
-      const list = this.queued.get(rec.subscriptionId) ?? [];
-      list.push({ event: attemptEvent(this.deps, rec), resolve, reject });
-      this.queued.set(rec.subscriptionId, list);
-      if (!this.flushing) {
-        this.flushing = true;
-        setImmediate(() => void this.flush());
-      }
-    });
+    return retryOnConflict(
+      async (n) => {
+        const loaded = (n === 1 ? this.cached(rec) : null) ?? (await this.load(rec));
+        const events = attemptsDecider.decide({ type: 'RecordAttempt', record: rec }, loaded.state);
+        if (events.length === 0) return null;
+        const state = fold(attemptsDecider, events, loaded.state);
+        let appended: AppendResult;
+        try {
+          appended = await this.deps.store.append(webhookDeliveryStream(rec.deliveryId), [attemptEvent(this.deps, rec)], loaded.revision);
+        } catch (err) {
+          this.known.delete(rec.deliveryId);
+          // Stored already elsewhere (in the subscription's stream of before, by a claimant whose claim had lapsed).
+          if (err instanceof DuplicateEventError) return null;
+          throw err;
+        }
+        if (appended.replayed) {
+          // Recorded already, by another claimant whose answer may have differed: known no more.
+          this.known.delete(rec.deliveryId);
+          return null;
+        }
+        this.known.set(rec.deliveryId, { state, revision: appended.nextExpectedRevision });
+        return appended.position;
+      },
+      { isConflict: isWrongExpectedVersion, maxAttempts: CONFLICT_ATTEMPTS },
+    );
   }
 
-  private async flush(): Promise<void> {
-    while (this.queued.size > 0) {
-      const batches = [...this.queued.entries()];
-      this.queued.clear();
-      await Promise.all(batches.map(([subscriptionId, items]) => this.append(subscriptionId, items)));
-    }
-    this.flushing = false;
+  /** The kept state; for a first attempt not kept, the empty stream (the append's 'no_stream' checks it). */
+  private cached(rec: AttemptRecord): Loaded<DeliveryAttemptsState> | null {
+    const kept = this.known.get(rec.deliveryId);
+    if (kept) return kept;
+    return rec.attempt === 1 ? { state: attemptsDecider.initialState, revision: 'no_stream' } : null;
   }
 
-  private async append(subscriptionId: string, items: { event: NewEvent; resolve(p: Position | null): void; reject(err: unknown): void }[]): Promise<void> {
-    const stream = webhookAttemptsStream(subscriptionId);
-    try {
-      const appended = await this.deps.store.append(stream, items.map((i) => i.event), 'any');
-      for (const i of items) i.resolve(appended.replayed ? null : appended.position);
-    } catch (err) {
-      if (!(err instanceof DuplicateEventError) || items.length === 1) {
-        // Recorded already (by a claimant whose claim had lapsed): nothing to add.
-        if (err instanceof DuplicateEventError) items[0]!.resolve(null);
-        else for (const i of items) i.reject(err);
-        return;
-      }
-      for (const i of items) await this.append(subscriptionId, [i]);
+  private async load(rec: AttemptRecord): Promise<Loaded<DeliveryAttemptsState>> {
+    const loaded = await loadAggregate(this.deps.store, attemptsDecider, webhookDeliveryStream(rec.deliveryId));
+    if (loaded.revision === 'no_stream' && rec.attempt > 1) {
+      // A delivery whose earlier attempts were recorded in its subscription's stream, before each
+      // delivery had its own: that stream is read once, and the attempts go on in the new one.
+      const recorded = await this.deps.store.readStream(webhookAttemptsStream(rec.subscriptionId));
+      const legacy = recorded.reduce((s, e) => legacyAttemptsFold.evolve(s, { ...e, occurredAt: e.metadata.occurredAt }), legacyAttemptsFold.initialState);
+      const state = legacy[rec.deliveryId];
+      if (state) return { state, revision: 'no_stream' };
     }
+    this.known.set(rec.deliveryId, loaded);
+    return loaded;
   }
 }
 

@@ -5,10 +5,10 @@
  */
 import { createHmac } from 'node:crypto';
 import * as t from 'io-ts';
-import { registerDecider } from '../aggregates.js';
+import { registerAggregate, registerDecider } from '../aggregates.js';
 import type { Decider, DomainEvent } from '../decider.js';
 import { DomainError } from '../errors.js';
-import { defineEvent } from '../events/envelope.js';
+import { decodeEventData, defineEvent } from '../events/envelope.js';
 import { oneOf } from '../connect/values.js';
 import { retryDelayAfter, type SignatureAlgorithm } from './values.js';
 
@@ -127,31 +127,58 @@ export function judgeAttempt(result: SendResult, attempt: number, attemptedAt: D
   return { outcome: 'retry', error, nextAttemptAt: new Date(attemptedAt.getTime() + delay).toISOString() };
 }
 
-// The attempts stream of a subscription as an aggregate (the audit tool folds it): attempts per delivery.
+// The attempts of one delivery as an aggregate (stream `webhookdelivery-<deliveryId>`, attempt n
+// at revision n − 1 when all its attempts are there): its state is two numbers, so it is loaded
+// with one short read and an attempt is appended with an exact expected revision.
 
-export interface AttemptsState {
-  /** Attempts recorded per delivery id, and whether the delivery is finished. */
-  deliveries: Readonly<Record<string, { attempts: number; finished: boolean }>>;
+export interface DeliveryAttemptsState {
+  /** The number of the last attempt recorded (0: none). */
+  attempts: number;
+  /** Whether that attempt ended the delivery (delivered, or failed for good). */
+  finished: boolean;
 }
 
 export type AttemptsCommand = { type: 'RecordAttempt'; record: AttemptRecord };
 type AttemptsEvent = DomainEvent<'WebhookDeliveryAttempted', AttemptRecord>;
 
-export const attemptsDecider: Decider<AttemptsCommand, AttemptsState, AttemptsEvent> = {
-  category: 'webhookattempts',
-  initialState: { deliveries: {} },
+/**
+ * Records the next attempt of a delivery. An attempt already recorded (a claimant whose claim
+ * lapsed made it again) is a no-op; an attempt after the delivery finished, or one that skips a
+ * number, is refused (WEBHOOK_ATTEMPT_OUT_OF_ORDER).
+ */
+export const attemptsDecider: Decider<AttemptsCommand, DeliveryAttemptsState, AttemptsEvent> = {
+  category: 'webhookdelivery',
+  initialState: { attempts: 0, finished: false },
   events: { WebhookDeliveryAttempted },
   decide(command, state) {
-    const d = state.deliveries[command.record.deliveryId] ?? { attempts: 0, finished: false };
-    if (d.finished || command.record.attempt !== d.attempts + 1) {
-      throw new DomainError('conflict', 'WEBHOOK_ATTEMPT_OUT_OF_ORDER', `attempt ${command.record.attempt} does not follow attempt ${d.attempts}${d.finished ? ' (the delivery is finished)' : ''}`);
+    const { attempt } = command.record;
+    if (attempt <= state.attempts) return [];
+    if (state.finished || attempt !== state.attempts + 1) {
+      throw new DomainError('conflict', 'WEBHOOK_ATTEMPT_OUT_OF_ORDER', `attempt ${attempt} does not follow attempt ${state.attempts}${state.finished ? ' (the delivery is finished)' : ''}`);
     }
     return [{ type: 'WebhookDeliveryAttempted', data: command.record }];
   },
   evolve(state, event) {
     const r = event.data;
-    return { deliveries: { ...state.deliveries, [r.deliveryId]: { attempts: r.attempt, finished: r.outcome !== 'retry' } } };
+    return r.attempt < state.attempts ? state : { attempts: r.attempt, finished: r.outcome !== 'retry' };
   },
 };
 
 registerDecider(attemptsDecider);
+
+/**
+ * The attempts streams of a subscription (`webhookattempts-<subscriptionId>`), where attempts
+ * were recorded before each delivery had its own stream: still folded by the audit tool (stored
+ * events are never rewritten), per delivery, and read once for a delivery whose attempts began
+ * there (see commands/webhooks/deliver.ts).
+ */
+export const legacyAttemptsFold = registerAggregate<Readonly<Record<string, DeliveryAttemptsState>>>({
+  category: 'webhookattempts',
+  initialState: {},
+  evolve(state, event) {
+    if (event.type !== WebhookDeliveryAttempted.type) return state;
+    const r = decodeEventData(WebhookDeliveryAttempted, event.schemaVersion, event.data);
+    const before = state[r.deliveryId] ?? attemptsDecider.initialState;
+    return { ...state, [r.deliveryId]: attemptsDecider.evolve(before, { type: 'WebhookDeliveryAttempted', data: r }) };
+  },
+});

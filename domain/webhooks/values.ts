@@ -69,10 +69,12 @@ export function retryDelayAfter(attempt: number): number | null {
 
 export const webhookSubscriptionStream = (subscriptionId: string) => `webhooksub-${subscriptionId}`;
 /**
- * The attempts of a subscription's deliveries, in the order they were made: one stream per
- * subscription, so the attempts finished together are recorded in one append. Each attempt's
- * event id derives from its delivery and number: an attempt is recorded at most once.
+ * The attempts of one delivery, in order (attempt n at revision n − 1): a small aggregate, so an
+ * attempt is decided on its delivery's state and appended with an exact expected revision. Each
+ * attempt's event id derives from its delivery and number: an attempt is recorded at most once.
  */
+export const webhookDeliveryStream = (deliveryId: string) => `webhookdelivery-${deliveryId}`;
+/** Where attempts were recorded before: one stream per subscription (still read, never written). */
 export const webhookAttemptsStream = (subscriptionId: string) => `webhookattempts-${subscriptionId}`;
 
 export const SUBSCRIPTION_ID = /^whk_[0-9a-f]{24}$/;

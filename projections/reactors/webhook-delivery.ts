@@ -108,7 +108,7 @@ export function webhookDeliveryWorker(deps: WebhookDeliveryDeps & { knex: Knex }
     inflightTotal++;
     const began = performance.now();
     // The slot is the receiver's: it is freed once the answer is in (or the attempt failed), while
-    // the attempt's record is appended (batched with the others of the subscription) in the background.
+    // the attempt's record is appended (group-committed with the others that finish together) in the background.
     let slotFreed = false;
     const freeSlot = () => {
       if (slotFreed) return;
