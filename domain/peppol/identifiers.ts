@@ -1,0 +1,143 @@
+/**
+ * Peppol identifiers of a UBL document: the participants (sender and receiver endpoint ids with
+ * their ISO 6523 / EAS scheme), the document type (root namespace, root name, customization and
+ * UBL version, in the `busdox-docid-qns` scheme) and the process (the profile, in the
+ * `cenbii-procid-ubl` scheme), as Peppol's policy for identifiers spells them. Pure.
+ */
+import { DOMParser } from '@xmldom/xmldom';
+
+export const PARTICIPANT_SCHEME = 'iso6523-actorid-upis';
+export const DOCUMENT_TYPE_SCHEME = 'busdox-docid-qns';
+export const PROCESS_SCHEME = 'cenbii-procid-ubl';
+
+export interface PeppolParticipant {
+  scheme: string;
+  /** `<EAS code>:<identifier>`, e.g. `0208:0123456789`. */
+  value: string;
+}
+
+export interface PeppolIdentifiers {
+  sender: PeppolParticipant;
+  receiver: PeppolParticipant;
+  documentTypeId: string;
+  processId: string;
+  /** The root element's namespace and local name (the SBDH's DocumentIdentification standard and type). */
+  rootNamespace: string;
+  rootName: string;
+  customizationId: string;
+  /** Seller's country (the SBDH's COUNTRY_C1), from the supplier's postal address, or null. */
+  sellerCountry: string | null;
+}
+
+/** Why a document cannot be sent over Peppol (one line). */
+export class PeppolIdentifierError extends Error {
+  override readonly name = 'PeppolIdentifierError';
+  constructor(
+    readonly code: 'PEPPOL_DOCUMENT_NOT_UBL' | 'PEPPOL_CUSTOMIZATION_MISSING' | 'PEPPOL_PROFILE_MISSING' | 'PEPPOL_SENDER_ENDPOINT_MISSING' | 'PEPPOL_RECEIVER_ENDPOINT_MISSING',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const UBL_VERSION = '2.1';
+const CBC = 'urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2';
+const CAC = 'urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2';
+const UBL_ROOTS: Record<string, string> = {
+  Invoice: 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2',
+  CreditNote: 'urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2',
+};
+
+/** `urn:…:Invoice-2::Invoice##<customization>::2.1` */
+export const documentTypeIdOf = (rootNamespace: string, rootName: string, customizationId: string): string =>
+  `${rootNamespace}::${rootName}##${customizationId}::${UBL_VERSION}`;
+
+/** Splits a document type id into root namespace, root name and customization (null: not of that form). */
+export function parseDocumentTypeId(id: string): { rootNamespace: string; rootName: string; customizationId: string; version: string } | null {
+  const m = /^(.+)::([A-Za-z][\w.-]*)##(.+)::([^:]+)$/.exec(id);
+  return m ? { rootNamespace: m[1]!, rootName: m[2]!, customizationId: m[3]!, version: m[4]! } : null;
+}
+
+export const participantOf = (scheme: string | null, value: string): PeppolParticipant => ({
+  scheme: PARTICIPANT_SCHEME,
+  value: scheme && !value.startsWith(`${scheme}:`) ? `${scheme}:${value}` : value,
+});
+
+/** Participant ids compare case-insensitively (Peppol policy for identifiers). */
+export const sameParticipant = (a: PeppolParticipant, b: PeppolParticipant): boolean =>
+  a.scheme.toLowerCase() === b.scheme.toLowerCase() && a.value.toLowerCase() === b.value.toLowerCase();
+
+const childNs = (parent: Element | null | undefined, ns: string, local: string): Element | null => {
+  if (!parent) return null;
+  for (let n = parent.firstChild; n; n = n.nextSibling) {
+    if (n.nodeType === 1 && (n as Element).localName === local && (n as Element).namespaceURI === ns) return n as Element;
+  }
+  return null;
+};
+const textOf = (e: Element | null): string | null => {
+  const t = e?.textContent?.trim();
+  return t ? t : null;
+};
+
+function endpoint(doc: Element, wrapper: string): PeppolParticipant | null {
+  const ep = childNs(childNs(childNs(doc, CAC, wrapper), CAC, 'Party'), CBC, 'EndpointID');
+  const value = textOf(ep);
+  return value ? participantOf(ep!.getAttribute('schemeID') || null, value) : null;
+}
+
+/** The identifiers of a UBL Invoice or CreditNote, read from its own header elements. */
+export function peppolIdentifiersOf(xml: string | Uint8Array): PeppolIdentifiers {
+  const text = typeof xml === 'string' ? xml : Buffer.from(xml).toString('utf8');
+  if (/<!DOCTYPE/i.test(text)) throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', 'the document declares a DOCTYPE');
+  let root: Element | null;
+  try {
+    root = parseXml(text).documentElement;
+  } catch (err) {
+    throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', `the document is not well-formed XML: ${(err as Error).message}`);
+  }
+  if (!root || UBL_ROOTS[root.localName] !== root.namespaceURI) {
+    throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', `the root element ${root?.localName ?? '(none)'} is not a UBL 2.1 Invoice or CreditNote`);
+  }
+  const customizationId = textOf(childNs(root, CBC, 'CustomizationID'));
+  if (!customizationId) throw new PeppolIdentifierError('PEPPOL_CUSTOMIZATION_MISSING', 'the document has no cbc:CustomizationID: its Peppol document type is unknown');
+  const processId = textOf(childNs(root, CBC, 'ProfileID'));
+  if (!processId) throw new PeppolIdentifierError('PEPPOL_PROFILE_MISSING', 'the document has no cbc:ProfileID: its Peppol process is unknown');
+  const sender = endpoint(root, 'AccountingSupplierParty');
+  if (!sender) throw new PeppolIdentifierError('PEPPOL_SENDER_ENDPOINT_MISSING', 'the seller has no cbc:EndpointID: the sending participant is unknown');
+  const receiver = endpoint(root, 'AccountingCustomerParty');
+  if (!receiver) throw new PeppolIdentifierError('PEPPOL_RECEIVER_ENDPOINT_MISSING', 'the buyer has no cbc:EndpointID: the receiving participant is unknown');
+  const country = textOf(
+    childNs(childNs(childNs(childNs(childNs(root, CAC, 'AccountingSupplierParty'), CAC, 'Party'), CAC, 'PostalAddress'), CAC, 'Country'), CBC, 'IdentificationCode'),
+  );
+  return {
+    sender,
+    receiver,
+    documentTypeId: documentTypeIdOf(root.namespaceURI!, root.localName, customizationId),
+    processId,
+    rootNamespace: root.namespaceURI!,
+    rootName: root.localName,
+    customizationId,
+    sellerCountry: country ? country.toUpperCase() : null,
+  };
+}
+
+/** Parses XML text with xmldom, turning its warnings and errors into an exception. */
+export function parseXml(text: string): Document {
+  let failure: string | null = null;
+  const parser = new DOMParser({
+    locator: {},
+    errorHandler: {
+      warning: () => undefined,
+      error: (msg: string) => {
+        failure ??= msg;
+      },
+      fatalError: (msg: string) => {
+        failure ??= msg;
+      },
+    },
+  });
+  const doc = parser.parseFromString(text, 'application/xml');
+  if (failure) throw new Error(String(failure).split('\n')[0]);
+  if (!doc.documentElement) throw new Error('no root element');
+  return doc;
+}
