@@ -6,6 +6,7 @@
  * and the error signal; and the classification of ebMS error codes into permanent and transient.
  * Pure: strings in, strings and values out (the DOM is xmldom's).
  */
+import type { Document, Element } from '@xmldom/xmldom';
 import { DOCUMENT_TYPE_SCHEME, PARTICIPANT_SCHEME, PROCESS_SCHEME, type PeppolParticipant } from './identifiers.js';
 
 export const NS = {

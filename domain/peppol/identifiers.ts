@@ -4,6 +4,7 @@
  * UBL version, in the `busdox-docid-qns` scheme) and the process (the profile, in the
  * `cenbii-procid-ubl` scheme), as Peppol's policy for identifiers spells them. Pure.
  */
+import type { Document, Element } from '@xmldom/xmldom';
 import { DOMParser } from '@xmldom/xmldom';
 
 export const PARTICIPANT_SCHEME = 'iso6523-actorid-upis';
@@ -95,7 +96,7 @@ export function peppolIdentifiersOf(xml: string | Uint8Array): PeppolIdentifiers
   } catch (err) {
     throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', `the document is not well-formed XML: ${(err as Error).message}`);
   }
-  if (!root || UBL_ROOTS[root.localName] !== root.namespaceURI) {
+  if (!root || UBL_ROOTS[root.localName ?? ''] !== root.namespaceURI) {
     throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', `the root element ${root?.localName ?? '(none)'} is not a UBL 2.1 Invoice or CreditNote`);
   }
   const customizationId = textOf(childNs(root, CBC, 'CustomizationID'));
@@ -112,10 +113,10 @@ export function peppolIdentifiersOf(xml: string | Uint8Array): PeppolIdentifiers
   return {
     sender,
     receiver,
-    documentTypeId: documentTypeIdOf(root.namespaceURI!, root.localName, customizationId),
+    documentTypeId: documentTypeIdOf(root.namespaceURI!, root.localName!, customizationId),
     processId,
     rootNamespace: root.namespaceURI!,
-    rootName: root.localName,
+    rootName: root.localName!,
     customizationId,
     sellerCountry: country ? country.toUpperCase() : null,
   };
@@ -125,15 +126,8 @@ export function peppolIdentifiersOf(xml: string | Uint8Array): PeppolIdentifiers
 export function parseXml(text: string): Document {
   let failure: string | null = null;
   const parser = new DOMParser({
-    locator: {},
-    errorHandler: {
-      warning: () => undefined,
-      error: (msg: string) => {
-        failure ??= msg;
-      },
-      fatalError: (msg: string) => {
-        failure ??= msg;
-      },
+    onError: (level, message) => {
+      if (level !== 'warning') failure ??= message;
     },
   });
   const doc = parser.parseFromString(text, 'application/xml');

@@ -4,6 +4,7 @@
  * against its payload on receipt. The payload is carried byte for byte: what the sender wrapped is
  * what the receiver takes out. Pure.
  */
+import type { Document, Element } from '@xmldom/xmldom';
 import { XMLSerializer } from '@xmldom/xmldom';
 import {
   DOCUMENT_TYPE_SCHEME,

@@ -5,6 +5,7 @@
  * side answers with (receipt with non-repudiation information, or ebMS errors), and the parsing of
  * both directions. MIME parts are read with @mjackson/multipart-parser; XML with xmldom.
  */
+import type { Document, Element } from '@xmldom/xmldom';
 import { gzipSync, gunzipSync } from 'node:zlib';
 import { randomUUID } from 'node:crypto';
 import { parseMultipart, getMultipartBoundary, MultipartParseError } from '@mjackson/multipart-parser';

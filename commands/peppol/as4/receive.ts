@@ -8,6 +8,7 @@
  * non-repudiation information of the signed parts) is built after `accept` returned; every
  * refusal is an ebMS error signal, signed, with HTTP 200.
  */
+import type { Document, Element } from '@xmldom/xmldom';
 import { ebmsError, EbmsHeaderError, readUserMessage, actionDocumentTypeId, NS, type EbmsError, type EbmsErrorKind, type ReadUserMessage } from '../../../domain/peppol/ebms.js';
 import { sameParticipant } from '../../../domain/peppol/identifiers.js';
 import { parseSbd, SbdhError, type ParsedSbd } from '../../../domain/peppol/sbdh.js';
@@ -98,7 +99,7 @@ export async function receiveAs4(deps: ReceiveDeps, contentType: string | undefi
       if (err instanceof WssError) throw refuse('FAILED_DECRYPTION', err.message);
       throw err;
     }
-    const verdict = await deps.trust.verifyCertificate(verified.certificatePem, deps.now(), 'ap');
+    const verdict = await deps.trust.verifyCertificateOnline(verified.certificatePem, deps.now(), 'ap');
     if (!verdict.ok) throw refuse('FAILED_DECRYPTION', `the sender's certificate is not trusted: ${verdict.reason}`);
     if (user.fromParty !== verdict.commonName) throw refuse('VALUE_INCONSISTENT', `the sending party ${user.fromParty ?? '(none)'} is not the signing certificate's CN ${verdict.commonName}`);
     let sbdBytes: Buffer;

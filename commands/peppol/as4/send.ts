@@ -6,6 +6,7 @@
  * every part this message signed (non-repudiation of receipt). ebMS errors are classified
  * permanent or transient (domain/peppol/ebms.ts); transport failures and 5xx are transient.
  */
+import type { Document, Element } from '@xmldom/xmldom';
 import { X509Certificate } from 'node:crypto';
 import { isDuplicateRefusal, isTransientEbmsError, isTransientHttpStatus, NS, readSignal, type EbmsError, type UserMessageHeader } from '../../../domain/peppol/ebms.js';
 import { buildUserMessage, header, PackagingError, readHttpMessage } from './message.js';
@@ -119,7 +120,7 @@ export async function sendAs4(deps: SendDeps, m: OutboundMessage): Promise<SendO
     throw err;
   }
   if (pemBody(signer) !== pemBody(m.receiverCertificatePem)) return retry('PEPPOL_BAD_RESPONSE', "the receipt is signed by another certificate than the receiver's published one", true);
-  const verdict = await deps.trust.verifyCertificate(signer, deps.now(), 'ap');
+  const verdict = await deps.trust.verifyCertificateOnline(signer, deps.now(), 'ap');
   if (!verdict.ok) return retry('PEPPOL_BAD_RESPONSE', `the receipt's signing certificate is not trusted: ${verdict.reason}`, true);
   if (signal.refToMessageId !== m.messageId) return retry('PEPPOL_BAD_RESPONSE', `the receipt refers to ${signal.refToMessageId ?? '(nothing)'}, not to ${m.messageId}`, true);
   const missing = built.references.filter((sent) => !signal.references.some((r) => r.uri === sent.uri && r.digestValue === sent.digest));

@@ -6,6 +6,7 @@
  * transported by RSA-OAEP (xmlenc 1.1, SHA-256 digest, MGF1 with SHA-256) to the receiver's
  * certificate. Canonicalization is xml-crypto's; the primitives are node:crypto's.
  */
+import type { Document, Element } from '@xmldom/xmldom';
 import { createCipheriv, createDecipheriv, createHash, createSign, createVerify, privateDecrypt, publicEncrypt, randomBytes, constants, X509Certificate } from 'node:crypto';
 import { ExclusiveCanonicalization } from 'xml-crypto';
 import { NS } from '../../../domain/peppol/ebms.js';
