@@ -10,6 +10,7 @@ import {
   DOCUMENT_TYPE_SCHEME,
   PARTICIPANT_SCHEME,
   PROCESS_SCHEME,
+  parseDocumentTypeId,
   parseXml,
   peppolIdentifiersOf,
   PeppolIdentifierError,
@@ -55,7 +56,12 @@ export function payloadBody(xml: string): string {
 }
 
 /** The envelope around `ublXml`: facts from the document itself, plus the instance id and time. */
-export function buildSbdh(ublXml: string, ids: PeppolIdentifiers, envelope: { instanceId: string; createdAt: Date; countryC1: string }): string {
+export function buildSbdh(
+  ublXml: string,
+  ids: Pick<PeppolIdentifiers, 'sender' | 'receiver' | 'documentTypeId' | 'processId' | 'rootNamespace' | 'rootName'>,
+  envelope: { instanceId: string; createdAt: Date; countryC1: string },
+): string {
+  const typeVersion = parseDocumentTypeId(ids.documentTypeId)?.version ?? '2.1';
   const scope = (type: string, value: string, identifier?: string) =>
     `<Scope><Type>${type}</Type><InstanceIdentifier>${esc(value)}</InstanceIdentifier>${identifier ? `<Identifier>${identifier}</Identifier>` : ''}</Scope>`;
   return (
@@ -66,7 +72,7 @@ export function buildSbdh(ublXml: string, ids: PeppolIdentifiers, envelope: { in
     `<Sender><Identifier Authority="${esc(ids.sender.scheme)}">${esc(ids.sender.value)}</Identifier></Sender>` +
     `<Receiver><Identifier Authority="${esc(ids.receiver.scheme)}">${esc(ids.receiver.value)}</Identifier></Receiver>` +
     `<DocumentIdentification>` +
-    `<Standard>${esc(ids.rootNamespace)}</Standard><TypeVersion>2.1</TypeVersion>` +
+    `<Standard>${esc(ids.rootNamespace)}</Standard><TypeVersion>${esc(typeVersion)}</TypeVersion>` +
     `<InstanceIdentifier>${esc(envelope.instanceId)}</InstanceIdentifier><Type>${esc(ids.rootName)}</Type>` +
     `<CreationDateAndTime>${envelope.createdAt.toISOString()}</CreationDateAndTime>` +
     `</DocumentIdentification>` +
