@@ -17,7 +17,7 @@ import { DomainError } from '../errors.js';
 import { defineEvent } from '../events/envelope.js';
 
 export const PURCHASE_STORED_STATUS = 'purchase.invoice.stored' as const;
-export const PURCHASE_CHANNELS = ['peppol_sandbox', 'ubl_import'] as const;
+export const PURCHASE_CHANNELS = ['peppol_sandbox', 'ubl_import', 'peppol_as4'] as const;
 export type PurchaseChannel = (typeof PURCHASE_CHANNELS)[number];
 
 const PURCHASE_ID_NAMESPACE = '2c6f0e3a-8d41-5b9e-a7c3-51f04e9b6d28';
@@ -41,7 +41,7 @@ export const PurchaseInvoiceReceived = defineEvent({
     documentId: t.string,
     workspaceId: t.string,
     environment: t.string,
-    channel: t.keyof({ peppol_sandbox: null, ubl_import: null }),
+    channel: t.keyof({ peppol_sandbox: null, ubl_import: null, peppol_as4: null }),
     senderParticipantId: nullableString,
     receiverParticipantId: nullableString,
     /** The exact bytes received, base64. */
