@@ -57,7 +57,7 @@ function ancestorNamespaces(el: Element): { prefix: string; namespaceURI: string
 
 /** Exclusive XML canonicalization of an element (without comments). */
 export function excC14n(el: Element, prefixList: readonly string[] = []): string {
-  return new ExclusiveCanonicalization().process(el, {
+  return new ExclusiveCanonicalization().process(el as never, {
     inclusiveNamespacesPrefixList: [...prefixList],
     ancestorNamespaces: prefixList.length ? ancestorNamespaces(el) : [],
   });
