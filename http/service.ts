@@ -139,7 +139,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   await readiness.check();
   readiness.start();
 
-  const deps: HttpDeps = { config, knex, store: runtime.store, runner, clock, logger, keys: new ApiKeyCache(knex), readiness, search };
+  const accessPoint = processes.accessPoint ?? null;
+  const as4 = accessPoint ? { receive: accessPoint.receive, maxBodyBytes: accessPoint.maxBodyBytes } : null;
+  const deps: HttpDeps = { config, knex, store: runtime.store, runner, clock, logger, keys: new ApiKeyCache(knex), readiness, search, as4 };
   const app = createHttpApp(deps, [...(options.extraFamilies ?? []), ...apiFamilies()]);
   const server = http.createServer(app.callback());
   server.on('clientError', answerClientError);

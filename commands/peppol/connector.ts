@@ -25,19 +25,11 @@ import { buildSbdh } from '../../domain/peppol/sbdh.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Connector, DeliveryAnswer, DeliveryRequest } from '../delivery/connector.js';
 import { sendAs4, type SendDeps, type SendOutcome } from './as4/send.js';
-
-/** The SMP lookup (commands/peppol/discovery). */
-export type EndpointLookupResult =
-  | { found: true; endpoint: { url: string; certificatePem: string; transportProfile: string } }
-  | { found: false; reason: 'PARTICIPANT_NOT_REGISTERED' | 'DOCUMENT_TYPE_NOT_SUPPORTED' | 'PROCESS_NOT_SUPPORTED' | 'TRANSPORT_NOT_SUPPORTED'; detail: string };
-
-export interface EndpointLookup {
-  lookup(participant: { scheme: string; value: string }, documentTypeId: string, processId: string): Promise<EndpointLookupResult>;
-}
+import { PeppolDiscoveryError, type PeppolDiscovery } from './discovery/index.js';
 
 export interface PeppolConnectorDeps extends Omit<SendDeps, 'now'> {
   clock: Clock;
-  discovery: EndpointLookup;
+  discovery: PeppolDiscovery;
   /** UAE corner 5: the tax authority's participant; null when not configured (AE documents are then refused). */
   corner5Participant: PeppolParticipant | null;
 }
@@ -131,6 +123,11 @@ export class PeppolConnector implements Connector {
     try {
       found = await this.deps.discovery.lookup({ scheme: ids.receiver.scheme || PARTICIPANT_SCHEME, value: ids.receiver.value }, ids.documentTypeId, ids.processId);
     } catch (err) {
+      // A network failure is retried; an SMP whose answer is invalid or untrusted ends the delivery.
+      if (err instanceof PeppolDiscoveryError && !err.transient) {
+        const error = deliveryError(`PEPPOL_${err.code}`, `${who} ${ids.receiver.value}: ${err.message}`);
+        return { kind: 'answer', answer: { kind: 'refused', government: { ...record, status: 'INVALID', failure: error }, errors: [error] }, record };
+      }
       const error = deliveryError('PEPPOL_DISCOVERY_FAILED', `the SMP of ${who} ${ids.receiver.value} could not be looked up: ${(err as Error).message}`);
       return { kind: 'answer', answer: { kind: 'failed', outcomeUnknown: false, error }, record };
     }
