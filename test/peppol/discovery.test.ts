@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { createPeppolDiscovery, PeppolDiscoveryError, smlDnsName, type DiscoveryResult } from '../../commands/peppol/discovery/index.js';
 import { createPeppolTrust } from '../../platform/peppol-pki.js';
 import { startDnsSmpFixture, type DnsSmpFixture } from './fixtures/dns-smp.js';
-import { createLocalTestPki, type LocalTestPki } from './fixtures/local-pki.js';
+import { createTestPki, type TestPki } from './support/pki.js';
 
 const SCHEME = 'iso6523-actorid-upis';
 const BIS = 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0::2.1';
@@ -35,14 +35,14 @@ async function rejection(promise: Promise<unknown>): Promise<PeppolDiscoveryErro
 
 describe('Peppol discovery (SML by U-NAPTR, signed SMP metadata)', function () {
   this.timeout(120_000);
-  let pki: LocalTestPki;
+  let pki: TestPki;
   let fixture: DnsSmpFixture;
   let clock: Date;
   const discovery = () =>
     createPeppolDiscovery({ smlZone: fixture.smlZone, dnsServers: [fixture.dnsServer], trust: createPeppolTrust([pki.caCertPem]), now: () => clock });
 
   before(async () => {
-    pki = await createLocalTestPki();
+    pki = await createTestPki();
     const now = Date.now();
     const ap = (url: string, extra: object = {}) => ({ id: BILLING, endpointUrl: url, certificatePem: pki.service2.certPem, ...extra });
     fixture = await startDnsSmpFixture({
