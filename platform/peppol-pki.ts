@@ -5,9 +5,9 @@
  * Chain checks are real: each link's signature is verified with the issuer's public key, every
  * certificate of the chain must be valid at the given time, issuers must be CA certificates, and
  * the path must end at a certificate of the trust store (issuer names alone never suffice).
- * Peppol's CAs are split by purpose (an "ACCESS POINT" CA and a "SERVICE METADATA PUBLISHER" CA);
- * when a trust store CA names one of those purposes in its common name, it only vouches for that
- * purpose. Revocation (CRL or OCSP) is checked when configured, off by default.
+ * Peppol's CAs are split by purpose (an "ACCESS POINT" CA and a "SERVICE METADATA PUBLISHER" CA):
+ * when the trust store holds CAs of both kinds (named so in their common names), each vouches only
+ * for its own purpose; a trust store without that split (a private test CA) vouches for both. Revocation (CRL or OCSP) is checked when configured, off by default.
  *
  * Errors name the file and what is wrong, never a password or key material.
  */
@@ -332,6 +332,9 @@ export function loadPeppolTrust(config: PeppolConfig): PeppolTrust {
 /** A trust over CA certificates given as PEM (loadPeppolTrust reads them from the trust store). */
 export function createPeppolTrust(caCertificatesPem: string[], revocationCheck: PeppolRevocationCheck = 'off'): PeppolTrust {
   const cas = caCertificatesPem.map((p) => new X509Certificate(p));
+  // Purposes are kept apart when the trust store holds CAs of both kinds (as OpenPeppol's does).
+  const purposes = new Set(cas.map(purposeOfCa));
+  const separatePurposes = purposes.has('ap') && purposes.has('smp');
   const revocation = new Map<string, RevocationEntry>();
   /** Why the last fetch of a certificate's revocation data failed (kept for the refusal's reason). */
   const revocationFailures = new Map<string, string>();
@@ -373,7 +376,7 @@ export function createPeppolTrust(caCertificatesPem: string[], revocationCheck: 
     if ('reason' in found) return { ok: false, reason: `the certificate "${commonName}" is ${found.reason}` };
     const issuingCa = found.chain[1]!;
     const caPurpose = purposeOfCa(issuingCa);
-    if (caPurpose && caPurpose !== purpose) {
+    if (separatePurposes && caPurpose && caPurpose !== purpose) {
       return { ok: false, reason: `the certificate "${commonName}" is issued by "${commonNameOf(issuingCa.subject)}", a CA for ${caPurpose === 'ap' ? 'access point' : 'SMP'} certificates` };
     }
     if (revocationCheck !== 'off') {
