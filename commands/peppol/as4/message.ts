@@ -140,8 +140,12 @@ export function readHttpMessage(contentType: string | undefined, body: Buffer, l
     const boundary = getMultipartBoundary(contentType!);
     if (!boundary) throw new PackagingError('MIME_INCONSISTENCY', 'the multipart/related content type has no boundary');
     let first: Uint8Array | null = null;
+    // A preamble before the first boundary (RFC 2046; phase4 sends a CRLF there) is skipped.
+    const start = body.indexOf(`--${boundary}`);
+    if (start < 0) throw new PackagingError('MIME_INCONSISTENCY', 'the multipart/related body has no boundary line');
+    const parts = start > 0 ? body.subarray(start) : body;
     try {
-      for (const part of parseMultipart(body, { boundary, maxFileSize: limits.maxPartBytes, maxHeaderSize: 8 * 1024 })) {
+      for (const part of parseMultipart(parts, { boundary, maxFileSize: limits.maxPartBytes, maxHeaderSize: 8 * 1024 })) {
         if (first === null) {
           first = part.bytes;
           continue;

@@ -55,9 +55,21 @@ function ancestorNamespaces(el: Element): { prefix: string; namespaceURI: string
   return out;
 }
 
+/**
+ * xml-crypto's exclusive canonicalization, with namespace declarations ordered by code point as the
+ * C14N specification says (xml-crypto 6 orders them with localeCompare, which puts `ns6` before
+ * `S12`: a digest that other implementations, phase4's Santuario among them, do not reproduce).
+ */
+class ExcC14n extends ExclusiveCanonicalization {
+  override nsCompare(a: { prefix: string }, b: { prefix: string }): number {
+    return a.prefix === b.prefix ? 0 : a.prefix < b.prefix ? -1 : 1;
+  }
+}
+const EXC_C14N = new ExcC14n();
+
 /** Exclusive XML canonicalization of an element (without comments). */
 export function excC14n(el: Element, prefixList: readonly string[] = []): string {
-  return new ExclusiveCanonicalization().process(el as never, {
+  return EXC_C14N.process(el as never, {
     inclusiveNamespacesPrefixList: [...prefixList],
     ancestorNamespaces: prefixList.length ? ancestorNamespaces(el) : [],
   });
