@@ -6,6 +6,7 @@
  */
 import type { Document, Element } from '@xmldom/xmldom';
 import { DOMParser } from '@xmldom/xmldom';
+import { SaxesParser } from 'saxes';
 
 export const PARTICIPANT_SCHEME = 'iso6523-actorid-upis';
 export const DOCUMENT_TYPE_SCHEME = 'busdox-docid-qns';
@@ -68,57 +69,86 @@ export const participantOf = (scheme: string | null, value: string): PeppolParti
 export const sameParticipant = (a: PeppolParticipant, b: PeppolParticipant): boolean =>
   a.scheme.toLowerCase() === b.scheme.toLowerCase() && a.value.toLowerCase() === b.value.toLowerCase();
 
-const childNs = (parent: Element | null | undefined, ns: string, local: string): Element | null => {
-  if (!parent) return null;
-  for (let n = parent.firstChild; n; n = n.nextSibling) {
-    if (n.nodeType === 1 && (n as Element).localName === local && (n as Element).namespaceURI === ns) return n as Element;
-  }
-  return null;
-};
-const textOf = (e: Element | null): string | null => {
-  const t = e?.textContent?.trim();
-  return t ? t : null;
-};
+/** Stops a scan once everything needed was read (UBL puts both parties before the lines). */
+class Enough extends Error {}
 
-function endpoint(doc: Element, wrapper: string): PeppolParticipant | null {
-  const ep = childNs(childNs(childNs(doc, CAC, wrapper), CAC, 'Party'), CBC, 'EndpointID');
-  const value = textOf(ep);
-  return value ? participantOf(ep!.getAttribute('schemeID') || null, value) : null;
-}
+const LINES: ReadonlySet<string> = new Set(['InvoiceLine', 'CreditNoteLine']);
 
-/** The identifiers of a UBL Invoice or CreditNote, read from its own header elements. */
+/**
+ * The identifiers of a UBL Invoice or CreditNote, read from its own header elements in one
+ * namespace-aware saxes pass that stops at the first line (what is read must be well-formed).
+ */
 export function peppolIdentifiersOf(xml: string | Uint8Array): PeppolIdentifiers {
   const text = typeof xml === 'string' ? xml : Buffer.from(xml).toString('utf8');
   if (/<!DOCTYPE/i.test(text)) throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', 'the document declares a DOCTYPE');
-  let root: Element | null;
+  const parser = new SaxesParser({ xmlns: true });
+  const path: string[] = [];
+  let rootNs: string | null = null;
+  let rootName: string | null = null;
+  const found: Record<string, string> = {};
+  const schemes: Record<string, string | null> = {};
+  let capture: string | null = null;
+  let buffer = '';
+  const WANTED: Record<string, string> = {
+    [`${CBC}|CustomizationID`]: 'customization',
+    [`${CBC}|ProfileID`]: 'profile',
+    [`${CAC}|AccountingSupplierParty/${CAC}|Party/${CBC}|EndpointID`]: 'sender',
+    [`${CAC}|AccountingCustomerParty/${CAC}|Party/${CBC}|EndpointID`]: 'receiver',
+    [`${CAC}|AccountingSupplierParty/${CAC}|Party/${CAC}|PostalAddress/${CAC}|Country/${CBC}|IdentificationCode`]: 'country',
+  };
+  parser.on('opentag', (tag) => {
+    const ns = tag.uri ?? '';
+    if (path.length === 0) {
+      rootNs = ns;
+      rootName = tag.local;
+      if (UBL_ROOTS[tag.local] !== ns) throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', `the root element ${tag.local} is not a UBL 2.1 Invoice or CreditNote`);
+    } else if (path.length === 1 && LINES.has(tag.local)) {
+      throw new Enough();
+    }
+    path.push(`${ns}|${tag.local}`);
+    const key = WANTED[path.slice(1).join('/')];
+    if (key && found[key] === undefined) {
+      capture = key;
+      buffer = '';
+      const attrs = tag.attributes as Record<string, { value: string; local: string; uri: string }>;
+      schemes[key] = Object.values(attrs).find((a) => a.local === 'schemeID' && !a.uri)?.value ?? null;
+    }
+  });
+  parser.on('text', (t) => {
+    if (capture) buffer += t;
+  });
+  parser.on('closetag', () => {
+    if (capture && WANTED[path.slice(1).join('/')] === capture) {
+      const v = buffer.trim();
+      if (v) found[capture] = v;
+      capture = null;
+    }
+    path.pop();
+  });
   try {
-    root = parseXml(text).documentElement;
+    parser.write(text).close();
   } catch (err) {
-    throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', `the document is not well-formed XML: ${(err as Error).message}`);
+    if (!(err instanceof Enough)) {
+      if (err instanceof PeppolIdentifierError) throw err;
+      throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', `the document is not well-formed XML: ${(err as Error).message.split('\n')[0]}`);
+    }
   }
-  if (!root || UBL_ROOTS[root.localName ?? ''] !== root.namespaceURI) {
-    throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', `the root element ${root?.localName ?? '(none)'} is not a UBL 2.1 Invoice or CreditNote`);
-  }
-  const customizationId = textOf(childNs(root, CBC, 'CustomizationID'));
+  if (!rootName || !rootNs) throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', 'the document has no root element');
+  const customizationId = found.customization;
   if (!customizationId) throw new PeppolIdentifierError('PEPPOL_CUSTOMIZATION_MISSING', 'the document has no cbc:CustomizationID: its Peppol document type is unknown');
-  const processId = textOf(childNs(root, CBC, 'ProfileID'));
+  const processId = found.profile;
   if (!processId) throw new PeppolIdentifierError('PEPPOL_PROFILE_MISSING', 'the document has no cbc:ProfileID: its Peppol process is unknown');
-  const sender = endpoint(root, 'AccountingSupplierParty');
-  if (!sender) throw new PeppolIdentifierError('PEPPOL_SENDER_ENDPOINT_MISSING', 'the seller has no cbc:EndpointID: the sending participant is unknown');
-  const receiver = endpoint(root, 'AccountingCustomerParty');
-  if (!receiver) throw new PeppolIdentifierError('PEPPOL_RECEIVER_ENDPOINT_MISSING', 'the buyer has no cbc:EndpointID: the receiving participant is unknown');
-  const country = textOf(
-    childNs(childNs(childNs(childNs(childNs(root, CAC, 'AccountingSupplierParty'), CAC, 'Party'), CAC, 'PostalAddress'), CAC, 'Country'), CBC, 'IdentificationCode'),
-  );
+  if (!found.sender) throw new PeppolIdentifierError('PEPPOL_SENDER_ENDPOINT_MISSING', 'the seller has no cbc:EndpointID: the sending participant is unknown');
+  if (!found.receiver) throw new PeppolIdentifierError('PEPPOL_RECEIVER_ENDPOINT_MISSING', 'the buyer has no cbc:EndpointID: the receiving participant is unknown');
   return {
-    sender,
-    receiver,
-    documentTypeId: documentTypeIdOf(root.namespaceURI!, root.localName!, customizationId),
+    sender: participantOf(schemes.sender ?? null, found.sender),
+    receiver: participantOf(schemes.receiver ?? null, found.receiver),
+    documentTypeId: documentTypeIdOf(rootNs, rootName, customizationId),
     processId,
-    rootNamespace: root.namespaceURI!,
-    rootName: root.localName!,
+    rootNamespace: rootNs,
+    rootName,
     customizationId,
-    sellerCountry: country ? country.toUpperCase() : null,
+    sellerCountry: found.country ? found.country.toUpperCase() : null,
   };
 }
 

@@ -121,11 +121,27 @@ export interface ParsedSbd {
 export function parseSbd(bytes: Buffer): ParsedSbd {
   const textBody = bytes.toString('utf8');
   if (/<!DOCTYPE/i.test(textBody)) throw new SbdhError('SBDH_NOT_WELL_FORMED', 'the envelope declares a DOCTYPE');
-  let doc: Document;
-  try {
-    doc = parseXml(textBody);
-  } catch (err) {
-    throw new SbdhError('SBDH_NOT_WELL_FORMED', `the envelope is not well-formed XML: ${(err as Error).message}`);
+  // Fast path: the header alone is parsed as a DOM, the payload is cut from the text as it is and
+  // read by a streaming parser; an envelope that does not split so is parsed whole.
+  const headerEnd = /<\/(?:[\w.-]+:)?StandardBusinessDocumentHeader\s*>/.exec(textBody);
+  const rootEnd = /<\/(?:[\w.-]+:)?StandardBusinessDocument\s*>\s*$/.exec(textBody);
+  let doc: Document | null = null;
+  let cut: string | null = null;
+  if (headerEnd && rootEnd && rootEnd.index > headerEnd.index) {
+    try {
+      doc = parseXml(textBody.slice(0, headerEnd.index + headerEnd[0].length) + rootEnd[0]);
+      cut = textBody.slice(headerEnd.index + headerEnd[0].length, rootEnd.index).trim();
+    } catch {
+      doc = null;
+    }
+  }
+  let whole: Document | null = null;
+  if (!doc) {
+    try {
+      doc = whole = parseXml(textBody);
+    } catch (err) {
+      throw new SbdhError('SBDH_NOT_WELL_FORMED', `the envelope is not well-formed XML: ${(err as Error).message}`);
+    }
   }
   const root = doc.documentElement!;
   if (root.localName !== 'StandardBusinessDocument' || root.namespaceURI !== SBDH_NS) throw new SbdhError('SBDH_MISSING', `the payload is not a Standard Business Document (root ${root.localName})`);
@@ -150,45 +166,44 @@ export function parseSbd(bytes: Buffer): ParsedSbd {
     typeVersion: required(text(kid(ident, 'TypeVersion')), 'DocumentIdentification/TypeVersion'),
     creationDateTime: required(text(kid(ident, 'CreationDateAndTime')), 'DocumentIdentification/CreationDateAndTime'),
   };
-  let payloadEl: Element | null = null;
-  for (let n = header.nextSibling; n; n = n.nextSibling) {
-    if (n.nodeType === 1) {
-      payloadEl = n as Element;
-      break;
+  let payload: Buffer | null = null;
+  let payloadIds: PeppolIdentifiers | null = null;
+  if (cut) {
+    try {
+      payloadIds = peppolIdentifiersOf(cut);
+      payload = Buffer.from(cut, 'utf8');
+    } catch {
+      // Not a UBL document standing on its own (a namespace of the envelope?): read the whole envelope.
     }
   }
-  if (!payloadEl) throw new SbdhError('SBDH_PAYLOAD_MISSING', 'the Standard Business Document carries no payload');
-  const payload = cutPayload(textBody, payloadEl);
-  let payloadIds: PeppolIdentifiers;
-  try {
-    payloadIds = peppolIdentifiersOf(payload);
-  } catch (err) {
-    if (err instanceof PeppolIdentifierError) throw new SbdhError('SBDH_PAYLOAD_MISMATCH', `the payload cannot be routed: ${err.message}`);
-    throw err;
+  if (!payload) {
+    try {
+      whole ??= parseXml(textBody);
+    } catch (err) {
+      throw new SbdhError('SBDH_NOT_WELL_FORMED', `the envelope is not well-formed XML: ${(err as Error).message}`);
+    }
+    const wholeHeader = kid(whole.documentElement, 'StandardBusinessDocumentHeader');
+    let payloadEl: Element | null = null;
+    for (let n = wholeHeader?.nextSibling; n; n = n.nextSibling) {
+      if (n.nodeType === 1) {
+        payloadEl = n as Element;
+        break;
+      }
+    }
+    if (!payloadEl) throw new SbdhError('SBDH_PAYLOAD_MISSING', 'the Standard Business Document carries no payload');
+    payload = Buffer.from(new XMLSerializer().serializeToString(payloadEl), 'utf8');
+    try {
+      payloadIds = peppolIdentifiersOf(payload);
+    } catch (err) {
+      if (err instanceof PeppolIdentifierError) throw new SbdhError('SBDH_PAYLOAD_MISMATCH', `the payload cannot be routed: ${err.message}`);
+      throw err;
+    }
   }
+  if (!payloadIds) throw new SbdhError('SBDH_PAYLOAD_MISSING', 'the Standard Business Document carries no payload');
   const mismatch = (what: string, header: string, payloadValue: string) => new SbdhError('SBDH_PAYLOAD_MISMATCH', `the SBDH ${what} ${header} differs from the payload's ${payloadValue}`);
   if (facts.standard !== payloadIds.rootNamespace || facts.type !== payloadIds.rootName) throw mismatch('document', `${facts.standard}::${facts.type}`, `${payloadIds.rootNamespace}::${payloadIds.rootName}`);
   if (facts.documentTypeId !== payloadIds.documentTypeId) throw mismatch('DOCUMENTID', facts.documentTypeId, payloadIds.documentTypeId);
   if (facts.processId !== payloadIds.processId) throw mismatch('PROCESSID', facts.processId, payloadIds.processId);
   if (!sameParticipant(facts.receiver, payloadIds.receiver)) throw mismatch('receiver', facts.receiver.value, `buyer endpoint ${payloadIds.receiver.value}`);
   return { facts, payload, payloadIds };
-}
-
-/**
- * The payload element's text exactly as it appears in the envelope; when it leans on a namespace
- * declared by the envelope (so it does not stand alone), the element serialized on its own.
- */
-function cutPayload(textBody: string, payloadEl: Element): Buffer {
-  const headerEnd = /<\/(?:[\w.-]+:)?StandardBusinessDocumentHeader\s*>/.exec(textBody);
-  const rootEnd = /<\/(?:[\w.-]+:)?StandardBusinessDocument\s*>\s*$/.exec(textBody);
-  if (headerEnd && rootEnd) {
-    const cut = textBody.slice(headerEnd.index + headerEnd[0].length, rootEnd.index).trim();
-    try {
-      const standalone = parseXml(cut).documentElement!;
-      if (standalone.localName === payloadEl.localName && standalone.namespaceURI === payloadEl.namespaceURI) return Buffer.from(cut, 'utf8');
-    } catch {
-      // falls through to the serialized element
-    }
-  }
-  return Buffer.from(new XMLSerializer().serializeToString(payloadEl), 'utf8');
 }

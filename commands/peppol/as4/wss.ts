@@ -7,7 +7,7 @@
  * certificate. Canonicalization is xml-crypto's; the primitives are node:crypto's.
  */
 import type { Document, Element } from '@xmldom/xmldom';
-import { createCipheriv, createDecipheriv, createHash, createSign, createVerify, privateDecrypt, publicEncrypt, randomBytes, constants, X509Certificate } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createPrivateKey, createSign, createVerify, privateDecrypt, publicEncrypt, randomBytes, constants, X509Certificate, type KeyObject } from 'node:crypto';
 import { ExclusiveCanonicalization } from 'xml-crypto';
 import { NS } from '../../../domain/peppol/ebms.js';
 import { parseXml } from '../../../domain/peppol/identifiers.js';
@@ -75,6 +75,21 @@ export function excC14n(el: Element, prefixList: readonly string[] = []): string
   });
 }
 
+/** Parsed keys and certificates by their PEM text (parsing a PEM costs more than the RSA operation). */
+const privateKeys = new Map<string, KeyObject>();
+const publicKeys = new Map<string, KeyObject>();
+const remember = <T>(map: Map<string, T>, pem: string, make: () => T): T => {
+  let v = map.get(pem);
+  if (!v) {
+    v = make();
+    if (map.size > 1000) map.clear();
+    map.set(pem, v);
+  }
+  return v;
+};
+export const privateKeyOf = (pem: string): KeyObject => remember(privateKeys, pem, () => createPrivateKey(pem));
+export const certificatePublicKeyOf = (pem: string): KeyObject => remember(publicKeys, pem, () => new X509Certificate(pem).publicKey);
+
 export const sha256b64 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('base64');
 
 export const pemBody = (pem: string) => pem.replace(/-----(BEGIN|END) CERTIFICATE-----/g, '').replace(/\s+/g, '');
@@ -124,7 +139,7 @@ export function signReferences(refs: readonly ReferenceToSign[], privateKeyPem: 
     references.map((r) => r.xml).join('') +
     `</ds:SignedInfo>`;
   const canonical = excC14n(parseXml(signedInfo).documentElement!);
-  const value = createSign('RSA-SHA256').update(canonical).sign(privateKeyPem, 'base64');
+  const value = createSign('RSA-SHA256').update(canonical).sign(privateKeyOf(privateKeyPem), 'base64');
   const xml =
     `<ds:Signature xmlns:ds="${NS.ds}" Id="${sigId}">` +
     signedInfo.replace(` xmlns:ds="${NS.ds}"`, '') +
@@ -244,11 +259,11 @@ export function decryptAttachment(key: Buffer, cipher: Uint8Array): Buffer {
 
 /** RSA-OAEP with SHA-256 and MGF1-SHA-256 (node's oaepHash sets both). */
 export const wrapKey = (key: Buffer, receiverCertificatePem: string) =>
-  publicEncrypt({ key: new X509Certificate(receiverCertificatePem).publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, key);
+  publicEncrypt({ key: certificatePublicKeyOf(receiverCertificatePem), padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, key);
 
 export function unwrapKey(wrapped: Buffer, privateKeyPem: string): Buffer {
   try {
-    return privateDecrypt({ key: privateKeyPem, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, wrapped);
+    return privateDecrypt({ key: privateKeyOf(privateKeyPem), padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, wrapped);
   } catch {
     throw new WssError('FAILED_DECRYPTION', 'the content key does not decrypt with this access point key (encrypted for another certificate?)');
   }
