@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateInvoiceXml, type CoreDocument } from '../../domain/artifacts/index.js';
 import { sampleDocument } from '../../domain/validation/index.js';
-import { peerAvailable, peerSend, startPeerReceiver, type PeerReceiver, type PeerSendResult } from './support/peer.js';
+import { peerAvailable, peerCheckCertificate, peerSend, startPeerReceiver, type PeerReceiver, type PeerSendResult } from './support/peer.js';
 import { createTestPki, type TestPki } from './support/pki.js';
 
 const BIS3_INVOICE = 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0::2.1';
@@ -125,6 +125,17 @@ describe('phase4 test peer (phase4 to phase4 over loopback)', function () {
     // Give a wrongly accepted message the time to land before concluding that none did.
     await new Promise((r) => setTimeout(r, 500));
     expect((await receiver.received()).length).to.equal(before);
+  });
+
+  it("shows why the signature must be checked: phase4's Peppol CA check accepts the rogue certificate by its issuer name", async () => {
+    const [peer, rogue, expired] = await Promise.all([
+      peerCheckCertificate(pki.caCertPath, pki.peer.certPath),
+      peerCheckCertificate(pki.caCertPath, pki.rogue.certPath),
+      peerCheckCertificate(pki.caCertPath, pki.expired.certPath),
+    ]);
+    expect(peer).to.deep.equal({ peppolCAChecker: 'valid', signedByCA: true, validNow: true });
+    expect(rogue).to.deep.equal({ peppolCAChecker: 'valid', signedByCA: false, validNow: true });
+    expect(expired).to.deep.equal({ peppolCAChecker: 'expired', signedByCA: true, validNow: false });
   });
 
   it('refuses a replayed message id and a receiver certificate that the test CA did not sign', async () => {

@@ -244,3 +244,24 @@ export async function peerSend(opts: {
     await rm(work, { recursive: true, force: true });
   }
 }
+
+/**
+ * What phase4's own Peppol CA check (`PeppolCAChecker` on the test CA) says of a certificate, next to a
+ * real check of the CA's signature on it and of its validity period. phase4's check compares the issuer's
+ * name, so it calls a certificate of another CA with a copied name "valid": the peer therefore verifies
+ * signatures itself (and WSS4J validates the path against the CA as the only trust anchor).
+ */
+export async function peerCheckCertificate(caCertPath: string, certPath: string): Promise<{ peppolCAChecker: string; signedByCA: boolean; validNow: boolean }> {
+  const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) => {
+    const child = spawn(javaBinary(), [...JVM_OPTIONS, '-jar', PEER_JAR, 'check-cert', '--trust-ca', caCertPath, '--cert', certPath], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
+    child.stderr!.setEncoding('utf8').on('data', (c: string) => (err = tail(err + c, 50)));
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve({ stdout: out }) : reject(new Error(`phase4 peer check-cert failed (${code})\n${err}`))));
+  });
+  return JSON.parse(stdout.trim().split('\n').pop()!) as { peppolCAChecker: string; signedByCA: boolean; validNow: boolean };
+}
