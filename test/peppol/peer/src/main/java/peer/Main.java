@@ -26,6 +26,7 @@ import com.helger.phase4.profile.peppol.AS4PeppolProfileRegistarSPI;
  * send --to URL --keystore p12 --password X --trust-ca ca.pem --receiver-cert cert.pem --payload file.xml
  *      --sender-id 0088:... --receiver-id 0088:... --doctype ... --process ... --country-c1 AE
  *      [--message-id ID] [--tamper signature] [--dump-request FILE]
+ * check-cert --trust-ca ca.pem --cert cert.pem
  * </pre>
  *
  * Only for tests: phase4 runs in debug mode, which is what allows plain http:// endpoints.
@@ -159,7 +160,7 @@ public final class Main
   {
     if (args.length < 1)
     {
-      System.err.println ("usage: receive|send --name value ...");
+      System.err.println ("usage: receive|send|check-cert --name value ...");
       System.exit (2);
     }
     final Map <String, String> opts;
@@ -185,10 +186,47 @@ public final class Main
         System.out.flush ();
         System.exit (rc);
         break;
+      case "check-cert":
+        checkCert (opts);
+        break;
       default:
         System.err.println ("unknown mode " + args[0]);
         System.exit (2);
     }
+  }
+
+  /**
+   * Prints what phase4's Peppol CA check and a real signature check say of one certificate:
+   * {"peppolCAChecker": "valid"|"expired"|..., "signedByCA": true|false, "validNow": true|false}.
+   */
+  static void checkCert (final Map <String, String> opts) throws Exception
+  {
+    final X509Certificate ca = readCertificate (required (opts, "trust-ca"));
+    final X509Certificate cert = readCertificate (required (opts, "cert"));
+    final var phase4 = new com.helger.peppol.utils.PeppolCAChecker (ca).checkCertificate (cert);
+    boolean signed = true;
+    try
+    {
+      cert.verify (ca.getPublicKey ());
+    }
+    catch (final Exception ex)
+    {
+      signed = false;
+    }
+    boolean valid = true;
+    try
+    {
+      cert.checkValidity ();
+    }
+    catch (final Exception ex)
+    {
+      valid = false;
+    }
+    final com.helger.json.JsonObject out = new com.helger.json.JsonObject ();
+    out.add ("peppolCAChecker", phase4.getID ());
+    out.add ("signedByCA", signed);
+    out.add ("validNow", valid);
+    System.out.println (out.getAsJsonString ());
   }
 
   static byte [] utf8 (final String s)
