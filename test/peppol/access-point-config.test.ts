@@ -197,6 +197,55 @@ describe('Peppol access point configuration', function () {
     });
   });
 
+  it('checks revocation by OCSP when configured, asking an OpenSSL OCSP responder', async () => {
+    const caDir = path.dirname(pki.caCertPath);
+    const cnf = path.join(caDir, 'openssl.cnf');
+    const caArgs = ['-config', cnf, '-keyfile', path.join(caDir, 'ca.key.pem'), '-cert', pki.caCertPath];
+    const free = http.createServer();
+    await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
+    const port = (free.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => free.close(() => resolve()));
+    const ext = path.join(caDir, 'ocsp-ext.cnf');
+    fs.writeFileSync(ext, `[ ocsp_ap ]\nbasicConstraints = critical, CA:FALSE\nkeyUsage = critical, digitalSignature, keyEncipherment\nauthorityInfoAccess = OCSP;URI:http://127.0.0.1:${port}/\n`);
+    const issue = async (name: string) => {
+      const key = path.join(caDir, `${name}.key.pem`);
+      const csr = path.join(caDir, `${name}.csr.pem`);
+      const cert = path.join(caDir, `${name}.cert.pem`);
+      await run('openssl', ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', key]);
+      await run('openssl', ['req', '-config', cnf, '-new', '-key', key, '-subj', `/C=AE/O=OCSP Test/CN=${name}`, '-out', csr]);
+      await run('openssl', ['ca', '-batch', ...caArgs, '-extfile', ext, '-extensions', 'ocsp_ap', '-notext', '-md', 'sha256', '-days', '30', '-in', csr, '-out', cert]);
+      return cert;
+    };
+    const good = fs.readFileSync(await issue('POPOCSP1'), 'utf8');
+    const revokedPath = await issue('POPOCSP2');
+    const revoked = fs.readFileSync(revokedPath, 'utf8');
+    await run('openssl', ['ca', ...caArgs, '-revoke', revokedPath]);
+    const trust = createPeppolTrust([pki.caCertPem], 'ocsp');
+    const now = new Date();
+    // no responder yet: the status is unknown
+    expect((await trust.verifyCertificateOnline(good, now, 'ap') as { reason: string }).reason).to.match(/revocation status \(OCSP\).*not known/);
+    const responder = spawn('openssl', ['ocsp', '-index', path.join(caDir, 'index.txt'), '-port', String(port), '-rsigner', pki.caCertPath, '-rkey', path.join(caDir, 'ca.key.pem'), '-CA', pki.caCertPath, '-ignore_err'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        let seen = '';
+        const watch = (b: Buffer) => {
+          seen += b.toString();
+          if (seen.includes('waiting for OCSP client connections')) resolve();
+        };
+        responder.stdout.on('data', watch);
+        responder.stderr.on('data', watch);
+        responder.on('exit', (code) => reject(new Error(`openssl ocsp exited (${code}): ${seen}`)));
+      });
+      const fresh = createPeppolTrust([pki.caCertPem], 'ocsp');
+      expect(await fresh.verifyCertificateOnline(good, now, 'ap')).to.include({ ok: true });
+      const refused = await fresh.verifyCertificateOnline(revoked, now, 'ap');
+      expect(refused.ok).to.equal(false);
+      expect((refused as { reason: string }).reason).to.match(/revoked on .*OCSP/);
+    } finally {
+      responder.kill();
+    }
+  });
+
   describe('at start and on /readyz', () => {
     const full = (): Record<string, string> => ({
       PEPPOL_KEYSTORE: pki.service.p12Path,
