@@ -62,6 +62,8 @@ describe('Peppol access point configuration', function () {
       refused({ PEPPOL_KEY: '/k.pem' }, /PEPPOL_CERTIFICATE/);
       refused({ PEPPOL_SML_ZONE: 'not a zone' }, /PEPPOL_SML_ZONE/);
       refused({ PEPPOL_DNS_SERVERS: 'dns://1.1.1.1' }, /PEPPOL_DNS_SERVERS/);
+      refused({ PEPPOL_DNS_SERVERS: 'resolver.example.com' }, /PEPPOL_DNS_SERVERS/);
+      expect(peppolOf({ PEPPOL_DNS_SERVERS: '[::1]:53,::1' }).dnsServers).to.deep.equal(['[::1]:53', '::1']);
       refused({ PEPPOL_ENDPOINT_URL: 'ap.example.com/as4' }, /PEPPOL_ENDPOINT_URL/);
       refused({ PEPPOL_ENDPOINT_URL: 'https://user:pw@ap.example.com/as4' }, /PEPPOL_ENDPOINT_URL/);
       refused({ PEPPOL_REVOCATION_CHECK: 'yes' }, /PEPPOL_REVOCATION_CHECK/);
