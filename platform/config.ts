@@ -107,6 +107,8 @@ function peppolFrom(env: NodeJS.ProcessEnv): PeppolConfig {
   if (keystorePath) {
     if (env.PEPPOL_KEYSTORE_PASSWORD === undefined) throw new ConfigError('PEPPOL_KEYSTORE needs PEPPOL_KEYSTORE_PASSWORD (empty for a keystore without a password)');
     keystore = { kind: 'pkcs12', path: path.resolve(keystorePath), password: env.PEPPOL_KEYSTORE_PASSWORD };
+    // Serialized (a log line, an error report), the password reads as redacted.
+    Object.defineProperty(keystore, 'toJSON', { enumerable: false, value: () => ({ kind: 'pkcs12', path: path.resolve(keystorePath), password: '[redacted]' }) });
   } else if (keyPath || certificatePath) {
     if (!keyPath || !certificatePath) throw new ConfigError('PEPPOL_KEY and PEPPOL_CERTIFICATE go together (PEM private key file and PEM certificate file)');
     keystore = { kind: 'pem', keyPath: path.resolve(keyPath), certificatePath: path.resolve(certificatePath) };

@@ -52,6 +52,8 @@ describe('Peppol access point configuration', function () {
         revocationCheck: 'crl',
         corner5Participant: { scheme: 'iso6523-actorid-upis', value: '0235:000000000' },
       });
+      expect(JSON.stringify(p)).not.to.include('"x"');
+      expect(JSON.stringify(p.keystore)).to.include('[redacted]');
       expect(peppolOf({ PEPPOL_KEY: '/k.pem', PEPPOL_CERTIFICATE: '/c.pem' }).keystore).to.deep.equal({ kind: 'pem', keyPath: '/k.pem', certificatePath: '/c.pem' });
     });
 
