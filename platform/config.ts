@@ -2,6 +2,7 @@
  * Configuration from environment variables. Every variable, its default and its meaning
  * is listed in the README; this is the only place that reads process.env for settings.
  */
+import net from 'node:net';
 import path from 'node:path';
 
 export interface Config {
@@ -86,7 +87,14 @@ export function peppolMissingSettings(peppol: PeppolConfig): string[] {
   return missing;
 }
 
-const HOST_PORT = /^(\[[0-9a-fA-F:]+\]|[0-9]{1,3}(\.[0-9]{1,3}){3}|[0-9a-fA-F:]+|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$/;
+/** "ip", "ip:port", "[ipv6]:port" or a bare IPv6 address, as Node's resolver takes them. */
+function isDnsServer(s: string): boolean {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(s);
+  if (bracketed) return net.isIPv6(bracketed[1]!) && (bracketed[2] === undefined || Number(bracketed[2]) <= 65535);
+  if (net.isIPv6(s)) return true;
+  const m = /^([^:]+)(?::(\d{1,5}))?$/.exec(s);
+  return !!m && net.isIPv4(m[1]!) && (m[2] === undefined || Number(m[2]) <= 65535);
+}
 
 function peppolFrom(env: NodeJS.ProcessEnv): PeppolConfig {
   const keystorePath = env.PEPPOL_KEYSTORE || null;
@@ -99,6 +107,8 @@ function peppolFrom(env: NodeJS.ProcessEnv): PeppolConfig {
   if (keystorePath) {
     if (env.PEPPOL_KEYSTORE_PASSWORD === undefined) throw new ConfigError('PEPPOL_KEYSTORE needs PEPPOL_KEYSTORE_PASSWORD (empty for a keystore without a password)');
     keystore = { kind: 'pkcs12', path: path.resolve(keystorePath), password: env.PEPPOL_KEYSTORE_PASSWORD };
+    // Serialized (a log line, an error report), the password reads as redacted.
+    Object.defineProperty(keystore, 'toJSON', { enumerable: false, value: () => ({ kind: 'pkcs12', path: path.resolve(keystorePath), password: '[redacted]' }) });
   } else if (keyPath || certificatePath) {
     if (!keyPath || !certificatePath) throw new ConfigError('PEPPOL_KEY and PEPPOL_CERTIFICATE go together (PEM private key file and PEM certificate file)');
     keystore = { kind: 'pem', keyPath: path.resolve(keyPath), certificatePath: path.resolve(certificatePath) };
@@ -110,7 +120,7 @@ function peppolFrom(env: NodeJS.ProcessEnv): PeppolConfig {
   let dnsServers: string[] | null = null;
   if (env.PEPPOL_DNS_SERVERS) {
     dnsServers = env.PEPPOL_DNS_SERVERS.split(',').map((s) => s.trim()).filter((s) => s !== '');
-    const bad = dnsServers.find((s) => !HOST_PORT.test(s));
+    const bad = dnsServers.find((s) => !isDnsServer(s));
     if (bad !== undefined || dnsServers.length === 0) throw new ConfigError(`PEPPOL_DNS_SERVERS must be a comma-separated list of IP addresses with optional :port, got "${env.PEPPOL_DNS_SERVERS}"`);
   }
   const endpointUrl = env.PEPPOL_ENDPOINT_URL || null;

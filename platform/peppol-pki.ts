@@ -29,7 +29,7 @@ import {
   id_pe_authorityInfoAccess,
   type GeneralName,
 } from '@peculiar/asn1-x509';
-import { ConfigError, type PeppolConfig, type PeppolRevocationCheck } from './config.js';
+import { ConfigError, peppolMissingSettings, type PeppolConfig, type PeppolRevocationCheck } from './config.js';
 
 export interface AccessPointIdentity {
   privateKeyPem: string;
@@ -424,4 +424,30 @@ export function createPeppolTrust(caCertificatesPem: string[], revocationCheck: 
       return verifyCertificate(pem, at, purpose);
     },
   };
+}
+
+/** The service's configured access point: its settings, identity and trust store, loaded once at start. */
+export interface PeppolAccessPoint {
+  config: PeppolConfig & { smlZone: string; endpointUrl: string };
+  identity: AccessPointIdentity;
+  trust: PeppolTrust;
+}
+
+/**
+ * Loads what is configured of the access point at start: a keystore or trust store that is set
+ * but cannot be loaded is a ConfigError (one line, no secret). The access point exists only when
+ * keystore, trust store, SML zone and endpoint URL are all set; `missing` names what is not.
+ */
+export function openPeppolAccessPoint(config: PeppolConfig, now: Date = new Date()): { accessPoint: PeppolAccessPoint | null; missing: string[] } {
+  const identity = config.keystore ? loadAccessPointIdentity(config, now) : null;
+  const trust = config.truststorePath ? loadPeppolTrust(config) : null;
+  if (identity && trust) {
+    const verdict = trust.verifyCertificate(identity.certificatePem, now, 'ap');
+    if (!verdict.ok && trust.revocationCheck === 'off') {
+      throw new ConfigError(`the access point certificate (${identity.commonName}) does not chain to PEPPOL_TRUSTSTORE: ${verdict.reason}`);
+    }
+  }
+  const missing = peppolMissingSettings(config);
+  if (missing.length > 0 || !identity || !trust || !config.smlZone || !config.endpointUrl) return { accessPoint: null, missing };
+  return { accessPoint: { config: { ...config, smlZone: config.smlZone, endpointUrl: config.endpointUrl }, identity, trust }, missing };
 }

@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import type { EventStore } from '../../platform/eventstore/port.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
+import type { PeppolAccessPoint } from '../../platform/peppol-pki.js';
 import type { ConnectorRegistry } from '../../commands/delivery/connector.js';
 import type { DeliveryDeps } from '../../commands/delivery/deliver.js';
 import { sandboxConnectors } from '../../commands/delivery/sandbox-connectors.js';
@@ -25,6 +26,8 @@ export interface ProcessDeps {
   store: EventStore;
   clock: Clock;
   log: (msg: string, fields?: Record<string, unknown>) => void;
+  /** The service's Peppol access point when fully configured (keystore, trust store, SML zone, endpoint URL). */
+  peppol?: PeppolAccessPoint | null;
 }
 
 export interface Processes {

@@ -15,6 +15,7 @@ import { createTestPki, type TestPki } from './support/pki.js';
 const SCHEME = 'iso6523-actorid-upis';
 const BIS = 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0::2.1';
 const PINT_AE = 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:peppol:pint:billing-1@ae-1::2.1';
+const PINT_ANY = 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:peppol:pint:billing-1*::2.1';
 const CREDIT_NOTE = 'urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2::CreditNote##urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0::2.1';
 const BILLING = 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0';
 const OTHER_PROCESS = 'urn:fdc:peppol.eu:2017:poacc:selfbilling:01:1.0';
@@ -57,6 +58,15 @@ describe('Peppol discovery (SML by U-NAPTR, signed SMP metadata)', function () {
         { participant: p('0235:1000000006'), signer: pki.rogue, documentTypes: [{ id: BIS, processes: [ap('https://ap2.example.test/as4')] }] },
         { participant: p('0235:1000000007'), documentTypes: [{ id: BIS, processes: [{ ...ap('https://rogue.example.test/as4'), certificatePem: pki.rogue.certPem }] }] },
         { participant: p('0235:1000000008'), unknownToSmp: true, documentTypes: [] },
+        // PINT receivers register their document types in the wildcard scheme
+        { participant: p('0235:1000000009'), documentTypes: [{ id: PINT_ANY, scheme: 'peppol-doctype-wildcard', processes: [ap('https://pint.example.test/as4')] }] },
+        {
+          participant: p('0235:1000000010'),
+          documentTypes: [
+            { id: PINT_AE, scheme: 'peppol-doctype-wildcard', processes: [ap('https://pint-ae.example.test/as4')] },
+            { id: PINT_ANY, scheme: 'peppol-doctype-wildcard', processes: [ap('https://pint-any.example.test/as4')] },
+          ],
+        },
       ],
     });
   });
@@ -82,6 +92,18 @@ describe('Peppol discovery (SML by U-NAPTR, signed SMP metadata)', function () {
     // identifiers with their scheme prefixes, and the participant in another case, find the same endpoint
     const again = await discovery().lookup(p('0088:1234567890128'.toUpperCase()), `busdox-docid-qns::${PINT_AE}`, `cenbii-procid-ubl::${BILLING}`);
     expect(again).to.deep.include({ found: true });
+  });
+
+  it('matches PINT document types registered in the wildcard scheme: exact customization first, then the closest "*" pattern', async () => {
+    const broad = await discovery().lookup(p('0235:1000000009'), PINT_AE, BILLING);
+    expect(broad).to.deep.include({ found: true });
+    expect((broad as Extract<DiscoveryResult, { found: true }>).endpoint.url).to.equal('https://pint.example.test/as4');
+    const exact = await discovery().lookup(p('0235:1000000010'), `peppol-doctype-wildcard::${PINT_AE}`, BILLING);
+    expect((exact as Extract<DiscoveryResult, { found: true }>).endpoint.url).to.equal('https://pint-ae.example.test/as4');
+    // a busdox-docid-qns type named as such is matched exactly only
+    expect(await discovery().lookup(p('0235:1000000009'), `busdox-docid-qns::${PINT_AE}`, BILLING)).to.deep.include({ found: false, reason: 'DOCUMENT_TYPE_NOT_SUPPORTED' });
+    // another PINT family is not covered by billing-1*
+    expect(await discovery().lookup(p('0235:1000000009'), PINT_AE.replace('billing-1', 'selfbilling-1'), BILLING)).to.deep.include({ found: false, reason: 'DOCUMENT_TYPE_NOT_SUPPORTED' });
   });
 
   it('answers PARTICIPANT_NOT_REGISTERED for a participant the SML does not know, or its SMP does not know', async () => {

@@ -8,9 +8,9 @@
  * 2. SMP (Peppol SMP 1.x): the ServiceGroup at `{smp}/{url-encoded scheme::value}` lists the
  *    document types the participant receives; the SignedServiceMetadata at
  *    `{smp}/{participant}/services/{url-encoded doctype scheme::value}` holds the processes and
- *    endpoints. Its XML signature (enveloping the whole document) is verified with xml-crypto,
- *    and the signing certificate must chain to the trust store as an SMP certificate. Only the
- *    signed content is read afterwards.
+ *    endpoints (document types matched as selectDocumentType says). Its XML signature (enveloping
+ *    the whole document) is verified with xml-crypto, and the signing certificate must chain to
+ *    the trust store as an SMP certificate. Only the signed content is read afterwards.
  * 3. The endpoint for the process with transport profile `peppol-transport-as4-v2_0`, active at
  *    the time (activation and expiration dates), whose certificate chains to the trust store as
  *    an access point certificate.
@@ -69,7 +69,8 @@ export const AS4_TRANSPORT_PROFILE = 'peppol-transport-as4-v2_0';
 export const DEFAULT_PARTICIPANT_SCHEME = 'iso6523-actorid-upis';
 export const DEFAULT_DOCUMENT_TYPE_SCHEME = 'busdox-docid-qns';
 export const DEFAULT_PROCESS_SCHEME = 'cenbii-procid-ubl';
-const DOCUMENT_TYPE_SCHEMES = ['busdox-docid-qns', 'peppol-doctype-wildcard'];
+export const WILDCARD_DOCUMENT_TYPE_SCHEME = 'peppol-doctype-wildcard';
+const DOCUMENT_TYPE_SCHEMES = [DEFAULT_DOCUMENT_TYPE_SCHEME, WILDCARD_DOCUMENT_TYPE_SCHEME];
 const PROCESS_SCHEMES = ['cenbii-procid-ubl'];
 
 const NS_DSIG = 'http://www.w3.org/2000/09/xmldsig#';
@@ -143,6 +144,41 @@ function nodes(expr: string, node: unknown): XmlElement[] {
 function sameId(a: { scheme: string; value: string }, b: { scheme: string; value: string }, caseInsensitiveValue: boolean): boolean {
   if (a.scheme.toLowerCase() !== b.scheme.toLowerCase()) return false;
   return caseInsensitiveValue ? a.value.toLowerCase() === b.value.toLowerCase() : a.value === b.value;
+}
+
+/**
+ * The document type to ask the SMP for, among those the participant lists (Policy for use of
+ * Identifiers 4.3): `busdox-docid-qns` matches exactly; `peppol-doctype-wildcard` (PINT) matches the
+ * exact customization, then the customization followed by "*", then with its last "@…" part taken
+ * off followed by "*", and so on. A document type given without a scheme is tried as
+ * `busdox-docid-qns` first, then as `peppol-doctype-wildcard`; one given with a scheme only so.
+ */
+function selectDocumentType(
+  listed: { scheme: string; value: string }[],
+  requested: { scheme: string; value: string },
+  busdoxOnly: boolean,
+): { scheme: string; value: string } | null {
+  const has = (scheme: string, value: string) => listed.find((l) => l.scheme.toLowerCase() === scheme && l.value === value) ?? null;
+  if (requested.scheme === DEFAULT_DOCUMENT_TYPE_SCHEME) {
+    const exact = has(DEFAULT_DOCUMENT_TYPE_SCHEME, requested.value);
+    if (exact || busdoxOnly) return exact;
+  }
+  // <root namespace>::<local name>##<customization>::<version>
+  const m = /^(.+?::[^#]+)##(.+)::([^:]+)$/.exec(requested.value);
+  if (!m) return null;
+  const [, root, customizationRaw, version] = m as unknown as [string, string, string, string];
+  let customization = customizationRaw.replace(/\*$/, '');
+  if (customization.includes('*')) return null;
+  const wildcard = WILDCARD_DOCUMENT_TYPE_SCHEME;
+  const exact = has(wildcard, `${root}##${customization}::${version}`);
+  if (exact) return exact;
+  for (;;) {
+    const best = has(wildcard, `${root}##${customization}*::${version}`);
+    if (best) return best;
+    const at = customization.lastIndexOf('@');
+    if (at < 0) return null;
+    customization = customization.slice(0, at);
+  }
 }
 
 interface Cached {
@@ -238,21 +274,20 @@ export function createPeppolDiscovery(opts: { smlZone: string; dnsServers?: stri
     if (group.status === 404) return notFound('PARTICIPANT_NOT_REGISTERED', `${participantText} is registered in the SML but unknown to its SMP ${smp}`);
     if (group.status !== 200) throw new PeppolDiscoveryError('SMP_ANSWER_INVALID', `the SMP ${smp} answered ${group.status} for the service group of ${participantText}`, false);
     const groupDoc = parseXml(group.body, 'service group');
-    const docType = schemed(documentTypeId, DOCUMENT_TYPE_SCHEMES, DEFAULT_DOCUMENT_TYPE_SCHEME);
-    const docTypeText = `${docType.scheme}::${docType.value}`;
-    const listed = nodes('/smp:ServiceGroup/smp:ServiceMetadataReferenceCollection/smp:ServiceMetadataReference', groupDoc).some((ref) => {
+    const requested = schemed(documentTypeId, DOCUMENT_TYPE_SCHEMES, DEFAULT_DOCUMENT_TYPE_SCHEME);
+    const listedTypes = nodes('/smp:ServiceGroup/smp:ServiceMetadataReferenceCollection/smp:ServiceMetadataReference', groupDoc).flatMap((ref) => {
       const href = attr(ref, 'href');
       const at = href.toLowerCase().lastIndexOf('/services/');
-      if (at < 0) return false;
-      let decoded: string;
+      if (at < 0) return [];
       try {
-        decoded = decodeURIComponent(href.slice(at + '/services/'.length));
+        return [schemed(decodeURIComponent(href.slice(at + '/services/'.length)), DOCUMENT_TYPE_SCHEMES, DEFAULT_DOCUMENT_TYPE_SCHEME)];
       } catch {
-        return false;
+        return [];
       }
-      return sameId(schemed(decoded, DOCUMENT_TYPE_SCHEMES, DEFAULT_DOCUMENT_TYPE_SCHEME), docType, false);
     });
-    if (!listed) return notFound('DOCUMENT_TYPE_NOT_SUPPORTED', `${participantText} does not receive the document type ${docTypeText}`);
+    const docType = selectDocumentType(listedTypes, requested, documentTypeId.toLowerCase().startsWith(`${DEFAULT_DOCUMENT_TYPE_SCHEME}::`));
+    const docTypeText = `${(docType ?? requested).scheme}::${(docType ?? requested).value}`;
+    if (!docType) return notFound('DOCUMENT_TYPE_NOT_SUPPORTED', `${participantText} does not receive the document type ${docTypeText}`);
 
     const metadataUrl = `${smp}/${participantPath}/services/${encodeURIComponent(docTypeText)}`;
     const metadata = await get(metadataUrl);
