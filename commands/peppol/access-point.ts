@@ -5,11 +5,11 @@
  * Null when the access point is not fully configured; the sandbox is never routed through it.
  */
 import type { Knex } from 'knex';
-import { peppolMissingSettings, type Config } from '../../platform/config.js';
+import type { Config } from '../../platform/config.js';
 import type { Clock } from '../../platform/clock.js';
 import type { EventStore, Position } from '../../platform/eventstore/port.js';
-import { loadAccessPointIdentity, loadPeppolTrust, type AccessPointIdentity, type PeppolTrust } from '../../platform/peppol-pki.js';
-import type { Connector, ConnectorRegistry } from '../delivery/connector.js';
+import { openPeppolAccessPoint, type AccessPointIdentity, type PeppolAccessPoint, type PeppolTrust } from '../../platform/peppol-pki.js';
+import { withProductionConnector, type Connector, type ConnectorRegistry } from '../delivery/connector.js';
 import type { ReceiveDeps } from './as4/receive.js';
 import { PeppolConnector } from './connector.js';
 import { createPeppolDiscovery, type PeppolDiscovery } from './discovery/index.js';
@@ -31,14 +31,14 @@ export interface AccessPoint {
 
 export function createAccessPoint(
   deps: { config: Config; knex: Knex; store: EventStore; clock: Clock; onStored?: (positions: Position[]) => void },
-  overrides: { discovery?: PeppolDiscovery } = {},
+  /** `peppol`: the identity and trust loaded at start (loaded here when not given). */
+  overrides: { discovery?: PeppolDiscovery; peppol?: PeppolAccessPoint | null } = {},
 ): AccessPoint | null {
-  const peppol = deps.config.peppol;
-  if (peppolMissingSettings(peppol).length > 0) return null;
   const now = () => deps.clock.now();
-  const identity = loadAccessPointIdentity(peppol, now());
-  const trust = loadPeppolTrust(peppol);
-  const discovery = overrides.discovery ?? createPeppolDiscovery({ smlZone: peppol.smlZone!, dnsServers: peppol.dnsServers ?? undefined, trust, now });
+  const opened = overrides.peppol !== undefined ? overrides.peppol : openPeppolAccessPoint(deps.config.peppol, now()).accessPoint;
+  if (!opened) return null;
+  const { identity, trust, config: peppol } = opened;
+  const discovery = overrides.discovery ?? createPeppolDiscovery({ smlZone: peppol.smlZone, dnsServers: peppol.dnsServers ?? undefined, trust, now });
   const maxXmlBytes = deps.config.purchases.maxXmlBytes;
   const connector = new PeppolConnector({
     identity,
@@ -67,10 +67,5 @@ export function createAccessPoint(
 
 /** The sandbox connectors, with production PEPPOL documents going through the access point. */
 export function withAccessPoint(sandbox: ConnectorRegistry, accessPoint: AccessPoint | null): ConnectorRegistry {
-  if (!accessPoint) return sandbox;
-  return {
-    connectorFor: (environment, destination) =>
-      environment === ACCESS_POINT_ENVIRONMENT && destination === 'PEPPOL' ? accessPoint.connector : sandbox.connectorFor(environment, destination),
-    missing: () => sandbox.missing().filter((m) => !(m.environment === ACCESS_POINT_ENVIRONMENT && m.destination === 'PEPPOL')),
-  };
+  return accessPoint ? withProductionConnector(sandbox, accessPoint.connector) : sandbox;
 }

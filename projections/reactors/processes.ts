@@ -44,7 +44,7 @@ export function serviceProcesses(deps: ProcessDeps, options: { peppolDiscovery?:
   const d = deps.config.delivery;
   const network = sandboxPeppolNetwork({ store: deps.store, knex: deps.knex, clock: deps.clock, maxXmlBytes: deps.config.purchases.maxXmlBytes });
   // Production PEPPOL documents leave through the access point when it is configured; the sandbox is unchanged.
-  const accessPoint = createAccessPoint({ config: deps.config, knex: deps.knex, store: deps.store, clock: deps.clock }, { discovery: options.peppolDiscovery });
+  const accessPoint = createAccessPoint({ config: deps.config, knex: deps.knex, store: deps.store, clock: deps.clock }, { discovery: options.peppolDiscovery, peppol: deps.peppol });
   const connectors = withAccessPoint(sandboxConnectors(deps.knex, deps.clock, { latencyMs: d.sandboxLatencyMs, finalResultAfterMs: d.sandboxFinalResultAfterMs }, network), accessPoint);
   const delivery: DeliveryDeps = {
     store: deps.store,
