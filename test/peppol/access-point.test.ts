@@ -153,5 +153,16 @@ describe('Peppol access point: two service instances exchanging over AS4', funct
     expect(get.status).to.equal(405);
     const tooLarge = await fetch(`${b.url}/as4`, { method: 'POST', headers: { 'content-type': 'multipart/related; boundary=x' }, body: new Uint8Array(30 * 1024 * 1024) });
     expect(tooLarge.status).to.equal(413);
+    // Malformed bodies on the service's endpoint: an ebMS error with HTTP 200, never a 500.
+    for (const [type, body] of [
+      ['multipart/related; boundary="b"; type="application/soap+xml"', '--b\r\nContent-Type: application/soap+xml\r\n\r\n<S12:Envelope'],
+      ['multipart/related', 'no boundary'],
+      ['application/soap+xml', '<not-soap/>'],
+      ['text/plain', 'hello'],
+    ] as const) {
+      const res = await fetch(`${b.url}/as4`, { method: 'POST', headers: { 'content-type': type }, body });
+      expect(res.status, type).to.equal(200);
+      expect(await res.text(), type).to.match(/errorCode="EBMS:00(07|09)"/);
+    }
   });
 });
