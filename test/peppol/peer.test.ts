@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateInvoiceXml, type CoreDocument } from '../../domain/artifacts/index.js';
 import { sampleDocument } from '../../domain/validation/index.js';
-import { peerAvailable, peerCheckCertificate, peerSend, startPeerReceiver, type PeerReceiver, type PeerSendResult } from './support/peer.js';
+import { peerAvailable, peerCheckCertificate, peerSend, peerSendMany, startPeerReceiver, type PeerReceiver, type PeerSendResult } from './support/peer.js';
 import { createTestPki, type TestPki } from './support/pki.js';
 
 const BIS3_INVOICE = 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0::2.1';
@@ -125,6 +125,23 @@ describe('phase4 test peer (phase4 to phase4 over loopback)', function () {
     // Give a wrongly accepted message the time to land before concluding that none did.
     await new Promise((r) => setTimeout(r, 500));
     expect((await receiver.received()).length).to.equal(before);
+  });
+
+  it('sends a load of distinct documents from one JVM, every receipt verified', async () => {
+    const before = (await receiver.received()).length;
+    const result = await peerSendMany({
+      pki, to: receiver.url, receiverCertPem: pki.peer.certPem,
+      payload: invoice('BE', 'PEER-LOAD-{{SEQ}}'),
+      senderId: '0208:0123456749', receiverId: '0208:0987654321',
+      documentTypeId: BIS3_INVOICE, processId: BIS3_PROCESS, countryC1: 'BE',
+      count: 12, concurrency: 3,
+    });
+    expect(result, JSON.stringify(result)).to.include({ sent: 12, succeeded: 12, receiptsVerified: 12 });
+    expect(result.errors).to.deep.equal([]);
+    expect(result.messagesPerSecond).to.be.greaterThan(0);
+    const received = await receiver.waitFor(before + 12, 60_000);
+    const numbers = received.map((m) => /<cbc:ID>(PEER-LOAD-\d+)<\/cbc:ID>/.exec(m.payload.toString())?.[1]).filter(Boolean);
+    expect(new Set(numbers).size).to.equal(12);
   });
 
   it("shows why the signature must be checked: phase4's Peppol CA check accepts the rogue certificate by its issuer name", async () => {

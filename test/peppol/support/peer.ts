@@ -182,7 +182,7 @@ export async function startPeerReceiver(opts: { pki: TestPki; port?: number }): 
  * its signer (really issued by the test CA) and its digests of what was sent all check out, `errors`
  * with the ebMS error codes of a refusal (or the peer's own codes for a local failure).
  */
-export async function peerSend(opts: {
+export interface PeerSendOptions {
   pki: TestPki;
   to: string;
   receiverCertPem: string;
@@ -196,7 +196,10 @@ export async function peerSend(opts: {
   identity?: 'peer' | 'rogue' | 'expired';
   tamper?: 'signature';
   dumpRequestTo?: string;
-}): Promise<PeerSendResult> {
+}
+
+/** Runs the peer once in a send mode and returns its last JSON line. */
+async function runSendMode<T>(mode: 'send' | 'send-many', opts: PeerSendOptions, extra: string[]): Promise<T> {
   const work = await mkdtemp(join(tmpdir(), 'phase4-peer-send-'));
   try {
     const payloadPath = join(work, 'payload.xml');
@@ -206,7 +209,7 @@ export async function peerSend(opts: {
     const identity = opts.pki[opts.identity ?? 'peer'];
     const args = [
       ...JVM_OPTIONS,
-      '-jar', PEER_JAR, 'send',
+      '-jar', PEER_JAR, mode,
       '--to', opts.to,
       '--keystore', identity.p12Path,
       '--password', identity.p12Password,
@@ -218,6 +221,7 @@ export async function peerSend(opts: {
       '--doctype', opts.documentTypeId,
       '--process', opts.processId,
       '--country-c1', opts.countryC1,
+      ...extra,
     ];
     if (opts.messageId) args.push('--message-id', opts.messageId);
     if (opts.tamper) args.push('--tamper', opts.tamper);
@@ -229,7 +233,7 @@ export async function peerSend(opts: {
       let err = '';
       child.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
       child.stderr!.setEncoding('utf8').on('data', (c: string) => (err = tail(err + c, 200)));
-      const timer = setTimeout(() => child.kill('SIGKILL'), SEND_TIMEOUT_MS);
+      const timer = mode === 'send' ? setTimeout(() => child.kill('SIGKILL'), SEND_TIMEOUT_MS) : undefined;
       child.once('error', reject);
       child.once('exit', (exitCode) => {
         clearTimeout(timer);
@@ -238,11 +242,40 @@ export async function peerSend(opts: {
       });
     });
     const line = stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop();
-    if (code !== 0 || !line) throw new Error(`phase4 peer send failed (exit ${code})\n${stdout}\n${tail(stderr)}`);
-    return JSON.parse(line) as PeerSendResult;
+    if (code !== 0 || !line) throw new Error(`phase4 peer ${mode} failed (exit ${code})\n${stdout}\n${tail(stderr)}`);
+    return JSON.parse(line) as T;
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * Sends one Peppol AS4 message with phase4-peppol-client to `to` (the receiver's certificate given) and
+ * reports phase4's verdict: `success` when a receipt came back, `receiptVerified` when its signature,
+ * its signer (really issued by the test CA) and its digests of what was sent all check out, `errors`
+ * with the ebMS error codes of a refusal (or the peer's own codes for a local failure).
+ */
+export function peerSend(opts: PeerSendOptions): Promise<PeerSendResult> {
+  return runSendMode<PeerSendResult>('send', opts, []);
+}
+
+export interface PeerSendManyResult {
+  sent: number;
+  succeeded: number;
+  receiptsVerified: number;
+  seconds: number;
+  messagesPerSecond: number;
+  /** The first few errors, if any. */
+  errors: { code: string; detail: string }[];
+}
+
+/**
+ * A load from phase4 for benchmarks: `count` messages over `concurrency` threads of one JVM, each with
+ * its own AS4 message id (and SBDH instance identifier); the text {{SEQ}} in the payload becomes the
+ * message's sequence number. `seconds` covers the sending only, not the JVM's start.
+ */
+export function peerSendMany(opts: Omit<PeerSendOptions, 'messageId' | 'tamper' | 'dumpRequestTo'> & { count: number; concurrency: number }): Promise<PeerSendManyResult> {
+  return runSendMode<PeerSendManyResult>('send-many', opts, ['--count', String(opts.count), '--concurrency', String(opts.concurrency)]);
 }
 
 /**

@@ -26,6 +26,7 @@ import com.helger.phase4.profile.peppol.AS4PeppolProfileRegistarSPI;
  * send --to URL --keystore p12 --password X --trust-ca ca.pem --receiver-cert cert.pem --payload file.xml
  *      --sender-id 0088:... --receiver-id 0088:... --doctype ... --process ... --country-c1 AE
  *      [--message-id ID] [--tamper signature] [--dump-request FILE]
+ * send-many (the options of send) --count N --concurrency C
  * check-cert --trust-ca ca.pem --cert cert.pem
  * </pre>
  *
@@ -160,7 +161,7 @@ public final class Main
   {
     if (args.length < 1)
     {
-      System.err.println ("usage: receive|send|check-cert --name value ...");
+      System.err.println ("usage: receive|send|send-many|check-cert --name value ...");
       System.exit (2);
     }
     final Map <String, String> opts;
@@ -185,6 +186,11 @@ public final class Main
         final int rc = Sender.run (opts);
         System.out.flush ();
         System.exit (rc);
+        break;
+      case "send-many":
+        final int rcMany = Sender.runMany (opts);
+        System.out.flush ();
+        System.exit (rcMany);
         break;
       case "check-cert":
         checkCert (opts);

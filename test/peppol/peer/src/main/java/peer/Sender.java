@@ -1,12 +1,18 @@
 package peer;
 
 import java.io.File;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -22,6 +28,7 @@ import com.helger.json.JsonObject;
 import com.helger.peppol.utils.PeppolCAChecker;
 import com.helger.peppolid.factory.SimpleIdentifierFactory;
 import com.helger.phase4.client.IAS4ClientBuildMessageCallback;
+import com.helger.phase4.crypto.IAS4CryptoFactory;
 import com.helger.phase4.dump.AS4OutgoingDumperFileBased;
 import com.helger.phase4.ebms3header.Ebms3Error;
 import com.helger.phase4.messaging.http.HttpRetrySettings;
@@ -55,36 +62,61 @@ final class Sender
     return new String [] { defaultScheme, s };
   }
 
-  static int run (final Map <String, String> opts) throws Exception
+  /** Everything of one sending configuration that does not change from message to message. */
+  static final class Job
   {
-    final JsonObject result = new JsonObject ();
-    final JsonArray errors = new JsonArray ();
-    final AtomicReference <String> sentMessageId = new AtomicReference <> (opts.get ("message-id"));
-    boolean success = false;
-    boolean receiptVerified = false;
+    final Main.Identity id;
+    final X509Certificate ca;
+    final X509Certificate receiverCert;
+    final IAS4CryptoFactory crypto;
+    final String [] sender;
+    final String [] receiver;
+    final String [] doctype;
+    final String [] process;
+    final String countryC1;
+    final String to;
+    final String tamper;
+    final String dump;
 
-    WebScopeManager.onGlobalBegin (MockServletContext.create ());
-    try
+    Job (final Map <String, String> opts) throws Exception
     {
-      final Main.Identity id = new Main.Identity (Main.required (opts, "keystore"), Main.required (opts, "password"));
-      final X509Certificate ca = Main.readCertificate (Main.required (opts, "trust-ca"));
-      final X509Certificate receiverCert = Main.readCertificate (Main.required (opts, "receiver-cert"));
-      final byte [] payload = Files.readAllBytes (Path.of (Main.required (opts, "payload")));
-      final String [] sender = schemeAndValue (Main.required (opts, "sender-id"), PARTICIPANT_SCHEME, PARTICIPANT_SCHEME);
-      final String [] receiver = schemeAndValue (Main.required (opts, "receiver-id"), PARTICIPANT_SCHEME, PARTICIPANT_SCHEME);
-      final String [] doctype = schemeAndValue (Main.required (opts, "doctype"), DOCTYPE_SCHEME, DOCTYPE_SCHEME, "peppol-doctype-wildcard");
-      final String [] process = schemeAndValue (Main.required (opts, "process"), PROCESS_SCHEME, PROCESS_SCHEME, "cenbii-procid-ubl");
-      final String tamper = opts.get ("tamper");
+      id = new Main.Identity (Main.required (opts, "keystore"), Main.required (opts, "password"));
+      ca = Main.readCertificate (Main.required (opts, "trust-ca"));
+      receiverCert = Main.readCertificate (Main.required (opts, "receiver-cert"));
+      crypto = Main.cryptoFactory (id, ca);
+      sender = schemeAndValue (Main.required (opts, "sender-id"), PARTICIPANT_SCHEME, PARTICIPANT_SCHEME);
+      receiver = schemeAndValue (Main.required (opts, "receiver-id"), PARTICIPANT_SCHEME, PARTICIPANT_SCHEME);
+      doctype = schemeAndValue (Main.required (opts, "doctype"), DOCTYPE_SCHEME, DOCTYPE_SCHEME, "peppol-doctype-wildcard");
+      process = schemeAndValue (Main.required (opts, "process"), PROCESS_SCHEME, PROCESS_SCHEME);
+      countryC1 = Main.required (opts, "country-c1");
+      to = Main.required (opts, "to");
+      tamper = opts.get ("tamper");
       if (tamper != null && !tamper.equals ("signature"))
         throw new IllegalArgumentException ("--tamper takes 'signature' only");
+      dump = opts.get ("dump-request");
+    }
+  }
 
+  private static com.helger.json.IJsonObject error (final String code, final String detail)
+  {
+    return new JsonObject ().add ("code", code).add ("detail", detail);
+  }
+
+  /** Sends one message and returns {success, messageId, receiptVerified, errors}. */
+  static JsonObject sendOne (final Job job, final byte [] payload, final String messageId)
+  {
+    final JsonArray errors = new JsonArray ();
+    boolean success = false;
+    boolean receiptVerified = false;
+    try
+    {
       // The receiver's certificate must really come from the test CA (phase4's own check below compares
       // the issuer's name only).
-      final String receiverProblem = Main.checkIssuedBy (receiverCert, ca);
+      final String receiverProblem = Main.checkIssuedBy (job.receiverCert, job.ca);
       if (receiverProblem != null)
       {
-        errors.add (new JsonObject ().add ("code", "RECEIVER_CERTIFICATE_NOT_TRUSTED").add ("detail", receiverProblem));
-        return finish (result, errors, false, sentMessageId.get (), false);
+        errors.add (error ("RECEIVER_CERTIFICATE_NOT_TRUSTED", receiverProblem));
+        return result (false, messageId, false, errors);
       }
 
       final AtomicBoolean nrrOk = new AtomicBoolean (false);
@@ -118,33 +150,29 @@ final class Sender
           m_aSignalMsgValidationResultHdl = nrrHandler;
         }
       };
-      builder.documentTypeID (SimpleIdentifierFactory.INSTANCE.createDocumentTypeIdentifier (doctype[0], doctype[1]))
-             .processID (SimpleIdentifierFactory.INSTANCE.createProcessIdentifier (process[0], process[1]))
-             .senderParticipantID (SimpleIdentifierFactory.INSTANCE.createParticipantIdentifier (sender[0], sender[1]))
-             .receiverParticipantID (SimpleIdentifierFactory.INSTANCE.createParticipantIdentifier (receiver[0], receiver[1]))
-             .senderPartyID (commonName (id.certificate))
-             .countryC1 (Main.required (opts, "country-c1"))
+      builder.documentTypeID (SimpleIdentifierFactory.INSTANCE.createDocumentTypeIdentifier (job.doctype[0], job.doctype[1]))
+             .processID (SimpleIdentifierFactory.INSTANCE.createProcessIdentifier (job.process[0], job.process[1]))
+             .senderParticipantID (SimpleIdentifierFactory.INSTANCE.createParticipantIdentifier (job.sender[0], job.sender[1]))
+             .receiverParticipantID (SimpleIdentifierFactory.INSTANCE.createParticipantIdentifier (job.receiver[0], job.receiver[1]))
+             .senderPartyID (commonName (job.id.certificate))
+             .countryC1 (job.countryC1)
              .payload (payload)
-             .peppolAP_CAChecker (new PeppolCAChecker (ca))
-             .receiverEndpointDetails (receiverCert, Main.required (opts, "to"))
-             .cryptoFactory (Main.cryptoFactory (id, ca))
+             .peppolAP_CAChecker (new PeppolCAChecker (job.ca))
+             .receiverEndpointDetails (job.receiverCert, job.to)
+             .cryptoFactory (job.crypto)
              .httpRetrySettings (new HttpRetrySettings ().setMaxRetries (0))
+             .messageID (messageId)
              .signalMsgConsumer ( (aSignalMsg, aMetadata, aState) -> {
                receiptSignatureChecked.set (aState.isSoapSignatureChecked ());
                receiptSigner.set (aState.getUsedCertificate ());
                signalErrors.addAll (aSignalMsg.getError ());
              });
-      if (sentMessageId.get () != null)
-        builder.messageID (sentMessageId.get ());
-      else
-        builder.messageID (java.util.UUID.randomUUID () + "@phase4-test-peer");
-      sentMessageId.set (builder.messageID ());
-      if (opts.containsKey ("dump-request"))
+      if (job.dump != null)
       {
-        final File dump = new File (opts.get ("dump-request"));
+        final File dump = new File (job.dump);
         builder.outgoingDumper (new AS4OutgoingDumperFileBased ( (eMsgMode, sMessageID, nTry) -> dump));
       }
-      if ("signature".equals (tamper))
+      if ("signature".equals (job.tamper))
         builder.buildMessageCallback (new IAS4ClientBuildMessageCallback ()
         {
           @Override
@@ -157,55 +185,138 @@ final class Sender
       final AtomicReference <Exception> failure = new AtomicReference <> ();
       final EAS4UserMessageSendResult sendResult = builder.sendMessageAndCheckForReceipt (failure::set);
       for (final Ebms3Error e : signalErrors)
-        errors.add (new JsonObject ().add ("code", e.getErrorCode ())
-                                     .add ("detail",
-                                           e.getErrorDetail () != null ? e.getErrorDetail ()
-                                                                       : e.getDescription () != null ? e.getDescription ()
-                                                                                                              .getValue ()
-                                                                                                     : e.getShortDescription ()));
+        errors.add (error (e.getErrorCode (),
+                           e.getErrorDetail () != null ? e.getErrorDetail ()
+                                                       : e.getDescription () != null ? e.getDescription ().getValue ()
+                                                                                     : e.getShortDescription ()));
       if (sendResult != EAS4UserMessageSendResult.SUCCESS && signalErrors.isEmpty ())
-        errors.add (new JsonObject ().add ("code", sendResult.getID ())
-                                     .add ("detail", failure.get () != null ? describe (failure.get ()) : sendResult.name ()));
+        errors.add (error (sendResult.getID (), failure.get () != null ? describe (failure.get ()) : sendResult.name ()));
       success = sendResult == EAS4UserMessageSendResult.SUCCESS;
       if (success)
       {
         final String signerProblem = receiptSigner.get () == null ? "The receipt carries no signing certificate"
-                                                                  : Main.checkIssuedBy (receiptSigner.get (), ca);
+                                                                  : Main.checkIssuedBy (receiptSigner.get (), job.ca);
         if (!receiptSignatureChecked.get ())
-          errors.add (new JsonObject ().add ("code", "RECEIPT_NOT_SIGNED").add ("detail", "The receipt's signature was not checked"));
+          errors.add (error ("RECEIPT_NOT_SIGNED", "The receipt's signature was not checked"));
         else
           if (signerProblem != null)
-            errors.add (new JsonObject ().add ("code", "RECEIPT_SIGNER_NOT_TRUSTED").add ("detail", signerProblem));
+            errors.add (error ("RECEIPT_SIGNER_NOT_TRUSTED", signerProblem));
           else
             if (!nrrOk.get () || !nrrErrors.isEmpty ())
-              errors.add (new JsonObject ().add ("code", "RECEIPT_DIGESTS_MISMATCH").add ("detail", String.join ("; ", nrrErrors)));
+              errors.add (error ("RECEIPT_DIGESTS_MISMATCH", String.join ("; ", nrrErrors)));
             else
               receiptVerified = true;
       }
     }
     catch (final Exception ex)
     {
-      errors.add (new JsonObject ().add ("code", "PEER_ERROR").add ("detail", describe (ex)));
+      errors.add (error ("PEER_ERROR", describe (ex)));
+    }
+    return result (success, messageId, receiptVerified, errors);
+  }
+
+  private static String newMessageId ()
+  {
+    return UUID.randomUUID () + "@phase4-test-peer";
+  }
+
+  /** `send`: one message, one JSON line. */
+  static int run (final Map <String, String> opts)
+  {
+    final String messageId = opts.getOrDefault ("message-id", newMessageId ());
+    WebScopeManager.onGlobalBegin (MockServletContext.create ());
+    try
+    {
+      final Job job = new Job (opts);
+      final byte [] payload = Files.readAllBytes (Path.of (Main.required (opts, "payload")));
+      System.out.println (sendOne (job, payload, messageId).getAsJsonString ());
+    }
+    catch (final Exception ex)
+    {
+      System.out.println (result (false, messageId, false, new JsonArray ().add (error ("PEER_ERROR", describe (ex)))).getAsJsonString ());
     }
     finally
     {
       WebScopeManager.onGlobalEnd ();
     }
-    return finish (result, errors, success, sentMessageId.get (), receiptVerified);
+    return 0;
   }
 
-  private static int finish (final JsonObject result,
-                             final JsonArray errors,
-                             final boolean success,
-                             final String messageId,
-                             final boolean receiptVerified)
+  /**
+   * `send-many`: the same sending configuration for --count messages over --concurrency threads (a load
+   * for benchmarks). Each message gets its own AS4 message id; the text {{SEQ}} in the payload is replaced
+   * by the message's sequence number, so that every document is distinct. Prints one JSON line:
+   * {sent, succeeded, receiptsVerified, seconds, messagesPerSecond, errors: [the first few]}.
+   */
+  static int runMany (final Map <String, String> opts)
   {
+    WebScopeManager.onGlobalBegin (MockServletContext.create ());
+    try
+    {
+      final Job job = new Job (opts);
+      final String template = Files.readString (Path.of (Main.required (opts, "payload")), StandardCharsets.UTF_8);
+      final int count = Integer.parseInt (opts.getOrDefault ("count", "100"));
+      final int concurrency = Integer.parseInt (opts.getOrDefault ("concurrency", "4"));
+      final AtomicInteger next = new AtomicInteger ();
+      final AtomicInteger succeeded = new AtomicInteger ();
+      final AtomicInteger verified = new AtomicInteger ();
+      final JsonArray firstErrors = new JsonArray ();
+      final long started = System.nanoTime ();
+      final ExecutorService pool = Executors.newFixedThreadPool (concurrency);
+      final List <Future <?>> workers = new ArrayList <> ();
+      for (int t = 0; t < concurrency; t++)
+        workers.add (pool.submit ( () -> {
+          for (int n = next.getAndIncrement (); n < count; n = next.getAndIncrement ())
+          {
+            final byte [] payload = template.replace ("{{SEQ}}", Integer.toString (n)).getBytes (StandardCharsets.UTF_8);
+            final JsonObject one = sendOne (job, payload, newMessageId ());
+            if (one.getAsBoolean ("success"))
+              succeeded.incrementAndGet ();
+            if (one.getAsBoolean ("receiptVerified"))
+              verified.incrementAndGet ();
+            else
+              synchronized (firstErrors)
+              {
+                if (firstErrors.size () < 5)
+                  firstErrors.addAll (one.getAsArray ("errors"));
+              }
+          }
+        }));
+      for (final Future <?> w : workers)
+        w.get ();
+      pool.shutdown ();
+      final double seconds = (System.nanoTime () - started) / 1e9;
+      final JsonObject out = new JsonObject ();
+      out.add ("sent", count);
+      out.add ("succeeded", succeeded.get ());
+      out.add ("receiptsVerified", verified.get ());
+      out.add ("seconds", Math.round (seconds * 1000) / 1000.0);
+      out.add ("messagesPerSecond", Math.round (count / seconds * 10) / 10.0);
+      out.add ("errors", firstErrors);
+      System.out.println (out.getAsJsonString ());
+    }
+    catch (final Exception ex)
+    {
+      System.out.println (new JsonObject ().add ("sent", 0).add ("errors", new JsonArray ().add (error ("PEER_ERROR", describe (ex)))).getAsJsonString ());
+    }
+    finally
+    {
+      WebScopeManager.onGlobalEnd ();
+    }
+    return 0;
+  }
+
+  private static JsonObject result (final boolean success,
+                                    final String messageId,
+                                    final boolean receiptVerified,
+                                    final JsonArray errors)
+  {
+    final JsonObject result = new JsonObject ();
     result.add ("success", success);
     result.add ("messageId", messageId == null ? "" : messageId);
     result.add ("receiptVerified", receiptVerified);
     result.add ("errors", errors);
-    System.out.println (result.getAsJsonString ());
-    return 0;
+    return result;
   }
 
   private static String describe (final Throwable ex)
