@@ -23,6 +23,7 @@ import { writeLimit, type WriteLimiter } from './write-limit.js';
 import { requestContext } from './request-context.js';
 import { documentationRoutes } from './openapi/routes.js';
 import { recordHttpRequest } from '../platform/metrics.js';
+import { as4Middleware, type As4Endpoint } from './as4/routes.js';
 
 export interface HttpDeps {
   config: Config;
@@ -35,6 +36,8 @@ export interface HttpDeps {
   readiness: ReadinessProbe;
   /** Where the invoice query searches (fed by the search projection). */
   search: SearchIndex;
+  /** The Peppol access point's AS4 endpoint (POST /as4), when the access point is configured. */
+  as4?: As4Endpoint | null;
 }
 
 /** What a family contributes: its routes, mounted under its prefix behind its authentication. */
@@ -126,6 +129,8 @@ export function createHttpApp(deps: HttpDeps, families: readonly FamilyRoutes[])
   app.use(requestContext(deps.logger));
   app.use(httpMetrics);
   app.use(errorMiddleware(deps.logger));
+  // Other access points authenticate by signature, not by API key: before the families.
+  if (deps.as4) app.use(as4Middleware(deps.as4, deps.logger));
   app.use(async (ctx, next) => {
     refuseWorkspaceHeaders(ctx);
     await next();

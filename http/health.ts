@@ -1,7 +1,9 @@
 /**
  * Liveness and readiness. /healthz answers while the process is up. /readyz reports the
  * database, the event store and the projections (none failing for longer than the stall
- * threshold), from a probe that runs in the background so the endpoint itself is cheap.
+ * threshold), the connectors present and missing per environment, and whether the Peppol
+ * access point is configured, from a probe that runs in the background so the endpoint itself
+ * is cheap.
  */
 import type { Knex } from 'knex';
 import type { EventStore } from '../platform/eventstore/port.js';
@@ -16,8 +18,14 @@ export interface Readiness {
     database: 'ok' | string;
     eventStore: 'ok' | string;
     projections: { name: string; status: 'ok' | 'failing' | 'stalled'; error: string | null }[];
-    /** Destinations that have no connector in an environment: documents sent there wait in delivery_failed. */
-    connectors: { missing: { environment: string; destination: string }[] };
+    connectors: {
+      /** Destinations that have no connector in an environment: documents sent there wait in delivery_failed. */
+      missing: { environment: string; destination: string }[];
+      /** Connectors in place, by environment and destination. */
+      present: { environment: string; destination: string; connector: string }[];
+      /** The service's own Peppol access point: "configured", or which settings it still needs. */
+      peppolAccessPoint: string;
+    };
   };
 }
 
@@ -25,7 +33,7 @@ export class ReadinessProbe {
   private current: Readiness = {
     ready: false,
     checkedAt: new Date(0).toISOString(),
-    checks: { database: 'not checked yet', eventStore: 'not checked yet', projections: [], connectors: { missing: [] } },
+    checks: { database: 'not checked yet', eventStore: 'not checked yet', projections: [], connectors: { missing: [], present: [], peppolAccessPoint: 'not checked yet' } },
   };
   private timer: NodeJS.Timeout | null = null;
 
@@ -35,6 +43,8 @@ export class ReadinessProbe {
     private readonly runner: ProjectionRunner,
     private readonly stalledAfterMs: number,
     private readonly connectors: ConnectorRegistry | null = null,
+    /** Settings the Peppol access point still needs (empty: configured). */
+    private readonly peppolMissing: string[] = ['PEPPOL_KEYSTORE (or PEPPOL_KEY and PEPPOL_CERTIFICATE)', 'PEPPOL_TRUSTSTORE', 'PEPPOL_SML_ZONE', 'PEPPOL_ENDPOINT_URL'],
   ) {}
 
   get state(): Readiness {
@@ -54,7 +64,16 @@ export class ReadinessProbe {
     this.current = {
       ready: database === 'ok' && eventStore === 'ok' && projections.every((p) => p.status !== 'stalled'),
       checkedAt: new Date().toISOString(),
-      checks: { database, eventStore, projections, connectors: { missing: this.connectors?.missing() ?? [] } },
+      checks: {
+        database,
+        eventStore,
+        projections,
+        connectors: {
+          missing: this.connectors?.missing() ?? [],
+          present: this.connectors?.present?.() ?? [],
+          peppolAccessPoint: this.peppolMissing.length === 0 ? 'configured' : `not configured: set ${this.peppolMissing.join(', ')}`,
+        },
+      },
     };
     return this.current;
   }

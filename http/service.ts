@@ -10,6 +10,7 @@ import type Koa from 'koa';
 import { systemClock, type Clock } from '../platform/clock.js';
 import { loadConfig, type Config } from '../platform/config.js';
 import { createLogger, type Logger } from '../platform/logger.js';
+import { openPeppolAccessPoint } from '../platform/peppol-pki.js';
 import { openRuntime, type Runtime } from '../commands/runtime.js';
 import { allProjections } from '../projections/index.js';
 import { serviceProcesses, type ProcessDeps, type Processes } from '../projections/reactors/processes.js';
@@ -121,10 +122,25 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const config = options.config ?? loadConfig();
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? systemClock;
+  // Before anything is opened: a keystore or trust store that is set but unloadable stops the start (ConfigError).
+  const peppol = openPeppolAccessPoint(config.peppol, clock.now());
+  if (peppol.accessPoint) {
+    const { identity, config: p } = peppol.accessPoint;
+    logger.info({ commonName: identity.commonName, smlZone: p.smlZone, endpointUrl: p.endpointUrl, revocationCheck: p.revocationCheck }, 'Peppol access point configured');
+  } else if (peppol.missing.length < 4) {
+    logger.warn({ missing: peppol.missing }, 'Peppol access point partly configured: production Peppol documents wait in delivery_failed until these are set');
+  }
   const ownsRuntime = !options.runtime;
   const runtime = options.runtime ?? (await openRuntime(config, { log: (msg) => logger.info(msg) }));
   const { knex } = runtime.db;
-  const processes = (options.processes ?? serviceProcesses)({ config, knex, store: runtime.store, clock, log: (msg, fields) => logger.info(fields ?? {}, msg) });
+  const processes = (options.processes ?? serviceProcesses)({
+    config,
+    knex,
+    store: runtime.store,
+    clock,
+    log: (msg, fields) => logger.info(fields ?? {}, msg),
+    peppol: peppol.accessPoint,
+  });
   const search = createSearchIndex(config, knex);
   const runner = new ProjectionRunner(knex, runtime.store, [...allProjections(search), ...processes.reactors.map(reactorProjection)], {
     batchSize: config.projections.batchSize,
@@ -135,11 +151,13 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   runner.start();
   const workers = options.startWorkers === false ? null : startWorkers(processes.workers, clock, logger, knex);
   setProjectionLagSource(projectionLagSource(knex, runtime.store, runner.projections.map((p) => p.name)));
-  const readiness = new ReadinessProbe(knex, runtime.store, runner, config.projections.stalledAfterMs, processes.connectors);
+  const readiness = new ReadinessProbe(knex, runtime.store, runner, config.projections.stalledAfterMs, processes.connectors, peppol.missing);
   await readiness.check();
   readiness.start();
 
-  const deps: HttpDeps = { config, knex, store: runtime.store, runner, clock, logger, keys: new ApiKeyCache(knex), readiness, search };
+  const accessPoint = processes.accessPoint ?? null;
+  const as4 = accessPoint ? { receive: accessPoint.receive, maxBodyBytes: accessPoint.maxBodyBytes } : null;
+  const deps: HttpDeps = { config, knex, store: runtime.store, runner, clock, logger, keys: new ApiKeyCache(knex), readiness, search, as4 };
   const app = createHttpApp(deps, [...(options.extraFamilies ?? []), ...apiFamilies()]);
   const server = http.createServer(app.callback());
   server.on('clientError', answerClientError);

@@ -2,6 +2,7 @@
  * Configuration from environment variables. Every variable, its default and its meaning
  * is listed in the README; this is the only place that reads process.env for settings.
  */
+import net from 'node:net';
 import path from 'node:path';
 
 export interface Config {
@@ -50,6 +51,110 @@ export interface Config {
     workerIntervalMs: number;
     /** WEBHOOK_SECRET_ENCRYPTION_KEY (32 bytes): seals signing secrets at rest; null: the public development key. */
     secretEncryptionKey: Buffer | null;
+  };
+  /** The service's own Peppol access point (see docs/peppol-access-point.md); every field null when unset. */
+  peppol: PeppolConfig;
+}
+
+/** Official SML zones: the acceptance (test) network and the production network. */
+export const PEPPOL_SML_ZONES = { test: 'acc.edelivery.tech.ec.europa.eu', production: 'edelivery.tech.ec.europa.eu' } as const;
+
+export type PeppolRevocationCheck = 'off' | 'ocsp' | 'crl';
+
+export interface PeppolConfig {
+  /** The access point's key and certificate: a PKCS#12 file with its password, or a PEM key file and a PEM certificate file. */
+  keystore: { kind: 'pkcs12'; path: string; password: string } | { kind: 'pem'; keyPath: string; certificatePath: string } | null;
+  /** The trusted CA certificates: a PEM bundle file or a directory of PEM/DER certificate files. */
+  truststorePath: string | null;
+  /** The SML DNS zone participants are looked up in. */
+  smlZone: string | null;
+  /** DNS servers ("host" or "host:port") used for SML lookups instead of the system's resolvers. */
+  dnsServers: string[] | null;
+  /** The service's own AS4 endpoint URL as other access points reach it (https, possibly through a TLS proxy). */
+  endpointUrl: string | null;
+  revocationCheck: PeppolRevocationCheck;
+  /** UAE: the tax authority's corner-5 participant ("scheme::value"). */
+  corner5Participant: { scheme: string; value: string } | null;
+}
+
+/** The settings an access point still needs (environment variable names); empty when the access point is configured. */
+export function peppolMissingSettings(peppol: PeppolConfig): string[] {
+  const missing: string[] = [];
+  if (!peppol.keystore) missing.push('PEPPOL_KEYSTORE (or PEPPOL_KEY and PEPPOL_CERTIFICATE)');
+  if (!peppol.truststorePath) missing.push('PEPPOL_TRUSTSTORE');
+  if (!peppol.smlZone) missing.push('PEPPOL_SML_ZONE');
+  if (!peppol.endpointUrl) missing.push('PEPPOL_ENDPOINT_URL');
+  return missing;
+}
+
+/** "ip", "ip:port", "[ipv6]:port" or a bare IPv6 address, as Node's resolver takes them. */
+function isDnsServer(s: string): boolean {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(s);
+  if (bracketed) return net.isIPv6(bracketed[1]!) && (bracketed[2] === undefined || Number(bracketed[2]) <= 65535);
+  if (net.isIPv6(s)) return true;
+  const m = /^([^:]+)(?::(\d{1,5}))?$/.exec(s);
+  return !!m && net.isIPv4(m[1]!) && (m[2] === undefined || Number(m[2]) <= 65535);
+}
+
+function peppolFrom(env: NodeJS.ProcessEnv): PeppolConfig {
+  const keystorePath = env.PEPPOL_KEYSTORE || null;
+  const keyPath = env.PEPPOL_KEY || null;
+  const certificatePath = env.PEPPOL_CERTIFICATE || null;
+  let keystore: PeppolConfig['keystore'] = null;
+  if (keystorePath && (keyPath || certificatePath)) {
+    throw new ConfigError('set either PEPPOL_KEYSTORE (PKCS#12) or PEPPOL_KEY and PEPPOL_CERTIFICATE (PEM), not both');
+  }
+  if (keystorePath) {
+    if (env.PEPPOL_KEYSTORE_PASSWORD === undefined) throw new ConfigError('PEPPOL_KEYSTORE needs PEPPOL_KEYSTORE_PASSWORD (empty for a keystore without a password)');
+    keystore = { kind: 'pkcs12', path: path.resolve(keystorePath), password: env.PEPPOL_KEYSTORE_PASSWORD };
+    // Serialized (a log line, an error report), the password reads as redacted.
+    Object.defineProperty(keystore, 'toJSON', { enumerable: false, value: () => ({ kind: 'pkcs12', path: path.resolve(keystorePath), password: '[redacted]' }) });
+  } else if (keyPath || certificatePath) {
+    if (!keyPath || !certificatePath) throw new ConfigError('PEPPOL_KEY and PEPPOL_CERTIFICATE go together (PEM private key file and PEM certificate file)');
+    keystore = { kind: 'pem', keyPath: path.resolve(keyPath), certificatePath: path.resolve(certificatePath) };
+  }
+  const smlZone = env.PEPPOL_SML_ZONE ? env.PEPPOL_SML_ZONE.replace(/\.$/, '').toLowerCase() : null;
+  if (smlZone && !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/.test(smlZone)) {
+    throw new ConfigError(`PEPPOL_SML_ZONE must be a DNS zone such as ${PEPPOL_SML_ZONES.production}, got "${env.PEPPOL_SML_ZONE}"`);
+  }
+  let dnsServers: string[] | null = null;
+  if (env.PEPPOL_DNS_SERVERS) {
+    dnsServers = env.PEPPOL_DNS_SERVERS.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    const bad = dnsServers.find((s) => !isDnsServer(s));
+    if (bad !== undefined || dnsServers.length === 0) throw new ConfigError(`PEPPOL_DNS_SERVERS must be a comma-separated list of IP addresses with optional :port, got "${env.PEPPOL_DNS_SERVERS}"`);
+  }
+  const endpointUrl = env.PEPPOL_ENDPOINT_URL || null;
+  if (endpointUrl) {
+    let ok = false;
+    try {
+      const u = new URL(endpointUrl);
+      ok = (u.protocol === 'https:' || u.protocol === 'http:') && !u.username && !u.password && !u.hash;
+    } catch {
+      ok = false;
+    }
+    if (!ok) throw new ConfigError(`PEPPOL_ENDPOINT_URL must be an absolute http(s) URL without credentials, got "${endpointUrl}"`);
+  }
+  const revocation = env.PEPPOL_REVOCATION_CHECK || 'off';
+  if (revocation !== 'off' && revocation !== 'ocsp' && revocation !== 'crl') {
+    throw new ConfigError(`PEPPOL_REVOCATION_CHECK must be off, ocsp or crl, got "${revocation}"`);
+  }
+  let corner5Participant: PeppolConfig['corner5Participant'] = null;
+  if (env.PEPPOL_CORNER5_PARTICIPANT) {
+    const raw = env.PEPPOL_CORNER5_PARTICIPANT;
+    const at = raw.indexOf('::');
+    if (at <= 0 || at + 2 >= raw.length) {
+      throw new ConfigError(`PEPPOL_CORNER5_PARTICIPANT must be scheme::value, e.g. iso6523-actorid-upis::0235:1234567890, got "${raw}"`);
+    }
+    corner5Participant = { scheme: raw.slice(0, at), value: raw.slice(at + 2) };
+  }
+  return {
+    keystore,
+    truststorePath: env.PEPPOL_TRUSTSTORE ? path.resolve(env.PEPPOL_TRUSTSTORE) : null,
+    smlZone,
+    dnsServers,
+    endpointUrl,
+    revocationCheck: revocation,
+    corner5Participant,
   };
 }
 
@@ -147,5 +252,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       workerIntervalMs: Math.max(10, intFrom('WEBHOOK_WORKER_INTERVAL_MS', 250, env)),
       secretEncryptionKey: webhookSecretKey,
     },
+    peppol: peppolFrom(env),
   };
 }

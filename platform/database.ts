@@ -65,8 +65,14 @@ async function canConnect(url: string): Promise<boolean> {
   }
 }
 
-async function otherClients(url: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+/**
+ * How many other clients the server has; null when that cannot be told (no connection within the
+ * time-out, e.g. on a busy machine). A caller that would stop the server for "none" keeps it
+ * running on null: a server left running is adopted by the next process, one stopped under a
+ * live user loses that user's work.
+ */
+async function otherClients(url: string): Promise<number | null> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
   try {
     await client.connect();
     const { rows } = await client.query<{ n: number }>(
@@ -74,7 +80,7 @@ async function otherClients(url: string): Promise<number> {
     );
     return rows[0]!.n;
   } catch {
-    return 0;
+    return null;
   } finally {
     await client.end().catch(() => {});
   }

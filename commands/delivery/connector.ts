@@ -42,4 +42,19 @@ export interface ConnectorRegistry {
   connectorFor(environment: string, destination: Destination): Connector | null;
   /** Destinations without a connector, per environment (reported by /readyz). */
   missing(): { environment: string; destination: Destination }[];
+  /** Connectors in place, per environment and destination, by name (reported by /readyz). */
+  present?(): { environment: string; destination: Destination; connector: string }[];
+}
+
+/** `base` with `connector` serving its destination in production (e.g. the Peppol access point). */
+export function withProductionConnector(base: ConnectorRegistry, connector: Connector): ConnectorRegistry {
+  const serves = (environment: string, destination: Destination) => environment === 'production' && destination === connector.destination;
+  return {
+    connectorFor: (environment, destination) => (serves(environment, destination) ? connector : base.connectorFor(environment, destination)),
+    missing: () => base.missing().filter((m) => !serves(m.environment, m.destination)),
+    present: () => [
+      ...(base.present?.() ?? []).filter((p) => !serves(p.environment, p.destination)),
+      { environment: 'production', destination: connector.destination, connector: connector.name },
+    ],
+  };
 }

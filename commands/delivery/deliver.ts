@@ -468,15 +468,19 @@ async function attemptDelivery(deps: DeliveryDeps, h: DocumentHistory): Promise<
     const now = deps.clock.now();
     switch (answer.kind) {
       case 'delivered': {
-        // The Tax Data Document embeds the document as it was transmitted.
+        // The Tax Data Document embeds the document as it was transmitted; a connector that sent
+        // it to corner 5 itself says when and to whom, so the stored TDD is the one it sent.
+        const corner5 = (answer.government as { corner5?: { reportedAt?: unknown; receiverId?: unknown; transportHeaderId?: unknown } }).corner5;
+        const sentTdd = typeof corner5?.reportedAt === 'string' ? corner5 : null;
         const tddXml =
           s.country === 'AE'
             ? generateTaxDataDocument({
                 documentType: s.documentType,
                 document: s.coreDocument as CoreDocument,
                 uuid: s.uuid,
-                reportedAt: now.toISOString(),
+                reportedAt: sentTdd ? String(sentTdd.reportedAt) : now.toISOString(),
                 sourceXml: xml?.toString('utf8'),
+                ...(sentTdd ? { receiverId: String(sentTdd.receiverId), transportHeaderId: String(sentTdd.transportHeaderId) } : {}),
               }).bytes
             : null;
         // Artifacts produced on delivery are stored by hash with the Delivered event.

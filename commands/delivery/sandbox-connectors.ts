@@ -296,5 +296,6 @@ export function sandboxConnectors(knex: Knex, clock: Clock, options: SandboxOpti
   return {
     connectorFor: (environment, destination) => (environment === 'production' ? null : connectors[destination]),
     missing: () => destinations.map((destination) => ({ environment: 'production', destination })),
+    present: () => destinations.map((destination) => ({ environment: 'sandbox', destination, connector: connectors[destination].name })),
   };
 }

@@ -11,7 +11,11 @@ const readiness = obj(
       database: str,
       eventStore: str,
       projections: arr(obj({ name: str, status: enumOf(['ok', 'failing', 'stalled']), error: { type: ['string', 'null'] } })),
-      connectors: obj({ missing: arr(obj({ environment: str, destination: str })) }),
+      connectors: obj({
+        missing: arr(obj({ environment: str, destination: str })),
+        present: arr(obj({ environment: str, destination: str, connector: str })),
+        peppolAccessPoint: str,
+      }),
     }),
   },
   { workspaceId: str },
@@ -33,7 +37,7 @@ export const systemDocument: FamilyDocument = {
     '/readyz': {
       get: {
         operationId: 'readyz',
-        summary: 'Readiness: database, event store, projections not stalled, missing connectors',
+        summary: 'Readiness: database, event store, projections not stalled, connectors present and missing, Peppol access point',
         description: 'Optionally authenticated (either key header): with a key the answer also names the key\'s workspace.',
         tags: ['System'],
         security: [{}, { bearerAuth: [] }, { apiKeyAuth: [] }],

@@ -8,10 +8,13 @@ import type { Knex } from 'knex';
 import type { EventStore } from '../../platform/eventstore/port.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
+import type { PeppolAccessPoint } from '../../platform/peppol-pki.js';
 import type { ConnectorRegistry } from '../../commands/delivery/connector.js';
 import type { DeliveryDeps } from '../../commands/delivery/deliver.js';
 import { sandboxConnectors } from '../../commands/delivery/sandbox-connectors.js';
 import { sandboxPeppolNetwork } from '../../commands/purchases/sandbox-network.js';
+import { createAccessPoint, withAccessPoint, type AccessPoint } from '../../commands/peppol/access-point.js';
+import type { PeppolDiscovery } from '../../commands/peppol/discovery/index.js';
 import { creditProcesses } from './credits-processes.js';
 import { deliveryReactor, deliveryWorker } from './delivery.js';
 import type { Reactor, Worker } from './reactor.js';
@@ -23,6 +26,8 @@ export interface ProcessDeps {
   store: EventStore;
   clock: Clock;
   log: (msg: string, fields?: Record<string, unknown>) => void;
+  /** The service's Peppol access point when fully configured (keystore, trust store, SML zone, endpoint URL). */
+  peppol?: PeppolAccessPoint | null;
 }
 
 export interface Processes {
@@ -30,12 +35,17 @@ export interface Processes {
   workers: { worker: Worker; intervalMs: number }[];
   /** Destinations without a connector (reported by /readyz). */
   connectors: ConnectorRegistry;
+  /** The service's own Peppol access point, when configured (its AS4 endpoint receives through it). */
+  accessPoint?: AccessPoint | null;
 }
 
-export function serviceProcesses(deps: ProcessDeps): Processes {
+/** `peppolDiscovery`: another SML/SMP lookup than the configured one (tests and benchmarks on loopback). */
+export function serviceProcesses(deps: ProcessDeps, options: { peppolDiscovery?: PeppolDiscovery } = {}): Processes {
   const d = deps.config.delivery;
   const network = sandboxPeppolNetwork({ store: deps.store, knex: deps.knex, clock: deps.clock, maxXmlBytes: deps.config.purchases.maxXmlBytes });
-  const connectors = sandboxConnectors(deps.knex, deps.clock, { latencyMs: d.sandboxLatencyMs, finalResultAfterMs: d.sandboxFinalResultAfterMs }, network);
+  // Production PEPPOL documents leave through the access point when it is configured; the sandbox is unchanged.
+  const accessPoint = createAccessPoint({ config: deps.config, knex: deps.knex, store: deps.store, clock: deps.clock }, { discovery: options.peppolDiscovery, peppol: deps.peppol });
+  const connectors = withAccessPoint(sandboxConnectors(deps.knex, deps.clock, { latencyMs: d.sandboxLatencyMs, finalResultAfterMs: d.sandboxFinalResultAfterMs }, network), accessPoint);
   const delivery: DeliveryDeps = {
     store: deps.store,
     clock: deps.clock,
@@ -56,5 +66,6 @@ export function serviceProcesses(deps: ProcessDeps): Processes {
       { worker: webhooks, intervalMs: w.workerIntervalMs },
     ],
     connectors,
+    accessPoint,
   };
 }

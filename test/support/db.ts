@@ -82,22 +82,15 @@ export async function closeTestDatabase(): Promise<void> {
  * and drops it.
  */
 export async function openOwnTestDatabase(suffix: string): Promise<{ db: Database; drop(): Promise<void> }> {
-  const cfg = testConfig();
   const name = `einvoicing_test_${process.pid}_${suffix}`;
-  const url = cfg.databaseUrl ? new URL(cfg.databaseUrl) : null;
-  if (url) url.pathname = `/${name}`;
-  const own = loadConfig({
-    ...process.env,
-    ...(url ? { DATABASE_URL: url.toString() } : {}),
-    EMBEDDED_PG_DIR: cfg.embeddedPg.dataDir,
-    EMBEDDED_PG_PORT: String(cfg.embeddedPg.port),
-    EMBEDDED_PG_DATABASE: name,
-    LOG_LEVEL: process.env.LOG_LEVEL || 'silent',
-  });
-  if (url) {
-    // An external server: create the database through the test database's connection.
-    await testDb().knex.raw(`create database "${name}"`);
-  }
+  // Created through the test database's connection and opened by URL, on the embedded server as on
+  // an external one: the database joins the test server without owning it, so closing it never
+  // stops the server the rest of the run still uses (an embedded owner stops it when it counts no
+  // other client, and the test pool may hold no connection at that instant).
+  const serverUrl = testDb().url.slice(0, testDb().url.lastIndexOf('/'));
+  await testDb().knex.raw(`drop database if exists "${name}" with (force)`);
+  await testDb().knex.raw(`create database "${name}"`);
+  const own = loadConfig({ ...process.env, DATABASE_URL: `${serverUrl}/${name}`, LOG_LEVEL: process.env.LOG_LEVEL || 'silent' });
   const db = await openDatabase(own, { poolSize: 20 });
   await migrateToLatest(db.knex);
   return {

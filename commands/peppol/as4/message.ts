@@ -1,0 +1,200 @@
+/**
+ * AS4 messages on the wire (SOAP 1.2, Peppol AS4 profile): the outbound user message as
+ * `multipart/related` (the SOAP envelope, then the payload gzip-compressed and AES-128-GCM
+ * encrypted as one binary attachment; signed, then encrypted), the signed signals the receiving
+ * side answers with (receipt with non-repudiation information, or ebMS errors), and the parsing of
+ * both directions. MIME parts are read with @mjackson/multipart-parser; XML with xmldom.
+ */
+import type { Document, Element } from '@xmldom/xmldom';
+import { gzipSync, gunzipSync } from 'node:zlib';
+import { randomUUID } from 'node:crypto';
+import { parseMultipart, getMultipartBoundary, MultipartParseError } from '@mjackson/multipart-parser';
+import { NS, userMessageXml, receiptSignalXml, errorSignalXml, type UserMessageHeader, type EbmsError, type SignedReference } from '../../../domain/peppol/ebms.js';
+import { parseXml } from '../../../domain/peppol/identifiers.js';
+import { bstXml, encryptAttachment, encryptionXml, signReferences, wrapKey } from './wss.js';
+
+export interface SigningIdentity {
+  privateKeyPem: string;
+  certificatePem: string;
+  commonName: string;
+}
+
+export interface BuiltMessage {
+  messageId: string;
+  contentType: string;
+  body: Buffer;
+  /** The signature's references as sent (a receipt must repeat their digests). */
+  references: { uri: string; digest: string }[];
+}
+
+const envelopeXml = (security: string, messaging: string, bodyId: string) =>
+  `<?xml version="1.0" encoding="UTF-8"?>` +
+  `<S12:Envelope xmlns:S12="${NS.soap}">` +
+  `<S12:Header>` +
+  `<wsse:Security xmlns:wsse="${NS.wsse}" xmlns:wsu="${NS.wsu}" S12:mustUnderstand="true">${security}</wsse:Security>` +
+  messaging +
+  `</S12:Header>` +
+  `<S12:Body xmlns:wsu="${NS.wsu}" wsu:Id="${bodyId}"/>` +
+  `</S12:Envelope>`;
+
+const firstNs = (doc: Document, ns: string, local: string): Element | null => doc.getElementsByTagNameNS(ns, local).item(0);
+
+/**
+ * The signed, encrypted user message carrying `payload` (the SBDH document) to the receiver's
+ * certificate. The same header (message id) gives the same message identity on every send.
+ */
+export function buildUserMessage(header: Omit<UserMessageHeader, 'payloadContentId'>, payload: Uint8Array, sender: SigningIdentity, receiverCertificatePem: string): BuiltMessage {
+  const u = randomUUID();
+  const ids = { messaging: `phase4-msg-${u}`, body: `id-${u}`, senderBst: `X509-s-${u}`, receiverBst: `X509-r-${u}`, ek: `EK-${u}`, ed: `ED-${u}`, sig: `SIG-${u}` };
+  const contentId = `${u}@payload`;
+  const compressed = gzipSync(payload);
+  const messaging = userMessageXml({ ...header, payloadContentId: contentId }, ids.messaging);
+  // Sign first (over the compressed attachment), then encrypt the attachment.
+  const pre = parseXml(envelopeXml('', messaging, ids.body));
+  const signature = signReferences(
+    [
+      { uri: `#${ids.messaging}`, target: firstNs(pre, NS.eb, 'Messaging')! },
+      { uri: `#${ids.body}`, target: firstNs(pre, NS.soap, 'Body')! },
+      { uri: `cid:${contentId}`, target: compressed },
+    ],
+    sender.privateKeyPem,
+    ids.senderBst,
+    ids.sig,
+  );
+  const { key, cipher } = encryptAttachment(compressed);
+  const security =
+    bstXml(ids.receiverBst, receiverCertificatePem) +
+    encryptionXml({ wrappedKey: wrapKey(key, receiverCertificatePem), receiverBstId: ids.receiverBst, encryptedKeyId: ids.ek, encryptedDataId: ids.ed, contentId, mimeType: 'application/gzip' }) +
+    bstXml(ids.senderBst, sender.certificatePem) +
+    signature.xml;
+  const soap = envelopeXml(security, messaging, ids.body);
+  const boundary = `----=_Part_${randomUUID()}`;
+  const body = Buffer.concat([
+    Buffer.from(
+      `--${boundary}\r\nContent-Type: application/soap+xml;charset=UTF-8\r\nContent-Transfer-Encoding: binary\r\n\r\n${soap}\r\n` +
+        `--${boundary}\r\nContent-Type: application/octet-stream\r\nContent-Transfer-Encoding: binary\r\nContent-Description: Attachment\r\nContent-ID: <${contentId}>\r\n\r\n`,
+      'utf8',
+    ),
+    cipher,
+    Buffer.from(`\r\n--${boundary}--\r\n`, 'utf8'),
+  ]);
+  return {
+    messageId: header.messageId,
+    contentType: `multipart/related; boundary="${boundary}"; type="application/soap+xml"; charset=UTF-8`,
+    body,
+    references: signature.references.map(({ uri, digest }) => ({ uri, digest })),
+  };
+}
+
+/** A signed signal envelope (receipt or errors): references to eb:Messaging and the Body. */
+export function signedSignal(messaging: (wsuId: string) => string, identity: SigningIdentity): string {
+  const u = randomUUID();
+  const ids = { messaging: `phase4-msg-${u}`, body: `id-${u}`, bst: `X509-${u}`, sig: `SIG-${u}` };
+  const messagingXml = messaging(ids.messaging);
+  const pre = parseXml(envelopeXml('', messagingXml, ids.body));
+  const signature = signReferences(
+    [
+      { uri: `#${ids.messaging}`, target: firstNs(pre, NS.eb, 'Messaging')! },
+      { uri: `#${ids.body}`, target: firstNs(pre, NS.soap, 'Body')! },
+    ],
+    identity.privateKeyPem,
+    ids.bst,
+    ids.sig,
+  );
+  return envelopeXml(bstXml(ids.bst, identity.certificatePem) + signature.xml, messagingXml, ids.body);
+}
+
+export const receiptEnvelope = (identity: SigningIdentity, r: { refToMessageId: string; references: readonly SignedReference[]; timestamp: string }) =>
+  signedSignal((id) => receiptSignalXml({ ...r, messageId: `${randomUUID()}@receipt` }, id), identity);
+
+export const errorEnvelope = (identity: SigningIdentity, r: { refToMessageId: string | null; errors: readonly EbmsError[]; timestamp: string }) =>
+  signedSignal((id) => errorSignalXml({ ...r, messageId: `${randomUUID()}@error` }, id), identity);
+
+// ---- reading ------------------------------------------------------------------------------
+
+/** Why an HTTP body is not an AS4 message (answered with EBMS:0007 / EBMS:0009). */
+export class PackagingError extends Error {
+  override readonly name = 'PackagingError';
+  constructor(
+    readonly kind: 'MIME_INCONSISTENCY' | 'INVALID_HEADER',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface ReadMessage {
+  doc: Document;
+  /** Attachments by Content-ID (without angle brackets), as received. */
+  attachments: Map<string, Uint8Array>;
+}
+
+const stripCid = (id: string) => id.trim().replace(/^<|>$/g, '');
+
+/** Reads an AS4 HTTP body: a SOAP 1.2 envelope alone, or `multipart/related` with attachments. */
+export function readHttpMessage(contentType: string | undefined, body: Buffer, limits: { maxPartBytes: number }): ReadMessage {
+  const type = (contentType ?? '').toLowerCase();
+  let soap: Uint8Array;
+  const attachments = new Map<string, Uint8Array>();
+  if (type.startsWith('multipart/related')) {
+    const boundary = getMultipartBoundary(contentType!);
+    if (!boundary) throw new PackagingError('MIME_INCONSISTENCY', 'the multipart/related content type has no boundary');
+    let first: Uint8Array | null = null;
+    // A preamble before the first boundary (RFC 2046; phase4 sends a CRLF there) is skipped.
+    const start = body.indexOf(`--${boundary}`);
+    if (start < 0) throw new PackagingError('MIME_INCONSISTENCY', 'the multipart/related body has no boundary line');
+    const parts = start > 0 ? body.subarray(start) : body;
+    try {
+      for (const part of parseMultipart(parts, { boundary, maxFileSize: limits.maxPartBytes, maxHeaderSize: 8 * 1024 })) {
+        if (first === null) {
+          first = part.bytes;
+          continue;
+        }
+        const cid = part.headers.get('content-id');
+        if (!cid) throw new PackagingError('MIME_INCONSISTENCY', 'an attachment has no Content-ID');
+        attachments.set(stripCid(cid), part.bytes);
+      }
+    } catch (err) {
+      if (err instanceof MultipartParseError) throw new PackagingError('MIME_INCONSISTENCY', `the MIME body cannot be read: ${err.message}`);
+      throw err;
+    }
+    if (!first) throw new PackagingError('MIME_INCONSISTENCY', 'the multipart/related body has no parts');
+    soap = first;
+  } else if (type.startsWith('application/soap+xml')) {
+    soap = body;
+  } else {
+    throw new PackagingError('MIME_INCONSISTENCY', `content type ${contentType ?? '(none)'} is neither multipart/related nor application/soap+xml`);
+  }
+  const text = Buffer.from(soap.buffer, soap.byteOffset, soap.byteLength).toString('utf8');
+  if (/<!DOCTYPE/i.test(text)) throw new PackagingError('INVALID_HEADER', 'the SOAP envelope declares a DOCTYPE');
+  let doc: Document;
+  try {
+    doc = parseXml(text);
+  } catch (err) {
+    throw new PackagingError('INVALID_HEADER', `the SOAP envelope is not well-formed XML: ${(err as Error).message}`);
+  }
+  const root = doc.documentElement!;
+  if (root.localName !== 'Envelope' || root.namespaceURI !== NS.soap) throw new PackagingError('INVALID_HEADER', 'the message is not a SOAP 1.2 envelope');
+  return { doc, attachments };
+}
+
+/** The decoded `cid:` reference (RFC 2392 URLs are %-encoded). */
+export function cidOf(href: string): string {
+  const raw = href.replace(/^cid:/, '');
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/** Gunzips with a bound on the output (a compression bomb is refused). */
+export function gunzipBounded(bytes: Uint8Array, maxBytes: number): Buffer {
+  return gunzipSync(bytes, { maxOutputLength: maxBytes });
+}
+
+export const header = (doc: Document, ns: string, local: string): Element | null => {
+  const h = doc.documentElement?.getElementsByTagNameNS(NS.soap, 'Header').item(0);
+  for (let n = h?.firstChild; n; n = n.nextSibling) if (n.nodeType === 1 && (n as Element).localName === local && (n as Element).namespaceURI === ns) return n as Element;
+  return null;
+};

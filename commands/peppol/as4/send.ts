@@ -1,0 +1,129 @@
+/**
+ * The sending side of the access point (corner 2): one AS4 exchange with a receiving access
+ * point. Builds the signed, encrypted user message, posts it, and reads the synchronous answer:
+ * a receipt counts only when it is signed by the receiver's certificate (the one its SMP
+ * published, chaining to a trusted Peppol CA), refers to this message, and repeats the digests of
+ * every part this message signed (non-repudiation of receipt). ebMS errors are classified
+ * permanent or transient (domain/peppol/ebms.ts); transport failures and 5xx are transient.
+ */
+import type { Document, Element } from '@xmldom/xmldom';
+import { X509Certificate } from 'node:crypto';
+import { isDuplicateRefusal, isTransientEbmsError, isTransientHttpStatus, NS, readSignal, type EbmsError, type UserMessageHeader } from '../../../domain/peppol/ebms.js';
+import { buildUserMessage, header, PackagingError, readHttpMessage } from './message.js';
+import type { AccessPointIdentity, PeppolTrust } from './types.js';
+import { pemBody, verifySignature, WssError } from './wss.js';
+
+export interface OutboundMessage {
+  endpointUrl: string;
+  receiverCertificatePem: string;
+  /** Stable for the document: a retry carries the same id, so the receiver de-duplicates. */
+  messageId: string;
+  conversationId: string;
+  header: Pick<UserMessageHeader, 'processId' | 'documentTypeId' | 'originalSender' | 'finalRecipient'>;
+  /** The SBDH document. */
+  payload: Buffer;
+}
+
+export type SendOutcome =
+  | { kind: 'receipt'; messageId: string; receiptMessageId: string | null; receiverCommonName: string; duplicate: boolean }
+  | { kind: 'refused'; messageId: string; errors: EbmsError[] }
+  | { kind: 'retry'; messageId: string; code: 'DESTINATION_UNAVAILABLE' | 'DELIVERY_TIMEOUT' | 'PEPPOL_TRANSIENT_ERROR' | 'PEPPOL_BAD_RESPONSE'; message: string; outcomeUnknown: boolean };
+
+export interface SendDeps {
+  identity: AccessPointIdentity;
+  trust: PeppolTrust;
+  now: () => Date;
+  timeoutMs: number;
+  /** Largest response accepted. */
+  maxResponseBytes?: number;
+}
+
+export function commonNameOf(certificatePem: string): string {
+  const subject = new X509Certificate(certificatePem).subject;
+  const cn = /(?:^|\n)CN=([^\n]+)/.exec(subject)?.[1];
+  if (!cn) throw new Error('the certificate has no CN');
+  return cn.trim();
+}
+
+export async function sendAs4(deps: SendDeps, m: OutboundMessage): Promise<SendOutcome> {
+  const built = buildUserMessage(
+    {
+      ...m.header,
+      messageId: m.messageId,
+      conversationId: m.conversationId,
+      timestamp: deps.now().toISOString(),
+      fromParty: deps.identity.commonName,
+      toParty: commonNameOf(m.receiverCertificatePem),
+    },
+    m.payload,
+    deps.identity,
+    m.receiverCertificatePem,
+  );
+  const retry = (code: Extract<SendOutcome, { kind: 'retry' }>['code'], message: string, outcomeUnknown: boolean): SendOutcome => ({ kind: 'retry', messageId: m.messageId, code, message, outcomeUnknown });
+  let response: Response;
+  try {
+    response = await fetch(m.endpointUrl, {
+      method: 'POST',
+      headers: { 'content-type': built.contentType, 'mime-version': '1.0' },
+      body: new Uint8Array(built.body),
+      signal: AbortSignal.timeout(deps.timeoutMs),
+    });
+  } catch (err) {
+    const timeout = (err as Error).name === 'TimeoutError';
+    return timeout
+      ? retry('DELIVERY_TIMEOUT', `the receiving access point ${m.endpointUrl} did not answer within ${deps.timeoutMs} ms; it may have received the message`, true)
+      : retry('DESTINATION_UNAVAILABLE', `the receiving access point ${m.endpointUrl} cannot be reached: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`, false);
+  }
+  let bytes: Buffer;
+  try {
+    bytes = Buffer.from(await response.arrayBuffer());
+  } catch (err) {
+    return retry('DELIVERY_TIMEOUT', `the answer of ${m.endpointUrl} was cut off: ${(err as Error).message}`, true);
+  }
+  if (isTransientHttpStatus(response.status)) return retry('DESTINATION_UNAVAILABLE', `the receiving access point answered HTTP ${response.status}`, response.status !== 503 && response.status !== 429);
+  if (deps.maxResponseBytes && bytes.length > deps.maxResponseBytes) return retry('PEPPOL_BAD_RESPONSE', `the answer has ${bytes.length} bytes, more than ${deps.maxResponseBytes}`, true);
+  let doc: Document;
+  try {
+    doc = readHttpMessage(response.headers.get('content-type') ?? undefined, bytes, { maxPartBytes: deps.maxResponseBytes ?? 10 * 1024 * 1024 }).doc;
+  } catch (err) {
+    if (!(err instanceof PackagingError)) throw err;
+    const message = `HTTP ${response.status} without an AS4 signal: ${err.message}`;
+    // A 4xx without a signal: the receiver refuses the request itself (permanent).
+    return response.status >= 400
+      ? { kind: 'refused', messageId: m.messageId, errors: [{ code: `HTTP_${response.status}`, severity: 'failure', shortDescription: 'HttpError', category: 'Communication', description: message, refToMessageInError: m.messageId }] }
+      : retry('PEPPOL_BAD_RESPONSE', message, true);
+  }
+  const messaging = header(doc, NS.eb, 'Messaging');
+  const signal = messaging ? readSignal(messaging) : null;
+  if (!signal) return retry('PEPPOL_BAD_RESPONSE', `HTTP ${response.status}: the answer carries neither a receipt nor an error`, true);
+  if (signal.kind === 'error') {
+    const failures = signal.errors.filter((e) => e.severity === 'failure');
+    if (failures.length > 0 && failures.every((e) => isDuplicateRefusal(e))) {
+      // The receiver had this message id already: an earlier attempt arrived.
+      return { kind: 'receipt', messageId: m.messageId, receiptMessageId: signal.messageId, receiverCommonName: commonNameOf(m.receiverCertificatePem), duplicate: true };
+    }
+    if (failures.length === 0 || failures.every(isTransientEbmsError)) {
+      const first = signal.errors[0]!;
+      return retry('PEPPOL_TRANSIENT_ERROR', `${first.code} ${first.shortDescription}: ${first.description}`, false);
+    }
+    return { kind: 'refused', messageId: m.messageId, errors: failures.filter((e) => !isTransientEbmsError(e)) };
+  }
+  // A receipt: signed by the receiver, for this message, repeating what was signed.
+  const security = header(doc, NS.wsse, 'Security');
+  const signature = security?.getElementsByTagNameNS(NS.ds, 'Signature').item(0);
+  if (!signature) return retry('PEPPOL_BAD_RESPONSE', 'the receipt is not signed', true);
+  let signer: string;
+  try {
+    signer = verifySignature(doc, signature, () => null).certificatePem;
+  } catch (err) {
+    if (err instanceof WssError) return retry('PEPPOL_BAD_RESPONSE', `the receipt's signature does not verify: ${err.message}`, true);
+    throw err;
+  }
+  if (pemBody(signer) !== pemBody(m.receiverCertificatePem)) return retry('PEPPOL_BAD_RESPONSE', "the receipt is signed by another certificate than the receiver's published one", true);
+  const verdict = await deps.trust.verifyCertificateOnline(signer, deps.now(), 'ap');
+  if (!verdict.ok) return retry('PEPPOL_BAD_RESPONSE', `the receipt's signing certificate is not trusted: ${verdict.reason}`, true);
+  if (signal.refToMessageId !== m.messageId) return retry('PEPPOL_BAD_RESPONSE', `the receipt refers to ${signal.refToMessageId ?? '(nothing)'}, not to ${m.messageId}`, true);
+  const missing = built.references.filter((sent) => !signal.references.some((r) => r.uri === sent.uri && r.digestValue === sent.digest));
+  if (missing.length > 0) return retry('PEPPOL_BAD_RESPONSE', `the receipt's non-repudiation information lacks the digest of ${missing.map((r) => r.uri).join(', ')}`, true);
+  return { kind: 'receipt', messageId: m.messageId, receiptMessageId: signal.messageId, receiverCommonName: verdict.commonName, duplicate: false };
+}

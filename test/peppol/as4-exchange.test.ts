@@ -1,0 +1,166 @@
+/**
+ * The AS4 exchange between this access point's sending and receiving sides over a real HTTP
+ * socket, with a test PKI (OpenSSL): signed receipt verified, and every refusal an ebMS error
+ * (never a 500). The independent check against phase4 is in interop.test.ts.
+ */
+import { expect } from 'chai';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createTestPki, type TestParty, type TestPki } from './support/pki.js';
+import { invoiceXml } from '../purchases/support.js';
+import { createPeppolTrust } from '../../platform/peppol-pki.js';
+import { peppolIdentifiersOf } from '../../domain/peppol/identifiers.js';
+import { buildSbdh } from '../../domain/peppol/sbdh.js';
+import { receiveAs4, type Acceptance, type InboundMessage } from '../../commands/peppol/as4/receive.js';
+import { sendAs4, type OutboundMessage } from '../../commands/peppol/as4/send.js';
+import { buildUserMessage } from '../../commands/peppol/as4/message.js';
+
+const identityOf = (p: TestParty) => ({ privateKeyPem: p.keyPem, certificatePem: p.certPem, chainPem: [], commonName: p.commonName });
+
+describe('AS4 exchange (own sender and receiver over HTTP)', function () {
+  this.timeout(60_000);
+  let pki: TestPki;
+  let server: http.Server;
+  let url: string;
+  const received: InboundMessage[] = [];
+  const seen = new Set<string>();
+  let acceptAs: (m: InboundMessage) => Acceptance = (m) => {
+    const duplicate = seen.has(m.messageId);
+    seen.add(m.messageId);
+    if (!duplicate) received.push(m);
+    return { kind: duplicate ? 'duplicate' : 'stored', documentIds: [] };
+  };
+  let lastStatus = 0;
+
+  before(async () => {
+    pki = await createTestPki();
+    const trust = createPeppolTrust([pki.caCertPem]);
+    server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        receiveAs4({ identity: identityOf(pki.service2), trust, now: () => new Date(), maxPayloadBytes: 1024 * 1024, accept: async (m) => acceptAs(m) }, req.headers['content-type'], Buffer.concat(chunks)).then(
+          (answer) => {
+            lastStatus = answer.status;
+            res.writeHead(answer.status, { 'content-type': answer.contentType }).end(answer.body);
+          },
+          (err: Error) => {
+            lastStatus = 500;
+            res.writeHead(500).end(err.message);
+          },
+        );
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/as4`;
+  });
+  after(() => new Promise<void>((r) => server.close(() => r())));
+
+  const message = (number: string, overrides: Partial<OutboundMessage> = {}, sbdOverride?: (sbd: string) => string): OutboundMessage => {
+    const xml = invoiceXml({ number, buyerTin: '1000000001', sellerTin: '1000000002' });
+    const ids = peppolIdentifiersOf(xml);
+    const sbd = buildSbdh(xml, ids, { instanceId: `inst-${number}`, createdAt: new Date(), countryC1: 'AE' });
+    return {
+      endpointUrl: url,
+      receiverCertificatePem: pki.service2.certPem,
+      messageId: `msg-${number}@test`,
+      conversationId: `conv-${number}`,
+      header: { processId: ids.processId, documentTypeId: ids.documentTypeId, originalSender: ids.sender, finalRecipient: ids.receiver },
+      payload: Buffer.from(sbdOverride ? sbdOverride(sbd) : sbd),
+      ...overrides,
+    };
+  };
+  const sender = (p: TestParty = pki.service) => ({ identity: identityOf(p), trust: createPeppolTrust([pki.caCertPem]), now: () => new Date(), timeoutMs: 10_000 });
+
+  it('delivers: the receiver takes out the exact SBDH and payload, the sender verifies the signed receipt', async () => {
+    const m = message('X-1');
+    const outcome = await sendAs4(sender(), m);
+    expect(outcome).to.deep.include({ kind: 'receipt', messageId: 'msg-X-1@test', duplicate: false, receiverCommonName: pki.service2.commonName });
+    const got = received.find((r) => r.messageId === 'msg-X-1@test')!;
+    expect(got.sendingAccessPoint).to.equal(pki.service.commonName);
+    expect(got.sbd.facts.instanceId).to.equal('inst-X-1');
+    expect(got.sbd.payload.toString('utf8')).to.equal(invoiceXml({ number: 'X-1', buyerTin: '1000000001', sellerTin: '1000000002' }).replace(/^<\?xml[^?]*\?>\s*/, '').trim());
+  });
+
+  it('answers the same message id again with a receipt and stores nothing twice', async () => {
+    const m = message('X-2');
+    expect((await sendAs4(sender(), m)).kind).to.equal('receipt');
+    const again = await sendAs4(sender(), m);
+    expect(again).to.deep.include({ kind: 'receipt' });
+    expect(received.filter((r) => r.messageId === 'msg-X-2@test')).to.have.length(1);
+  });
+
+  it('refuses a certificate from another CA with the same name (EBMS:0102)', async () => {
+    const outcome = await sendAs4(sender(pki.rogue), message('X-3'));
+    expect(outcome.kind).to.equal('refused');
+    const e = (outcome as { errors: { code: string; description: string }[] }).errors[0]!;
+    expect(e.code).to.equal('EBMS:0102');
+    expect(e.description).to.match(/not trusted/);
+  });
+
+  it('refuses an expired certificate', async () => {
+    const outcome = await sendAs4(sender(pki.expired), message('X-4'));
+    expect(outcome.kind).to.equal('refused');
+    expect((outcome as { errors: { code: string }[] }).errors[0]!.code).to.equal('EBMS:0102');
+  });
+
+  it('refuses a message changed after signing (EBMS:0102), with HTTP 200', async () => {
+    const m = message('X-5');
+    const built = buildUserMessage(
+      { ...m.header, messageId: m.messageId, conversationId: m.conversationId, timestamp: new Date().toISOString(), fromParty: pki.service.commonName, toParty: pki.service2.commonName },
+      m.payload,
+      identityOf(pki.service),
+      pki.service2.certPem,
+    );
+    const tampered = Buffer.from(built.body.toString('latin1').replace('<eb:ConversationId>conv-X-5</eb:ConversationId>', '<eb:ConversationId>conv-X-6</eb:ConversationId>'), 'latin1');
+    expect(tampered.equals(built.body)).to.equal(false);
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': built.contentType }, body: new Uint8Array(tampered) });
+    expect(res.status).to.equal(200);
+    const text = await res.text();
+    expect(text).to.contain('errorCode="EBMS:0102"').and.contain('does not match');
+    expect(received.some((r) => r.messageId === m.messageId)).to.equal(false);
+  });
+
+  it('refuses an SBDH whose document type differs from the payload', async () => {
+    const m = message('X-7', {}, (sbd) => sbd.replace(/(<Type>DOCUMENTID<\/Type><InstanceIdentifier>)[^<]+/, '$1urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:other::2.1'));
+    const outcome = await sendAs4(sender(), { ...m, header: { ...m.header, documentTypeId: 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:other::2.1' } });
+    expect(outcome.kind).to.equal('refused');
+    expect((outcome as { errors: { code: string; description: string }[] }).errors[0]).to.include({ code: 'EBMS:0003' }).and.to.have.property('description').that.matches(/DOCUMENTID/);
+  });
+
+  it('passes an unknown receiver refusal through as a permanent error', async () => {
+    acceptAs = () => ({ kind: 'refused', error: 'OTHER', description: 'PEPPOL:NOT_SERVICED the receiver participant is not served here' });
+    try {
+      const outcome = await sendAs4(sender(), message('X-8'));
+      expect(outcome).to.deep.include({ kind: 'refused' });
+      expect((outcome as { errors: { description: string }[] }).errors[0]!.description).to.match(/not served/);
+    } finally {
+      acceptAs = (m) => {
+        received.push(m);
+        return { kind: 'stored', documentIds: [] };
+      };
+    }
+  });
+
+  it('answers malformed, oversized and non-AS4 bodies with an ebMS error, never a 500', async () => {
+    const bodies: [string, Buffer][] = [
+      ['multipart/related; boundary="b"; type="application/soap+xml"', Buffer.from('--b\r\nContent-Type: application/soap+xml\r\n\r\n<S12:Envelope')],
+      ['multipart/related; boundary="b"', Buffer.from('garbage without boundary')],
+      ['multipart/related', Buffer.from('x')],
+      ['application/soap+xml', Buffer.from('<x/>')],
+      ['text/plain', Buffer.from('hello')],
+      ['application/soap+xml', Buffer.from('<!DOCTYPE x [<!ENTITY a "b">]><x/>')],
+    ];
+    for (const [type, body] of bodies) {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': type }, body: new Uint8Array(body) });
+      expect(res.status, type).to.equal(200);
+      expect(await res.text(), type).to.match(/errorCode="EBMS:00(07|09)"/);
+    }
+    // A compression bomb: 4 MB of spaces gzip to a few KB; the receiver bounds the decompressed size (1 MB here).
+    const m = message('X-9');
+    const outcome = await sendAs4(sender(), { ...m, payload: Buffer.concat([m.payload, Buffer.alloc(4 * 1024 * 1024, 0x20)]) });
+    expect(outcome.kind).to.equal('refused');
+    expect((outcome as { errors: { code: string }[] }).errors[0]!.code).to.equal('EBMS:0303');
+    expect(lastStatus).to.equal(200);
+  });
+});
