@@ -1,5 +1,5 @@
 /**
- * The document artifacts the service produces: the e-invoice XML at submission (SPEC.md 2.4
+ * The document artifacts the service produces: the e-invoice XML at submission (docs/api/unify.md
  * `Base64XML`, 2.6 `artifacts`), the compliance identifiers of the status object, and the PDF
  * of a compliant document on `/status`.
  */
@@ -13,7 +13,7 @@ import { readSubmission, type XmlProducer } from './submissions.js';
 /**
  * Countries whose XML is complete at submission. Saudi invoices carry the seller's invoice
  * counter and the previous invoice's hash, so their XML is produced when the document enters
- * the seller's chain on delivery; until then Base64XML is empty, as SPEC.md 2.4 allows.
+ * the seller's chain on delivery; until then Base64XML is empty, as docs/api/unify.md allows.
  */
 const XML_AT_SUBMISSION: ReadonlySet<string> = new Set(['AE', 'MY', 'BE', 'DE']);
 

@@ -219,7 +219,7 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
       events: [toNewEvent(slot ? slot.id('document-event') : randomUUID(), decided!.type, definition.version, decided!.data, eventCtx)],
       expected: 'no_stream',
       artifacts: xml ? [xml] : [],
-      // The answer's Base64XML (SPEC.md 2.4).
+      // The answer's Base64XML (docs/api/unify.md).
       xmlBase64: xmlBytes ? xmlBytes.toString('base64') : null,
     };
   };

@@ -1,5 +1,5 @@
 /**
- * Authentication per API family, exactly as SPEC.md section 5 describes: which header each
+ * Authentication per API family, exactly as docs/api/http.md describes: which header each
  * family reads, and the precise failure body and content type of each case.
  */
 import type { Context, Next } from 'koa';
@@ -160,7 +160,7 @@ export function createAuthenticator(keys: ApiKeyCache, clock: Clock, catchUp?: (
   };
 }
 
-/** Write operations need a read-and-write key (SPEC.md 5.3). */
+/** Write operations need a read-and-write key (docs/api/http.md). */
 export function requireWritePermission(ctx: Context): AuthContext {
   const auth = ctx.state.auth as AuthContext;
   if (auth.permission !== 'read_write') {

@@ -1,6 +1,6 @@
 /**
  * Errors at the HTTP edge. Handlers and middleware throw one error type, HttpProblem; the
- * error middleware renders it in the envelope of the request's API family (SPEC.md section 7).
+ * error middleware renders it in the envelope of the request's API family (docs/api/http.md).
  * No handler builds an error body by hand.
  */
 import type { Context } from 'koa';

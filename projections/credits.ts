@@ -2,7 +2,7 @@
  * The credits projection (one projection, so the credit events are read from the log once, not
  * once per table; the reservations are the most frequent events of the service):
  *
- * - the ledger (credit_transactions): one row per ledger event (SPEC.md 4.5's 17 event types),
+ * - the ledger (credit_transactions): one row per ledger event (docs/api/credits.md's 17 event types),
  *   keyed by the event's global log position, so the ledger's order is the log's and a rebuild
  *   gives the same keys (cursors survive rebuilds). Balances before/after come from the event;
  * - balances: the pool (credit_pools, credit_lots) and every company's current and scheduled

@@ -1,5 +1,5 @@
 /**
- * Allowance writes (SPEC.md 3.2 and 4.5): create or replace the current or the scheduled
+ * Allowance writes (docs/api/credits.md): create or replace the current or the scheduled
  * allowance, cancel the scheduled one, pause and resume the current one. Each is one command on
  * the workspace's credits stream; the company must be an active company of the workspace
  * (checked on its own stream). The answer carries the company's credit state right after the

@@ -1,5 +1,5 @@
 /**
- * Bulk allowance jobs (SPEC.md 4.5): the request is checked as a whole (1 to 500 well-formed
+ * Bulk allowance jobs (docs/api/credits.md): the request is checked as a whole (1 to 500 well-formed
  * operations, unique operationIds, one operation per company per target) and recorded as a job;
  * the job then runs in the background (projections/reactors/credits-processes.ts), one row after the
  * other in request order, each row an allowance command of its own carrying the job's id. A

@@ -120,7 +120,7 @@ export function deserializeCreditsState(raw: unknown): CreditsState {
 /**
  * The environment of an event a system process caused (lifecycle, lot expiry): the one of the
  * allowance or lot it concerns, since each event is produced in the environment of the
- * operation behind it (SPEC.md 6.1).
+ * operation behind it (docs/api/webhooks.md).
  */
 function environmentOfEvent(e: CreditEvent): string | null {
   const d = e.data as { environment?: unknown; allowance?: { environment?: unknown } };

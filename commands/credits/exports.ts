@@ -1,5 +1,5 @@
 /**
- * Ledger exports (SPEC.md 4.5): a request records the filters; the export holds every ledger
+ * Ledger exports (docs/api/credits.md): a request records the filters; the export holds every ledger
  * transaction written before the request (in log order), so its content is fixed from the
  * moment it is asked for and can be produced again identically. Completion is recorded by a
  * reactor once the ledger read model has caught up with the request (projections/reactors/credits-processes.ts).

@@ -1,5 +1,5 @@
 /**
- * The allowance lifecycle (SPEC.md 3.2, 8): a scheduled allowance becomes current at its
+ * The allowance lifecycle (docs/api/credits.md, docs/api/http.md): a scheduled allowance becomes current at its
  * startAt (a new allowancePeriodId; the prior current is superseded), a current one expires at
  * its endAt, a credit lot expires at its expiresAt. The worker finds the workspaces with due
  * work in the read model and runs one RunLifecycle command on each workspace's credits stream:

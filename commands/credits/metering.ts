@@ -1,5 +1,5 @@
 /**
- * Metering of submissions (issue 7, SPEC.md 1): a sales document that passed validation
+ * Metering of submissions (issue 7, docs/api/http.md): a sales document that passed validation
  * reserves credits on its company's current allowance and on the pool; its final result
  * finalizes the consumption (valid), releases the reservation (invalid), or marks it for
  * reconciliation (the delivery outcome could not be determined). One document costs

@@ -1,5 +1,5 @@
 /**
- * Reversal of a finalized consumption by an operator (admin CLI `credits reverse`; SPEC.md has
+ * Reversal of a finalized consumption by an operator (admin CLI `credits reverse`; the interface (docs/) has
  * no public operation). The transaction is found in the ledger read model (only to locate it:
  * a ledger row never changes), the reversal is decided on the credits aggregate and appended
  * with an id derived from the reversed transaction, so a transaction is reversed at most once

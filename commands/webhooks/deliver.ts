@@ -1,5 +1,5 @@
 /**
- * One delivery attempt: build the body and headers of SPEC.md 6.1, sign, send, judge the
+ * One delivery attempt: build the body and headers of docs/api/webhooks.md, sign, send, judge the
  * answer, and record the attempt, decided by the delivery's attempts decider, as an event of
  * the delivery's stream with an exact expected revision (its event id derived from the delivery
  * and the attempt number, so an attempt is recorded once whatever happens).

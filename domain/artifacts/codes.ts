@@ -4,7 +4,7 @@
  * default VATEX exemption codes of EN 16931. Pure data.
  */
 
-/** SPEC.md 2.2 UAE rule 8: the emirate codes. */
+/** docs/api/unify.md: the emirate codes. */
 export const EMIRATE_CODES = ['AUH', 'DXB', 'SHJ', 'UAQ', 'FUJ', 'AJM', 'RAK'] as const;
 
 const EMIRATE_BY_NAME: Record<string, string> = {

@@ -1,5 +1,5 @@
 /**
- * The compliance identifiers of the status object (SPEC.md 2.6): the business process (ProfileID)
+ * The compliance identifiers of the status object (docs/api/unify.md): the business process (ProfileID)
  * and specification (CustomizationID) identifiers the generated XML carries, for the Peppol
  * countries (UAE, Belgium, Germany); both null elsewhere.
  */

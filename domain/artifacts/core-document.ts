@@ -1,5 +1,5 @@
 /**
- * The core document as the artifact generators read it: the payload shape of SPEC.md 2.2
+ * The core document as the artifact generators read it: the payload shape of docs/api/unify.md
  * (`header`, `parties`, `lineItems`, `payment`, `taxTotals`, `totals`, `extensions`), plus the
  * places the spec leaves open that the generators use (`header.invoicePeriod`,
  * `header.precedingInvoiceReference`, `parties.delivery`, optional address details).
@@ -27,7 +27,7 @@ export interface CoreAddress {
   postalCode?: string;
   /** UAE: emirate code (AUH, DXB, SHJ, UAQ, FUJ, AJM, RAK); Malaysia: state code 01..17. */
   stateOrProvince?: string;
-  /** Delivery addresses use this name for the subdivision (SPEC.md 2.2 UAE rule 7). */
+  /** Delivery addresses use this name for the subdivision (docs/api/unify.md). */
   countrySubdivision?: string;
   /** ISO 3166-1 alpha-2. */
   country?: string;
@@ -167,7 +167,7 @@ export interface CoreDocument {
   extensions?: Record<string, unknown>;
 }
 
-/** `documentType` as submitted (SPEC.md 2.1). */
+/** `documentType` as submitted (docs/api/unify.md). */
 export interface ArtifactDocumentType {
   base: string;
   modifiers?: readonly string[];

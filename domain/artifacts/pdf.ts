@@ -1,5 +1,5 @@
 /**
- * The invoice PDF (SPEC.md 2.6 `pdfBase64`): a readable rendering of the core document with pdfkit —
+ * The invoice PDF (docs/api/unify.md `pdfBase64`): a readable rendering of the core document with pdfkit —
  * document number and dates, the document UUID and state, seller and buyer (names, addresses, tax
  * and registration ids), the lines table, the tax breakdown per category and rate, the totals, and a
  * QR code where the country uses one (Saudi Arabia: the ZATCA TLV payload; UAE: the document UUID).
@@ -34,7 +34,7 @@ export interface RenderInvoicePdfInput {
   documentType: ArtifactDocumentType;
   document: CoreDocument;
   uuid: string;
-  /** The document's state (SPEC.md 3.1), printed on the PDF. */
+  /** The document's state (docs/api/unify.md), printed on the PDF. */
   state: string;
   /** QR payload: the ZATCA TLV (Base64) for Saudi Arabia; UAE defaults to the document UUID. */
   qr?: string;

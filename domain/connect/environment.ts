@@ -1,5 +1,5 @@
 /**
- * Which key may onboard into which platform environment (SPEC.md 5.5): a sandbox key is
+ * Which key may onboard into which platform environment (docs/api/http.md): a sandbox key is
  * required for sandbox (and serves simulation), a production key for production.
  */
 import { keyServesEnvironment, type KeyEnvironment } from '../workspace/workspace.js';
@@ -38,7 +38,7 @@ export function rowEnvironmentMismatches(keyEnvironment: KeyEnvironment, rows: r
 }
 
 /**
- * A document is submitted in its company's environment (SPEC.md 4.4): production documents
+ * A document is submitted in its company's environment (the Connect section of the OpenAPI document): production documents
  * only through a company onboarded in production, test documents (sandbox, and simulation,
  * which sandbox keys also serve) only through a company onboarded in sandbox or simulation.
  */

@@ -1,5 +1,5 @@
 /**
- * The request rules of Connect (SPEC.md 4.4, 5 and 8): what a body or a query must hold, with
+ * The request rules of Connect (the Connect section of the OpenAPI document, docs/api/http.md): what a body or a query must hold, with
  * the precise field path of the first problem. Unknown fields are refused, and so are the
  * system-managed ids. Pure: every function takes the decoded JSON (or query) and either
  * returns typed input or throws a DomainError with CONNECT_VALIDATION_ERROR (or

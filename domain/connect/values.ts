@@ -1,5 +1,5 @@
 /**
- * The vocabulary of Connect (SPEC.md 2.9, 3.3, 4.4): environments, the UAE Peppol scheme,
+ * The vocabulary of Connect (the Connect section of the OpenAPI document): environments, the UAE Peppol scheme,
  * identifiers, mapping readiness and the error codes of the contract. Pure.
  */
 import { createHash } from 'node:crypto';
@@ -10,13 +10,13 @@ export type PlatformEnvironment = (typeof PLATFORM_ENVIRONMENTS)[number];
 
 /** The only country Connect onboards. */
 export const CONNECT_COUNTRY = 'AE';
-/** Countries whose documents the counts endpoint reads (SPEC.md 4.4). */
+/** Countries whose documents the counts endpoint reads (the Connect section of the OpenAPI document). */
 export const COUNT_COUNTRIES = ['AE', 'SA', 'MY', 'BE', 'DE'] as const;
 
 /** The Peppol participant identifier scheme of UAE TINs (ISO 6523 ICD 0235). */
 export const UAE_PEPPOL_SCHEME = '0235';
 
-/** The built-in sandbox mapping of the core shape (SPEC.md 2.2); new workspaces assign it automatically. */
+/** The built-in sandbox mapping of the core shape (docs/api/unify.md); new workspaces assign it automatically. */
 export const DEFAULT_MAPPING_TEMPLATE_ID = 'core-identity-ae-1';
 
 export const SOURCE_STATUSES = ['active', 'inactive'] as const;

@@ -1,6 +1,6 @@
 /**
  * The credits aggregate of a workspace (stream `credits-<workspaceId>`): the pool (credit lots),
- * every company's current and scheduled allowance (SPEC.md 3.2), the open reservations of
+ * every company's current and scheduled allowance (docs/api/credits.md), the open reservations of
  * metered documents, and the enforcement setting. One stream per workspace makes a reservation
  * one atomic append against both the company's allowance and the pool, and gives the ledger of
  * a workspace one total order: every balance before/after recorded in an event follows from
@@ -15,7 +15,7 @@
  * what is neither consumed nor reserved; credits it still has reserved are consumed normally,
  * or expire when released.
  *
- * The allowance state machine is exactly SPEC.md 3.2; every other transition is refused.
+ * The allowance state machine is exactly docs/api/credits.md; every other transition is refused.
  * Versions: the current slot and the scheduled slot of a company each count up and never
  * repeat (a new period continues the count), so an old ETag never matches a newer allowance.
  * System transitions (expiry, supersession) do not change a version.

@@ -255,7 +255,7 @@ function decideReserve(e: Emitter, cmd: Extract<CreditsCommand, { type: 'Reserve
     lots: shares,
   });
 
-  // Notifications for the credit webhooks (SPEC.md 6.1).
+  // Notifications for the credit webhooks (docs/api/webhooks.md).
   const after = companyOf(e.state, cmd.companyId).current!;
   const availableBefore = allowanceAvailable(before);
   const availableAfter = allowanceAvailable(after);

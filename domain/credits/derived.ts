@@ -104,7 +104,7 @@ export interface CompanyCreditView {
   lastChangedAt: string | null;
 }
 
-/** The company credit state of SPEC.md 2.10 (without asOf), from facts both the aggregate and the read model have. */
+/** The company credit state of docs/api/credits.md (without asOf), from facts both the aggregate and the read model have. */
 export function describeCompanyCredits(
   facts: { companyId: string; current: Allowance | null; scheduled: Allowance | null; lastChangedAt: string | null },
   pool: { available: number; total: number },

@@ -1,7 +1,7 @@
 /**
  * The events of a workspace's credits (stream `credits-<workspaceId>`), with their io-ts codecs.
  *
- * Ledger events (one ledger transaction each; `ledgerEventTypeOf` gives its SPEC.md 4.5
+ * Ledger events (one ledger transaction each; `ledgerEventTypeOf` gives its docs/api/credits.md
  * eventType) carry everything an auditor needs without any other source: the amounts, the
  * allowance as it is after the change, and the company's and the pool's balances before and
  * after. The transaction id is derived from the event id (values.ts `transactionIdFor`);
@@ -9,7 +9,7 @@
  *
  * Notification events (threshold crossings, exhaustion, pool low/exhausted, bulk completion)
  * are not ledger transactions: they are written in the same append as the change that caused
- * them, for the credit-webhook capability (SPEC.md 6.1) to deliver.
+ * them, for the credit-webhook capability (docs/api/webhooks.md) to deliver.
  */
 import * as t from 'io-ts';
 import { defineEvent } from '../events/envelope.js';
@@ -153,7 +153,7 @@ export const ConsumptionFinalized = defineEvent({
 });
 
 /**
- * A finalized consumption reversed (SPEC.md has no public reversal: operators reverse with the
+ * A finalized consumption reversed (the interface (docs/) has no public reversal: operators reverse with the
  * admin CLI). countryCode and documentType, of the metered document, were added later: optional.
  */
 export const ConsumptionReversed = defineEvent({
@@ -318,7 +318,7 @@ export const LEDGER_DOMAIN_EVENT_TYPES: ReadonlySet<string> = new Set(
   Object.keys(creditEventDefinitions).filter((type) => ledgerEventTypeOf(type) !== null),
 );
 
-/** The allowance fields of SPEC.md 2.10 as callers see them (the internal environment label is not shown). */
+/** The allowance fields of docs/api/credits.md as callers see them (the internal environment label is not shown). */
 export function publicAllowance(a: Allowance) {
   return {
     allowancePeriodId: a.allowancePeriodId,

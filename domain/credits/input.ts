@@ -1,5 +1,5 @@
 /**
- * The request rules of credits (SPEC.md 2.10, 4.5, 5 and 8): bodies, precondition headers and
+ * The request rules of credits (docs/api/credits.md, docs/api/http.md): bodies, precondition headers and
  * query strings, with the precise path of the first problem. Unknown fields and parameters are
  * refused, as everywhere in Connect. Pure: each function returns typed input or throws a
  * DomainError (CONNECT_VALIDATION_ERROR, 400; CONNECT_ALLOWANCE_PRECONDITION_REQUIRED, 428).

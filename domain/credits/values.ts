@@ -1,5 +1,5 @@
 /**
- * The vocabulary of credits (SPEC.md 1, 2.10, 3.2, 4.5, 6.1, 7 and 8): allowance statuses and
+ * The vocabulary of credits (docs/api/http.md, docs/api/credits.md, docs/api/webhooks.md): allowance statuses and
  * period types, block reasons, warnings, the 17 ledger event types, error codes and limits,
  * environments, and the names of the credit streams. Pure.
  */
@@ -27,7 +27,7 @@ export const WARNINGS = [
 ] as const;
 export type CreditWarning = (typeof WARNINGS)[number];
 
-/** The eventType values of a ledger transaction (SPEC.md 4.5), all 17. */
+/** The eventType values of a ledger transaction (docs/api/credits.md), all 17. */
 export const LEDGER_EVENT_TYPES = [
   'allowance.created',
   'allowance.replaced',
@@ -49,7 +49,7 @@ export const LEDGER_EVENT_TYPES = [
 ] as const;
 export type LedgerEventType = (typeof LEDGER_EVENT_TYPES)[number];
 
-/** Allowance actions of the isv.credits.allowance.* webhooks (SPEC.md 6.1). */
+/** Allowance actions of the isv.credits.allowance.* webhooks (docs/api/webhooks.md). */
 export type AllowanceAction =
   | 'current.created'
   | 'current.replaced'
@@ -76,7 +76,7 @@ export const CREDIT_ENVIRONMENTS = ['sandbox', 'production'] as const;
 export type CreditEnvironment = (typeof CREDIT_ENVIRONMENTS)[number];
 
 /**
- * X-Environment of credit writes (SPEC.md 5.4): sandbox, test and development are sandbox data;
+ * X-Environment of credit writes (docs/api/http.md): sandbox, test and development are sandbox data;
  * production and prod are production data; absent is production; anything else is refused.
  */
 export function creditEnvironmentOf(header: string | undefined | null): CreditEnvironment | null {
@@ -94,7 +94,7 @@ export const CreditErrorCodes = {
   preconditionFailed: 'CONNECT_ALLOWANCE_WRITE_PRECONDITION_FAILED',
   /** Beyond the spec: a write of an allowance that needs If-Match or If-None-Match and has neither (428). */
   preconditionRequired: 'CONNECT_ALLOWANCE_PRECONDITION_REQUIRED',
-  /** Beyond the spec: the transition is not in the state machine of SPEC.md 3.2 (409). */
+  /** Beyond the spec: the transition is not in the state machine of docs/api/credits.md (409). */
   invalidTransition: 'CONNECT_ALLOWANCE_INVALID_TRANSITION',
   /** Beyond the spec: a replacement limit below finalized usage + reservations (409). */
   limitBelowUsage: 'CONNECT_ALLOWANCE_LIMIT_BELOW_USAGE',
@@ -130,7 +130,7 @@ export const CREDIT_LIMITS = {
   poolCriticalPercent: 10,
   /** Credits one metered sales document reserves and consumes. */
   creditsPerDocument: 1,
-  /** Default interval of the allowance lifecycle worker (SPEC.md 8). */
+  /** Default interval of the allowance lifecycle worker (docs/api/http.md). */
   lifecycleIntervalMs: 60_000,
   /** How long a completed export can be downloaded. */
   exportAvailableMs: 24 * 60 * 60 * 1000,
@@ -159,7 +159,7 @@ export const eventIdOfTransaction = (transactionId: string): string | null => {
   return m ? `${m[1]}-${m[2]}-${m[3]}-${m[4]}-${m[5]}` : null;
 };
 
-/** ISO 8601 UTC with a trailing Z (SPEC.md 4.5: timestamps end in Z). */
+/** ISO 8601 UTC with a trailing Z (docs/api/credits.md: timestamps end in Z). */
 export const UTC_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?Z$/;
 
 export function parseUtcTimestamp(value: string): string | null {

@@ -1,6 +1,6 @@
 /**
  * The sales document aggregate (stream `document-<documentId>`) and its state machine
- * (SPEC.md section 3.1). The transition table below is the whole machine: an event that is
+ * (docs/api/unify.md). The transition table below is the whole machine: an event that is
  * not listed for the current state is refused.
  *
  *   (none) ──DocumentSubmitted──▶ submitted ──DeliveryStarted──▶ processing

@@ -1,5 +1,5 @@
 /**
- * The document status object of SPEC.md section 2.6, derived from what is known of a sales
+ * The document status object of docs/api/unify.md, derived from what is known of a sales
  * document. Pure: the read side stores the facts, this function shapes them.
  */
 import { isTerminal, type DocumentErrorItem, type DocumentState } from './document.js';

@@ -1,5 +1,5 @@
 /**
- * The purchase list's query (SPEC.md 4.2, 7, 8): decoding `type`, `from`, `to`, `limit` and
+ * The purchase list's query (docs/api/unify.md, docs/api/http.md): decoding `type`, `from`, `to`, `limit` and
  * `cursor` into a query or the precise problem, and the opaque cursor itself. Pure (the cursor's
  * HMAC key is passed in).
  *

@@ -152,7 +152,7 @@ registerDecider(purchaseDecider);
 
 export const purchaseStream = (documentId: string) => `purchase-${documentId}`;
 
-/** The branch a buyer reference names among the receiving company's sources (SPEC.md 2.9), else the company's first source. */
+/** The branch a buyer reference names among the receiving company's sources (the Connect section of the OpenAPI document), else the company's first source. */
 export function attributePurchase(
   companyId: string,
   sources: readonly { sourceName: string; sourceVersion: string; branchId: string; userGivenBranchId: string; status: string }[],

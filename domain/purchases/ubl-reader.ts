@@ -1,5 +1,5 @@
 /**
- * Reading a received UBL 2.1 Invoice or CreditNote into the core document shape (SPEC.md 2.2,
+ * Reading a received UBL 2.1 Invoice or CreditNote into the core document shape (docs/api/unify.md,
  * domain/artifacts/core-document.ts): the inverse of the PINT AE and Peppol BIS generators, so a
  * field the sender's generator drops is visibly missing on the receiving side. Pure.
  *

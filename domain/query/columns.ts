@@ -1,11 +1,11 @@
 /**
- * Column selection of the invoice query (SPEC.md 2.8, 4.3 `columns`, rules 5–7) and the
+ * Column selection of the invoice query (docs/api/invoice-query.md `columns`, rules 5–7) and the
  * shaping of returned documents.
  *
  * A column is an accessor key without the `coreDocument.` prefix (for every type): a field of
- * the core document (SPEC.md 2.2 and the README's payload reference), a metadata field under
+ * the core document (docs/api/unify.md and the README's payload reference), a metadata field under
  * `meta.`, a document field (`documentId`, `documentType.*`, receipts' `countryDocumentStatus`),
- * one of the section wildcards SPEC.md 4.3 lists, or `meta.coreValidation` /
+ * one of the section wildcards docs/api/invoice-query.md lists, or `meta.coreValidation` /
  * `meta.coreValidation.*` (the whole stored report). Anything else is refused with the entry
  * named: a bare `*`, partial names, embedded wildcards, unknown sections, sub-fields of the
  * report and `meta.xmlValidation.*`.
@@ -37,7 +37,7 @@ interface ExceptSelector {
 }
 export type Selector = WholeSelector | ItemSelector | ExceptSelector;
 
-/** The section wildcards of SPEC.md 4.3, exactly (meta.* and the report are handled apart). */
+/** The section wildcards of docs/api/invoice-query.md, exactly (meta.* and the report are handled apart). */
 const CORE_WILDCARDS: Readonly<Record<string, string>> = {
   'header.*': 'header',
   'parties.*': 'parties',

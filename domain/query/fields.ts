@@ -1,5 +1,5 @@
 /**
- * The fields of the invoice query (SPEC.md 4.3, rules 1–4): which accessor paths of an indexed
+ * The fields of the invoice query (docs/api/invoice-query.md, rules 1–4): which accessor paths of an indexed
  * document may be filtered, searched and sorted on, and what kind of value each holds. Both
  * search-index adapters build their mappings and indexes from this one catalogue, and the query
  * decoder refuses any other field.

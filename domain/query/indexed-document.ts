@@ -1,5 +1,5 @@
 /**
- * The indexed document of SPEC.md 2.8, built from what is known of a sales document: the
+ * The indexed document of docs/api/invoice-query.md, built from what is known of a sales document: the
  * submission (core document, validation report as the validator produced it at submit time,
  * source, document type) and the states it has gone through. Pure; the search projection
  * keeps the facts and hands them here on every change.
@@ -172,7 +172,7 @@ export function indexedSalesState(facts: SalesStateFacts): { type: QueryType; st
   return { type, state: { coreDocument: { meta: { statuses } }, statusHistory } };
 }
 
-/** The indexed document (SPEC.md 2.8) and its query type: the submission's body with the state of its transitions. */
+/** The indexed document (docs/api/invoice-query.md) and its query type: the submission's body with the state of its transitions. */
 export function indexedSalesDocument(facts: SalesDocumentFacts): { type: QueryType; document: Record<string, unknown> } {
   const { type, state } = indexedSalesState(facts);
   const core = isObject(facts.coreDocument) ? facts.coreDocument : {};

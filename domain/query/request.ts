@@ -1,5 +1,5 @@
 /**
- * The request body of the invoice query (SPEC.md 4.3): its io-ts codec (the shape) and the
+ * The request body of the invoice query (docs/api/invoice-query.md): its io-ts codec (the shape) and the
  * rules 1–7 (field names per type, wildcards, value kinds, paging), checked into the port's
  * `SearchQuery` plus the column selectors. Pure.
  *
@@ -12,7 +12,7 @@ import { parseColumns, type Selector } from './columns.js';
 import { COUNTRY_FIELD, QUERY_TYPES, publicQueryField as queryField, publicQueryFields as queryFields, type QueryField, type QueryType } from './fields.js';
 import { isCalendarDate } from './indexed-document.js';
 
-/** Largest page size (SPEC.md 8 leaves the maximum open). */
+/** Largest page size (docs/api/http.md leaves the maximum open). */
 export const MAX_LIMIT = 100;
 export const DEFAULT_LIMIT = 20;
 /** Bounds on the size of a query (the spec names none): entries per list, values per filter, term length. */
@@ -236,7 +236,7 @@ export function checkInvoiceQuery(body: InvoiceQueryBody): { ok: true; query: In
   const filters: SearchFilter[] = [];
   (body.filters ?? []).forEach((raw, i) => {
     const f = checkFilter(type, raw, ['filters', i], problems);
-    // An empty value list adds no condition (SPEC.md 4.3 rule 4).
+    // An empty value list adds no condition (docs/api/invoice-query.md).
     if (f && !('values' in f && f.values.length === 0)) filters.push(f);
   });
   const searches: SearchTerm[] = [];

@@ -5,7 +5,7 @@
 import type { QueryType } from './fields.js';
 
 /**
- * Filters (SPEC.md 4.3 `filters`):
+ * Filters (docs/api/invoice-query.md `filters`):
  * - `values`: the field equals any of the values (keyword fields compare case-insensitively;
  *   an array field such as `documentType.modifiers` matches when any element does). An empty
  *   list adds no condition.

@@ -1,6 +1,6 @@
 /**
- * The status metadata of an indexed document (SPEC.md 2.8 `meta.statuses`), derived from the
- * sales document state machine (SPEC.md 3.1, domain/document/document.ts). The spec names
+ * The status metadata of an indexed document (docs/api/invoice-query.md `meta.statuses`), derived from the
+ * sales document state machine (docs/api/unify.md, domain/document/document.ts). The spec names
  * some values (document `NEEDS_CORRECTION`, `NON_COMPLIANT`; delivery and business
  * `NOT_STARTED`) and leaves their transitions open; this table is the whole mapping, and the
  * README repeats it.
@@ -27,7 +27,7 @@ export interface StatusValues {
   userfacing: string;
 }
 
-/** Portal labels of SPEC.md 3.1 (`delivery_success` and `delivery_failed` are still processing). */
+/** Portal labels of docs/api/unify.md (`delivery_success` and `delivery_failed` are still processing). */
 export const USERFACING_LABELS: Readonly<Record<DocumentState, string>> = {
   submitted: 'Draft or Ready',
   rejected: 'Needs Correction',
@@ -64,7 +64,7 @@ export function statusValues(state: DocumentState, previous: DocumentState | nul
   }
 }
 
-/** Receipts (SPEC.md 2.8 `countryDocumentStatus`): issued once accepted; a rejected receipt was never issued. */
+/** Receipts (docs/api/invoice-query.md `countryDocumentStatus`): issued once accepted; a rejected receipt was never issued. */
 export function countryDocumentStatus(state: DocumentState): 'ISSUED' | 'NOT_ISSUED' {
   return state === 'rejected' ? 'NOT_ISSUED' : 'ISSUED';
 }

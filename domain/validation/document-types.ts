@@ -1,13 +1,13 @@
 /**
  * Document types: the bases, modifiers and variants the validation engine knows, which of
- * them each supported country accepts, the 14 derived flags of SPEC.md 2.5, and the resolver
+ * them each supported country accepts, the 14 derived flags of docs/api/unify.md, and the resolver
  * of the earlier format's `logicalDocumentType` (string or object form).
  *
  * Pure data and functions; nothing here reads a clock or does I/O.
  */
 import { DomainError } from '../errors.js';
 
-/** Countries with rule sets (SPEC.md 2.1: any other country answers 400 at the HTTP edge). */
+/** Countries with rule sets (docs/api/unify.md: any other country answers 400 at the HTTP edge). */
 export const supportedCountries = ['AE', 'SA', 'MY', 'BE', 'DE'] as const;
 export type Country = (typeof supportedCountries)[number];
 
@@ -30,7 +30,7 @@ export const DOCUMENT_MODIFIERS = [
 export type DocumentModifier = (typeof DOCUMENT_MODIFIERS)[number];
 
 /**
- * Variants (SPEC.md 2.1 leaves the values open). One variant at most per document; each one
+ * Variants (docs/api/unify.md leaves the values open). One variant at most per document; each one
  * corresponds to a derived flag (UNTDID 1001 invoice kinds plus the B2C / B2G audiences).
  * No variant means `standard` (a business-to-business document).
  */
@@ -48,7 +48,7 @@ export const DOCUMENT_VARIANTS = [
 ] as const;
 export type DocumentVariant = (typeof DOCUMENT_VARIANTS)[number];
 
-/** A document type as the new request format carries it (SPEC.md 2.1 `documentType`). */
+/** A document type as the new request format carries it (docs/api/unify.md `documentType`). */
 export interface DocumentTypeInput {
   readonly base: string;
   readonly modifiers?: readonly string[];
@@ -113,7 +113,7 @@ export function isSupportedCountry(country: unknown): country is Country {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Derived flags (SPEC.md 2.5)
+// Derived flags (docs/api/unify.md)
 
 export interface DerivedFlags {
   isExport: boolean;
@@ -133,7 +133,7 @@ export interface DerivedFlags {
 }
 
 /**
- * The 14 booleans of SPEC.md 2.5 for a document type. Modifiers give export, self-billed,
+ * The 14 booleans of docs/api/unify.md for a document type. Modifiers give export, self-billed,
  * third party (`disclosed_agent`), nominal supply (`deemed_supply`) and summary; the variant
  * gives the rest. A document is B2B unless its variant is `simplified`, `b2g` or `receipt`.
  */
@@ -262,7 +262,7 @@ export function checkDocumentType(country: unknown, documentType: unknown): Resu
 }
 
 /**
- * Resolves the earlier format's `logicalDocumentType` (SPEC.md 2.3) for a country: a name such
+ * Resolves the earlier format's `logicalDocumentType` (docs/api/unify.md) for a country: a name such
  * as `EXPORT_INVOICE` (case-insensitive) or the object form {base, modifiers[], variant}.
  * Unknown names, malformed objects and values the country does not accept give a
  * `DocumentTypeError` (never thrown).

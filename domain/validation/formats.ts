@@ -70,11 +70,11 @@ export const positiveNumber: NumberFormat = {
   test: (n) => n > 0,
 };
 
-/** The seven emirates (SPEC.md 2.2 rule 8). */
+/** The seven emirates (docs/api/unify.md). */
 export const EMIRATE_CODES = ['AUH', 'DXB', 'SHJ', 'UAQ', 'FUJ', 'AJM', 'RAK'] as const;
 export const emirateFormat = codeList('emirate', EMIRATE_CODES);
 
-/** Summary-invoice frequencies (SPEC.md 2.2 rule 5). */
+/** Summary-invoice frequencies (docs/api/unify.md). */
 export const INVOICE_FREQUENCIES = ['DAILY', 'WEEKLY', 'ONCE_IN_15_DAYS', 'MONTHLY', 'ONCE_IN_45_DAYS', 'ONCE_IN_60_DAYS'] as const;
 export const frequencyFormat = codeList('frequency', INVOICE_FREQUENCIES);
 

@@ -3,10 +3,10 @@
  *
  *   const { document, pathMap, problems } = applyTemplate(identityTemplate, payload);
  *   const report = validateDocument({ country, documentType, document, now, pathMap, mappingProblems: problems });
- *   // report is meta.coreValidation (SPEC.md 2.8); report.errors[i].payloadPath names the caller's field
+ *   // report is meta.coreValidation (docs/api/invoice-query.md); report.errors[i].payloadPath names the caller's field
  *
  * - `supportedCountries`, `checkDocumentType`, `resolveLogicalDocumentType`, `derivedFlags`:
- *   document types per country and the 14 flags of SPEC.md 2.5.
+ *   document types per country and the 14 flags of docs/api/unify.md.
  * - `validateDocument`: preflight and the rule sets of the document type, into the report.
  * - `requirementsCatalogue`: required / conditional / optional per core path, generated from
  *   the same rule sets; `describeRules`: every rule code.

@@ -1,5 +1,5 @@
 /**
- * The validation report, stored as `meta.coreValidation` (SPEC.md 2.8), and its io-ts codec
+ * The validation report, stored as `meta.coreValidation` (docs/api/invoice-query.md), and its io-ts codec
  * for events that carry it.
  *
  * Counters (all whole numbers):

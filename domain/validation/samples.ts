@@ -1,5 +1,5 @@
 /**
- * Valid sample core documents, one per supported country, in the SPEC.md 2.2 shape: the
+ * Valid sample core documents, one per supported country, in the docs/api/unify.md shape: the
  * payload reference in executable form, and realistic input for tests and benchmarks.
  * Amounts are consistent (no arithmetic warnings). Pure: the issue date is a parameter.
  */

@@ -1,5 +1,5 @@
 /**
- * The shape of the core document (SPEC.md 2.2, with the places issue 5 item 7 fixes:
+ * The shape of the core document (docs/api/unify.md, with the places issue 5 item 7 fixes:
  * `header.invoicePeriod`, `header.precedingInvoiceReference`, `parties.delivery.address`).
  *
  * The preflight walks a document against this shape and reports every value of the wrong

@@ -4,7 +4,7 @@
  * (`lineItems[].taxAmount <- items[].vat`). Applying a template also yields a path map, so a
  * finding on a core path can name the caller's payload path too.
  *
- * The built-in identity template `core-identity-ae-1` maps the SPEC.md 2.2 shape onto itself.
+ * The built-in identity template `core-identity-ae-1` maps the docs/api/unify.md shape onto itself.
  */
 import * as t from 'io-ts';
 import { isLeft } from 'fp-ts/lib/Either.js';
@@ -29,12 +29,12 @@ export const MappingTemplateCodec = t.type(
   'MappingTemplate',
 );
 
-/** The top-level sections of the core document (SPEC.md 2.2). */
+/** The top-level sections of the core document (docs/api/unify.md). */
 export const CORE_SECTIONS = ['header', 'parties', 'lineItems', 'payment', 'taxTotals', 'totals', 'extensions'] as const;
 
 export const IDENTITY_TEMPLATE_ID = 'core-identity-ae-1';
 
-/** The sandbox default: the SPEC.md 2.2 payload shape onto itself, section by section. */
+/** The sandbox default: the docs/api/unify.md payload shape onto itself, section by section. */
 export const identityTemplate: MappingTemplate = {
   id: IDENTITY_TEMPLATE_ID,
   entries: CORE_SECTIONS.map((s) => ({ corePath: s, payloadPath: s })),

@@ -1,6 +1,6 @@
 /**
  * `validateDocument`: preflight (structure and types), then the planned rules of the
- * document type, into the report of SPEC.md 2.8. Pure: the only outside value it reads is
+ * document type, into the report of docs/api/invoice-query.md. Pure: the only outside value it reads is
  * `performance.now()` for `durationMs` when the caller does not pass one; `validatedAt`
  * comes from the `now` it is given.
  */
@@ -301,7 +301,7 @@ function safePath(corePath: unknown): PathSegment[] {
 }
 
 /**
- * The finding of the document-number reuse rule (CORE-HEAD-010, SPEC.md 3.1), for the
+ * The finding of the document-number reuse rule (CORE-HEAD-010, docs/api/unify.md), for the
  * command layer, which enforces it through the event store.
  */
 export function documentNumberReuseFinding(pathMap?: PathMap): ValidationFinding {

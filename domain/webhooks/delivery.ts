@@ -1,5 +1,5 @@
 /**
- * Delivery of one event to one subscription (SPEC.md 6.1): the request body and headers, the
+ * Delivery of one event to one subscription (docs/api/webhooks.md): the request body and headers, the
  * signature, how an answer is judged, and the attempts as events of the delivery's stream
  * `webhookdelivery-<deliveryId>` (attempt n is revision n − 1). Pure.
  */
@@ -59,7 +59,7 @@ export interface WebhookTarget {
   signatureAlgorithm: SignatureAlgorithm;
 }
 
-/** An occurrence: one event of SPEC.md 6.1 (or 6), before it is fanned out to subscriptions. */
+/** An occurrence: one event of docs/api/webhooks.md (or 6), before it is fanned out to subscriptions. */
 export interface Occurrence {
   eventId: string;
   type: string;

@@ -1,5 +1,5 @@
 /**
- * A webhook subscription (SPEC.md 6.1: per workspace, per event type and per data environment),
+ * A webhook subscription (docs/api/webhooks.md: per workspace, per event type and per data environment),
  * as an aggregate in its own stream `webhooksub-<subscriptionId>`: created, updated (URL,
  * events, secret rotation, algorithm, description, active) and deleted, each an event, so a
  * workspace's subscription history is auditable. The secret is in the events (deliveries are

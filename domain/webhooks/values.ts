@@ -1,11 +1,11 @@
 /**
- * The vocabulary of webhooks (SPEC.md 6, 6.1, 8, 9.3): the subscribable event types, the
+ * The vocabulary of webhooks (docs/api/webhooks.md, docs/api/http.md): the subscribable event types, the
  * delivery schedule and limits, error codes, stream names and identifiers. Pure.
  */
 import { createHash } from 'node:crypto';
 import { v5 as uuidv5 } from 'uuid';
 
-/** The ten credit event types of SPEC.md 6.1 and the purchase-stored event of SPEC.md 6. */
+/** The ten credit event types of docs/api/webhooks.md and the purchase-stored event of docs/api/webhooks.md. */
 export const WEBHOOK_EVENT_TYPES = [
   'isv.credits.allowance.changed',
   'isv.credits.allowance.paused',
@@ -25,7 +25,7 @@ export const isWebhookEventType = (s: string): s is WebhookEventType => (WEBHOOK
 /** The ping of POST /v3/connect/webhooks/{id}/test: not subscribable, sent to one subscription on request. */
 export const TEST_EVENT_TYPE = 'webhook.test';
 
-/** Every payload carries it (SPEC.md 9.3). */
+/** Every payload carries it (docs/api/http.md). */
 export const PAYLOAD_SCHEMA_VERSION = '1.0';
 
 export const SIGNATURE_ALGORITHMS = ['sha256', 'sha512'] as const;
@@ -38,11 +38,11 @@ export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 export const WEBHOOK_LIMITS = {
-  /** SPEC.md 6.1 and 8: at most 5 attempts per subscription and event… */
+  /** docs/api/webhooks.md, docs/api/http.md: at most 5 attempts per subscription and event… */
   maxAttempts: 5,
   /** …waiting 60 s, 5 min, 15 min, then 15 min between the remaining attempts. */
   retryDelaysMs: [60_000, 5 * 60_000, 15 * 60_000, 15 * 60_000] as readonly number[],
-  /** Time-out of one attempt (SPEC.md 6.1 leaves it open): connecting, sending and the answer's headers and body. */
+  /** Time-out of one attempt (docs/api/webhooks.md leaves it open): connecting, sending and the answer's headers and body. */
   attemptTimeoutMs: 10_000,
   /** Bytes of a receiver's answer that are read (and kept in the delivery log); the rest is discarded. */
   responseBodyCap: 1024,

@@ -1,5 +1,5 @@
 /**
- * Connect's error codes and their HTTP statuses (SPEC.md section 7). Domain refusals and
+ * Connect's error codes and their HTTP statuses (docs/api/http.md). Domain refusals and
  * dependency failures become HttpProblems, rendered in the Connect envelope by the one error
  * middleware; `retryable` is false for a refusal and true for a dependency failure.
  */

@@ -1,4 +1,4 @@
-/** Connect in the OpenAPI document (SPEC.md 2.9, 4.4): companies, sources, branches, onboarding jobs, counts. */
+/** Connect in the OpenAPI document (the Connect section of the OpenAPI document): companies, sources, branches, onboarding jobs, counts. */
 import { errorResponses } from '../openapi/errors.js';
 import {
   exampleFile,

@@ -1,4 +1,4 @@
-/** The response shapes of Connect (SPEC.md 2.9): company creation, branch results, list items, source details, jobs. */
+/** The response shapes of Connect (the Connect section of the OpenAPI document): company creation, branch results, list items, source details, jobs. */
 import type { Context } from 'koa';
 import type { CompanyRecord, CompanySource } from '../../domain/connect/company.js';
 import { COMPANY_FIELDS, echoText } from '../../domain/connect/input.js';

@@ -1,5 +1,5 @@
 /**
- * Connect companies and sources (SPEC.md 4.4): onboarding (single and jobs), listing and
+ * Connect companies and sources (the Connect section of the OpenAPI document): onboarding (single and jobs), listing and
  * reading sources, updating and archiving them, branches (single and bulk), document counts.
  * Handlers decode input with the domain's rules, call a command or a query, and shape the
  * response; writes wait for the companies projection so that a read right after sees them.
@@ -75,7 +75,7 @@ async function writeAccess(ctx: Context, next: Next): Promise<void> {
   await next();
 }
 
-/** A key onboards only into the environments it serves (SPEC.md 5.5). */
+/** A key onboards only into the environments it serves (docs/api/http.md). */
 function refuseEnvironmentMismatch(mismatch: EnvironmentMismatch | null): void {
   if (mismatch) throw new HttpProblem(403, mismatch.message, { code: ENVIRONMENT_MISMATCH, path: mismatch.path, retryable: false });
 }

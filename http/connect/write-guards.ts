@@ -1,7 +1,7 @@
 /**
  * The guards of a Connect write that manages workspace-level resources (credits, webhook
  * subscriptions): the key's role, and the data environment chosen by `X-Environment`
- * (SPEC.md 4.5, 5.4).
+ * (docs/api/credits.md, docs/api/http.md).
  */
 import type { Context, Next } from 'koa';
 import { CreditErrorCodes, creditEnvironmentOf } from '../../domain/credits/values.js';

@@ -1,4 +1,4 @@
-/** Credits in the OpenAPI document (SPEC.md 2.10, 4.5); value lists come from the domain's own constants. */
+/** Credits in the OpenAPI document (docs/api/credits.md); value lists come from the domain's own constants. */
 import { ALLOWANCE_STATUSES, BLOCK_REASONS, BULK_OPERATIONS, LEDGER_EVENT_TYPES, PERIOD_TYPES, WARNINGS } from '../../domain/credits/values.js';
 import { connectSecurity } from '../connect/openapi.js';
 import { errorResponses } from '../openapi/errors.js';

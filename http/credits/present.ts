@@ -1,10 +1,10 @@
-/** The response shapes of credits (SPEC.md 2.10 and 4.5): allowances, company credit states, the pool, ledger transactions, bulk jobs, exports. */
+/** The response shapes of credits (docs/api/credits.md): allowances, company credit states, the pool, ledger transactions, bulk jobs, exports. */
 import { describeCompanyCredits, type CompanyCreditView } from '../../domain/credits/credits.js';
 import { publicAllowance, type Allowance } from '../../domain/credits/events.js';
 import type { BulkJobRow, CompanyCreditFacts, ExportRow, LedgerRow, LotRow, PoolRow } from '../../readmodels/credits.js';
 import { poolWarnings } from '../../domain/credits/credits.js';
 
-/** The allowance fields of SPEC.md 2.10, or null. */
+/** The allowance fields of docs/api/credits.md, or null. */
 export function allowanceJson(a: Allowance | null) {
   return a ? publicAllowance(a) : null;
 }

@@ -1,5 +1,5 @@
 /**
- * Credits (SPEC.md 4.5), under /v3/connect/credits with Connect's authentication, rate limit and
+ * Credits (docs/api/credits.md), under /v3/connect/credits with Connect's authentication, rate limit and
  * error envelope. Writes need a read-and-write key of an owner, admin or partner, an
  * Idempotency-Key, and a valid X-Environment (its data environment labels the events); they
  * answer from the aggregate and wait for the read models so a read right after sees them.
@@ -72,7 +72,7 @@ const STATUS_BY_CODE: Record<string, number> = {
 };
 const STATUS_BY_KIND: Record<DomainError['kind'], number> = { validation: 400, not_found: 404, conflict: 409, precondition: 412, forbidden: 403 };
 
-/** Route middleware: domain refusals leave as Connect problems with their status (SPEC.md 7). */
+/** Route middleware: domain refusals leave as Connect problems with their status (docs/api/http.md). */
 async function creditErrors(_ctx: Context, next: Next): Promise<void> {
   try {
     await next();
@@ -246,7 +246,7 @@ export function creditsFamily(): FamilyRoutes {
       router.post('/exports', requireIdempotencyKey, idem, read, async (ctx) => {
         const { filters } = parseExportBody(ctx.request.body);
         const workspaceId = auth(ctx).workspaceId;
-        // X-Correlation-Id is ignored on exports (SPEC.md 4.5): the request id correlates.
+        // X-Correlation-Id is ignored on exports (docs/api/credits.md): the request id correlates.
         const c = cmdCtx(ctx);
         const { exportId, position } = await requestExport(deps.store, { workspaceId, filters }, { ...c, correlationId: c.requestId ?? null });
         await settle(position, JOBS);

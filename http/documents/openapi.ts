@@ -1,4 +1,4 @@
-/** Documents in the OpenAPI document (SPEC.md 2.6, 4.2): the status of a submitted sales document. */
+/** Documents in the OpenAPI document (docs/api/unify.md): the status of a submitted sales document. */
 import { errorResponses } from '../openapi/errors.js';
 import { arr, bool, constant, dateTime, enumOf, nullable, obj, ref, response, str, type FamilyDocument, type Schema } from '../openapi/schema.js';
 
@@ -31,7 +31,7 @@ const compliance = obj({
 const required = Object.keys(statusFields);
 
 const schemas: Record<string, Schema> = {
-  DocumentStatus: obj(statusFields, { compliance }, { description: 'SPEC.md 2.6; `compliance` for UAE, Belgium and Germany only.' }),
+  DocumentStatus: obj(statusFields, { compliance }, { description: 'The status of a submitted sales document; `compliance` for UAE, Belgium and Germany only.' }),
   DocumentStatusWithPdf: {
     ...obj({ ...statusFields, pdfBase64: nullable(str) }, { compliance }),
     required: [...required, 'pdfBase64'],

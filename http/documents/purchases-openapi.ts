@@ -1,5 +1,5 @@
 /**
- * Purchases (GET /api/v3/documents?type=purchases, SPEC.md 2.7, 4.2) in the OpenAPI document; the
+ * Purchases (GET /api/v3/documents?type=purchases, docs/api/purchases.md, docs/api/unify.md) in the OpenAPI document; the
  * single purchase read shares `documentRead` (documents/openapi.ts) through `PurchaseInvoice`.
  */
 import { errorResponses } from '../openapi/errors.js';

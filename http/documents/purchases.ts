@@ -1,5 +1,5 @@
 /**
- * Shapes of the purchase answers: the list item (SPEC.md 2.7) and the single received purchase
+ * Shapes of the purchase answers: the list item (docs/api/purchases.md) and the single received purchase
  * invoice (the spec does not show it; its fields are listed in the README).
  */
 import type { RecordedEvent } from '../../platform/eventstore/port.js';

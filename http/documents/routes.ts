@@ -1,5 +1,5 @@
 /**
- * Documents (`/api/v3/documents`): the status of a submitted sales document (SPEC.md 2.6, 4.2),
+ * Documents (`/api/v3/documents`): the status of a submitted sales document (docs/api/unify.md),
  * the list of received purchase invoices and the single received purchase invoice (2.7, 4.2).
  */
 import Router from '@koa/router';

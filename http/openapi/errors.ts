@@ -1,5 +1,5 @@
 /**
- * The error envelopes of SPEC.md section 7, one schema per API family, exactly as
+ * The error envelopes of docs/api/http.md, one schema per API family, exactly as
  * http/errors.ts renders them, and the authentication failures of section 5.6.
  */
 import { arr, bool, constant, dateTime, json, nullable, obj, ref, str, type ResponseObject, type Schema } from './schema.js';

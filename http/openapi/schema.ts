@@ -100,7 +100,7 @@ export const response = (description: string, schema: Schema, example?: unknown,
   ...(headers ? { headers } : {}),
 });
 
-// Parameters shared by several families (SPEC.md 4 and 5).
+// Parameters shared by several families (docs/api/http.md).
 export const headers = {
   idempotencyKey: (required = false): ParameterObject => ({
     name: 'Idempotency-Key',

@@ -1,6 +1,6 @@
 /**
- * The webhook events under the document's `webhooks`: the credit events of SPEC.md 6.1 and the
- * purchase-stored event of SPEC.md 6 (its payload is this service's choice): headers and payloads.
+ * The webhook events under the document's `webhooks`: the credit events of docs/api/webhooks.md and the
+ * purchase-stored event of docs/api/webhooks.md (its payload is this service's choice): headers and payloads.
  */
 import { ALLOWANCE_STATUSES, PERIOD_TYPES } from '../../domain/credits/values.js';
 import { arr, bool, constant, dateTime, enumOf, int, nullable, num, obj, openObject, ref, str, type OperationObject, type PathItem, type Schema } from './schema.js';

@@ -1,4 +1,4 @@
-/** The invoice query (POST /invoices/query, SPEC.md 2.8, 4.3) in the OpenAPI document; errors in the documents shape. */
+/** The invoice query (POST /invoices/query, docs/api/invoice-query.md) in the OpenAPI document; errors in the documents shape. */
 import { errorResponses } from '../openapi/errors.js';
 import { arr, constant, enumOf, int, json, obj, openObject, ref, response, str, type FamilyDocument, type Schema } from '../openapi/schema.js';
 

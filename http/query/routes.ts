@@ -1,5 +1,5 @@
 /**
- * Invoice query (`POST /invoices/query`, SPEC.md 2.8, 4.3): decodes and checks the body
+ * Invoice query (`POST /invoices/query`, docs/api/invoice-query.md): decodes and checks the body
  * (domain/query/request.ts), asks the search index for the page, shapes the documents
  * (domain/query/columns.ts). A read: read-only keys may query. Errors in the documents
  * family's shape.

@@ -1,5 +1,5 @@
 /**
- * The earlier Unify request format (no `new-api` header; SPEC.md 2.3 and 2.5): `action`
+ * The earlier Unify request format (no `new-api` header; docs/api/unify.md): `action`
  * `submit` (1 to 10 invoices with shared `defaults`) and `list` (Malaysia). Errors use the
  * earlier envelope: status "error", code, message, requestId, timestamp, data null, errors[].
  */

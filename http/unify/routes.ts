@@ -1,5 +1,5 @@
 /**
- * Unify (`/api/v3/unify`): the new request format (`new-api: true`, SPEC.md 2.1/2.4), the
+ * Unify (`/api/v3/unify`): the new request format (`new-api: true`, docs/api/unify.md/2.4), the
  * earlier action-based format (2.3/2.5, in earlier-format.ts) and, beyond the spec, the
  * field-requirement catalogue generated from the validator's own rule sets.
  */

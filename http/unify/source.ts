@@ -7,7 +7,7 @@ import { HttpProblem, type ErrorPath } from '../errors.js';
 
 /**
  * The workspace's source, ready for invoicing, or the 400/404 the spec names. The document is
- * submitted in its company's environment (SPEC.md 4.4): a production submission through a
+ * submitted in its company's environment (the Connect section of the OpenAPI document): a production submission through a
  * company onboarded in sandbox or simulation, or the reverse, is refused with 403
  * (`deniedCode`), naming the source.
  */

@@ -1,5 +1,5 @@
 /**
- * Webhook subscriptions (SPEC.md 6.1; the management endpoints are this service's design),
+ * Webhook subscriptions (docs/api/webhooks.md; the management endpoints are this service's design),
  * under /v3/connect/webhooks with Connect's authentication, rate limit and error envelope:
  * POST / (create), GET / (list), GET /{id}, PATCH /{id}, DELETE /{id}, GET /{id}/deliveries
  * (the delivery log) and POST /{id}/test (a signed webhook.test ping). Owners, admins and

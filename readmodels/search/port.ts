@@ -1,5 +1,5 @@
 /**
- * The search-index port: where the invoice query (SPEC.md 2.8, 4.3) finds documents. Two
+ * The search-index port: where the invoice query (docs/api/invoice-query.md) finds documents. Two
  * adapters implement it — PostgreSQL (the embedded default: one jsonb row per document with
  * btree and pg_trgm indexes) and Elasticsearch (`SEARCH_ENGINE=elasticsearch`) — and both pass
  * one contract suite, so for the same writes and the same query they return the same
@@ -30,7 +30,7 @@ export interface IndexedDocument {
    * write never overwrites a newer state (Elasticsearch: external versioning).
    */
   readonly version: bigint;
-  /** The indexed document of SPEC.md 2.8, stored whole (unknown payload fields included). */
+  /** The indexed document of docs/api/invoice-query.md, stored whole (unknown payload fields included). */
   readonly document: Readonly<Record<string, unknown>>;
 }
 

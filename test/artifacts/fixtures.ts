@@ -1,5 +1,5 @@
 /**
- * Core documents for the artifact tests: a UAE document satisfying the SPEC.md 2.2 UAE rules for any
+ * Core documents for the artifact tests: a UAE document satisfying the docs/api/unify.md UAE rules for any
  * modifier set, and sample documents for Saudi Arabia, Malaysia, Belgium and Germany.
  */
 import type { CoreDocument, CoreLineItem } from '../../domain/artifacts/index.js';

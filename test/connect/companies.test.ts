@@ -7,7 +7,7 @@ import { clientFor, connectError, freshName, freshTin, newClient, type Client } 
 
 const COMPANIES = '/v3/connect/companies';
 
-describe('Connect: POST /v3/connect/companies (SPEC.md 2.9, 4.4)', function () {
+describe('Connect: POST /v3/connect/companies (the Connect section of the OpenAPI document)', function () {
   this.timeout(60000);
   let t: TestService;
   let c: Client;
@@ -18,7 +18,7 @@ describe('Connect: POST /v3/connect/companies (SPEC.md 2.9, 4.4)', function () {
   });
   after(async () => t.close());
 
-  it('onboards a UAE company: 201 with data and meta exactly as SPEC.md 2.9', async () => {
+  it('onboards a UAE company: 201 with data and meta exactly as the Connect section of the OpenAPI document', async () => {
     const body = await c.newCompanyBody();
     const r = await c.post(COMPANIES, body);
     expect(r.status).to.equal(201);

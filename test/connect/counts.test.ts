@@ -33,7 +33,7 @@ describe('Connect: GET /v3/connect/invoices/counts', function () {
   before(async () => {
     t = await startTestService();
     c = await newClient(t);
-    // A production company is onboarded with a production key of the same workspace (SPEC.md 5.5).
+    // A production company is onboarded with a production key of the same workspace (docs/api/http.md).
     const prodKey = await t.key(c.workspaceId, { environment: 'production' });
     prodCompany = await clientFor(t, { workspaceId: c.workspaceId, ...prodKey }).onboard({ platformEnvironment: 'production' });
     sandboxCompany = await c.onboard({ platformEnvironment: 'sandbox' });

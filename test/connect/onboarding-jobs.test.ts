@@ -42,7 +42,7 @@ describe('Connect: POST /v3/connect/companies/onboarding-jobs', function () {
     expect(connectError(r)).to.deep.include({ code: 'CONNECT_VALIDATION_ERROR', path: ['rows'] });
   });
 
-  it('onboards 1 row: job record and row exactly as SPEC.md 2.9', async () => {
+  it('onboards 1 row: job record and row exactly as the Connect section of the OpenAPI document', async () => {
     const [row] = await rows(1);
     const r = await c.post(JOBS, job([row], { filename: 'companies.csv' }));
     expect(r.status, r.text).to.equal(200);

@@ -1,4 +1,4 @@
-/** Allowance writes over HTTP (SPEC.md 3.2, 4.5, 5, 7): preconditions, body rules, environments, idempotency, access, and the state machine. */
+/** Allowance writes over HTTP (docs/api/credits.md, docs/api/http.md): preconditions, body rules, environments, idempotency, access, and the state machine. */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { reserveForDocument } from '../../commands/credits/metering.js';

@@ -1,4 +1,4 @@
-/** Bulk allowance jobs (SPEC.md 4.5, 6.1, 7, 8) and concurrent writes with the same precondition. */
+/** Bulk allowance jobs (docs/api/credits.md, docs/api/webhooks.md, docs/api/http.md) and concurrent writes with the same precondition. */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { bulkJobStream } from '../../domain/credits/values.js';

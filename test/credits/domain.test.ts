@@ -1,4 +1,4 @@
-/** The credits aggregate without I/O: the SPEC.md 3.2 state machine, pool arithmetic, notifications, the audit fold, input rules. */
+/** The credits aggregate without I/O: the docs/api/credits.md state machine, pool arithmetic, notifications, the audit fold, input rules. */
 import { expect } from 'chai';
 import { auditCompanyCredits } from '../../domain/credits/audit.js';
 import {
@@ -98,13 +98,13 @@ describe('credits domain', () => {
     expect(ledgerEventTypeOf('PoolCreditsLow')).to.equal(null);
   });
 
-  it('maps X-Environment values as SPEC.md 5.4 says', () => {
+  it('maps X-Environment values as docs/api/http.md says', () => {
     expect(['sandbox', 'test', 'development', 'SANDBOX'].map(creditEnvironmentOf)).to.deep.equal(['sandbox', 'sandbox', 'sandbox', 'sandbox']);
     expect(['production', 'prod', '', undefined].map(creditEnvironmentOf)).to.deep.equal(['production', 'production', 'production', 'production']);
     expect(['simulation', 'staging', 'mars'].map(creditEnvironmentOf)).to.deep.equal([null, null, null]);
   });
 
-  describe('allowance state machine (SPEC.md 3.2)', () => {
+  describe('allowance state machine (docs/api/credits.md)', () => {
     it('(none) → active by PUT current with If-None-Match; replace keeps period, startAt and usage; version increases', () => {
       let s = run(initialCreditsState, issue(100)).state;
       const created = run(s, put(C1, 'current', { kind: 'none' }, input()));

@@ -1,5 +1,5 @@
 /**
- * The ledger (SPEC.md 4.5): stable cursor paging under concurrent writes, every filter, limits,
+ * The ledger (docs/api/credits.md): stable cursor paging under concurrent writes, every filter, limits,
  * cursors bound to filters; CSV exports; the audit CLI reconstructing balances from the events
  * (equal to the read model); the credits commands of the admin CLI.
  */
@@ -83,7 +83,7 @@ describe('credits: ledger, exports, audit', function () {
     expect(full.length).to.be.greaterThan(paged.length);
   });
 
-  it('filters by every field of SPEC.md 4.5, refuses bad limits and unknown parameters, and a cursor reused with other filters', async () => {
+  it('filters by every field of docs/api/credits.md, refuses bad limits and unknown parameters, and a cursor reused with other filters', async () => {
     const c = await creditsTenant(t);
     const other = await creditsTenant(t);
     await issue(t, c.workspaceId, 100);

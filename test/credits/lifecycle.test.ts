@@ -1,4 +1,4 @@
-/** The allowance lifecycle worker (SPEC.md 3.2, 8), driven by a manual clock: activation, supersession, expiry, lot expiry, exactly once across instances. */
+/** The allowance lifecycle worker (docs/api/credits.md, docs/api/http.md), driven by a manual clock: activation, supersession, expiry, lot expiry, exactly once across instances. */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { CreditsEngine } from '../../commands/credits/engine.js';

@@ -1,4 +1,4 @@
-/** Credit reads (SPEC.md 2.10, 4.5, 8): the pool, one company's state, the list with cursor paging and filters. */
+/** Credit reads (docs/api/credits.md, docs/api/http.md): the pool, one company's state, the list with cursor paging and filters. */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { reserveForDocument } from '../../commands/credits/metering.js';

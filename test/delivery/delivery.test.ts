@@ -20,7 +20,7 @@ import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant } from '../unify
 
 const RETRY_BASE_MS = 10_000;
 
-describe('delivery pipeline: every sandbox scenario through every state (SPEC.md 3.1, 2.6)', function () {
+describe('delivery pipeline: every sandbox scenario through every state (docs/api/unify.md)', function () {
   this.timeout(60000);
   let t: TestService;
   let u: UnifyTenant;

@@ -37,7 +37,7 @@ function run(commands: DocumentCommand[]): DocumentStateView {
   return state;
 }
 
-describe('sales document state machine (SPEC.md 3.1)', () => {
+describe('sales document state machine (docs/api/unify.md)', () => {
   const submit: DocumentCommand = { type: 'Receive', event: received('DocumentSubmitted') as any };
   const reject: DocumentCommand = { type: 'Receive', event: received('DocumentRejected') as any };
   const start: DocumentCommand = { type: 'StartDelivery', destination: 'PEPPOL' };

@@ -3,7 +3,7 @@ import { ManualClock } from '../../platform/clock.js';
 import { call, startTestService, type TestService } from '../support/http.js';
 import { testFamily } from '../support/test-routes.js';
 
-describe('HTTP authentication per API family (SPEC.md section 5)', function () {
+describe('HTTP authentication per API family (docs/api/http.md)', function () {
   this.timeout(30000);
   let t: TestService;
   let key: string;

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { call, startTestService, type TestService } from '../support/http.js';
 import { executions, testFamily } from '../support/test-routes.js';
 
-describe('HTTP error envelopes, idempotency and rate limit (SPEC.md sections 7 and 8)', function () {
+describe('HTTP error envelopes, idempotency and rate limit (docs/api/http.md)', function () {
   this.timeout(60000);
   let t: TestService;
   let key: string;

@@ -261,7 +261,7 @@ describe('HTTP hardening (issue 12)', function () {
     });
   });
 
-  describe('Connect onboarding: the key must serve the platform environment (SPEC.md 5.5)', () => {
+  describe('Connect onboarding: the key must serve the platform environment (docs/api/http.md)', () => {
     let prodKey: string;
     before(async () => {
       prodKey = (await t.key(c.workspaceId, { environment: 'production' })).apiKey;

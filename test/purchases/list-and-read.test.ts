@@ -39,7 +39,7 @@ describe('purchases: GET /api/v3/documents?type=purchases and GET /api/v3/docume
     return res.json;
   };
 
-  it('lists a range on storage time with items of SPEC 2.7 and the page wrapper', async () => {
+  it('lists a range on storage time with items of docs/api/purchases.md and the page wrapper', async () => {
     const res = await r.list('?type=purchases&from=2026-03-01&to=2026-03-01');
     expect(res.status).to.equal(200);
     expect(res.json.success).to.equal(true);

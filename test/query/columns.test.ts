@@ -48,7 +48,7 @@ const CURRENT = {
   userfacing: 'Processing',
 };
 
-describe('invoice query columns (SPEC.md 4.3 rules 5-7, 2.8 shaping)', () => {
+describe('invoice query columns (docs/api/invoice-query.md shaping)', () => {
   it('no columns: the stored document minus statusHistory, internal and the history arrays', () => {
     const out = shapeDocument('sales', sales, null, { apiKey: true });
     expect(out).to.not.have.property('statusHistory');

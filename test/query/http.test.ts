@@ -9,7 +9,7 @@ import { call, startTestService, type TestService } from '../support/http.js';
 import { freshNumber, unifyTenant, type UnifyTenant } from '../unify/support.js';
 
 /**
- * POST /invoices/query against the real server (SPEC.md 2.8, 4.3, 5, 7): every rule, every
+ * POST /invoices/query against the real server (docs/api/invoice-query.md, docs/api/http.md): every rule, every
  * 400, authentication, environments, isolation, paging and read-your-writes after a submit.
  * Once on the PostgreSQL index and once on Elasticsearch (ELASTICSEARCH_URL; without it
  * "skipped: no Elasticsearch", and with CI=true a failure).
@@ -18,7 +18,7 @@ querySuite('postgres');
 querySuite('elasticsearch');
 
 function querySuite(engine: 'postgres' | 'elasticsearch') {
-describe(`POST /invoices/query (SPEC.md 4.3) on ${engine}`, function () {
+describe(`POST /invoices/query (docs/api/invoice-query.md) on ${engine}`, function () {
   this.timeout(120000);
   let t: TestService;
   let a: UnifyTenant;
@@ -237,7 +237,7 @@ describe(`POST /invoices/query (SPEC.md 4.3) on ${engine}`, function () {
     });
   });
 
-  describe('returned documents (SPEC.md 2.8)', () => {
+  describe('returned documents (docs/api/invoice-query.md)', () => {
     it('no columns: the stored document, without statusHistory, internal statuses or histories', async () => {
       const r = await query(base({ filters: [{ id: 'documentId', value: [rejectedId] }] }));
       const [d] = r.json.data.documents;
@@ -297,7 +297,7 @@ describe(`POST /invoices/query (SPEC.md 4.3) on ${engine}`, function () {
     });
   });
 
-  describe('authentication and environments (SPEC.md 5)', () => {
+  describe('authentication and environments (docs/api/http.md)', () => {
     it('Bearer and X-API-Key both work; read-only keys may query', async () => {
       for (const headers of [{ authorization: `Bearer ${a.apiKey}` }, { 'x-api-key': a.apiKey }, { 'x-api-key': keys.readOnly }] as Record<string, string>[]) {
         const r = await query(base(), headers);

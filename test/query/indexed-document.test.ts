@@ -19,7 +19,7 @@ const facts = (over: Partial<SalesDocumentFacts> = {}): SalesDocumentFacts => ({
 const at = (i: number) => `2026-01-02T00:00:0${i}.000Z`;
 const path = (...states: DocumentState[]) => states.map((state, i) => ({ state, at: at(i) }));
 
-describe('indexed document (SPEC.md 2.8)', () => {
+describe('indexed document (docs/api/invoice-query.md)', () => {
   it('a rejected sales document: NEEDS_CORRECTION, delivery and business NOT_STARTED, the report exactly as stored', () => {
     const { type, document } = indexedSalesDocument(facts());
     expect(type).to.equal('sales');

@@ -1,5 +1,5 @@
 /**
- * Received purchase invoices in the invoice query (SPEC.md 2.8, 4.3): indexed from
+ * Received purchase invoices in the invoice query (docs/api/invoice-query.md): indexed from
  * `PurchaseInvoiceStored` as type `purchases`, found with `coreDocument.`-prefixed filters and
  * searches, never as sales, scoped to the workspace, environment and country, with their
  * attribution; a rebuild of the search projection gives the same documents.

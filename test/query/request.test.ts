@@ -22,7 +22,7 @@ function problem(body: Record<string, unknown>) {
   return r.result.problems[0]!;
 }
 
-describe('invoice query request (SPEC.md 4.3)', () => {
+describe('invoice query request (docs/api/invoice-query.md)', () => {
   it('defaults: page 1, limit 20, no filters, newest first, unshaped', () => {
     const q = ok({});
     expect(q).to.include({ page: 1, limit: 20, sort: null, columns: null, country: 'AE', type: 'sales', environment: 'sandbox' });

@@ -1,4 +1,4 @@
-/** Checks that a response has the shape its API family promises (SPEC.md sections 5 and 7). */
+/** Checks that a response has the shape its API family promises (docs/api/http.md). */
 import { expect } from 'chai';
 
 export function expectFamilyShape(path: string, headers: Record<string, string>, r: { status: number; text: string; json: any; headers: Headers }) {

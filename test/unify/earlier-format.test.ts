@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { startTestService, withoutProcesses, type TestService } from '../support/http.js';
 import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant } from './support.js';
 
-describe('Unify earlier format (SPEC.md 2.3, 2.5)', function () {
+describe('Unify earlier format (docs/api/unify.md)', function () {
   this.timeout(60000);
   let t: TestService;
   let u: UnifyTenant;

@@ -7,7 +7,7 @@ import { setMappingAutoAssign } from '../../commands/connect/settings.js';
 import { clientFor } from '../connect/support.js';
 import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant } from './support.js';
 
-describe('Unify new format and the sales document status (SPEC.md 2.1, 2.4, 2.6, 4.1, 4.2)', function () {
+describe('Unify new format and the sales document status (docs/api/unify.md)', function () {
   this.timeout(60000);
   let t: TestService;
   let u: UnifyTenant;
@@ -134,7 +134,7 @@ describe('Unify new format and the sales document status (SPEC.md 2.1, 2.4, 2.6,
     expect(answers.filter((a) => a.status === 422 && a.json.errors[0].code === 'CORE-HEAD-010')).to.have.length(7);
   });
 
-  describe('request errors (SPEC.md 7)', () => {
+  describe('request errors (docs/api/http.md)', () => {
     it('answers 400 invalid_argument with the path of a malformed field', async () => {
       const r = await u.submit({ ...u.request(uaeInvoice()), documentType: { base: 'tax_invoice', modifiers: 'export' } });
       expect(r.status).to.equal(400);

@@ -23,7 +23,7 @@ export interface UnifyTenant {
 export async function unifyTenant(t: TestService, key: KeyOptions = {}): Promise<UnifyTenant> {
   const tenant = await t.tenant(key);
   const client = clientFor(t, tenant);
-  // The company is onboarded in the key's environment (SPEC.md 4.4, 5.5).
+  // The company is onboarded in the key's environment (the Connect section of the OpenAPI document, docs/api/http.md).
   const company = await client.onboard(key.environment === 'production' ? { platformEnvironment: 'production' } : {});
   const source = `${company.sourceName}:${company.sourceVersion}`;
   const auth = { authorization: `Bearer ${tenant.apiKey}` };

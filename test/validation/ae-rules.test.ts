@@ -1,5 +1,5 @@
 /**
- * The eight UAE rules of SPEC.md 2.2 and their modifier exceptions, as a table of payload
+ * The eight UAE rules of docs/api/unify.md and their modifier exceptions, as a table of payload
  * variants -> the exact error codes (and paths) expected; then formats and arithmetic warnings.
  */
 import { expect } from 'chai';
@@ -229,7 +229,7 @@ const cases: Case[] = [
   { name: 'consistency: header base differs from the request', mutate: (d) => (d.header.documentType.base = 'credit_note'), errors: ['CORE-HEAD-004'] },
 ];
 
-describe('UAE rules (SPEC.md 2.2), table of payload variants', () => {
+describe('UAE rules (docs/api/unify.md), table of payload variants', () => {
   for (const c of cases) {
     it(`${c.name} -> ${c.errors.length ? c.errors.join(', ') : 'valid'}`, () => {
       const type = dt(c.base ?? 'tax_invoice', c.modifiers ?? []);

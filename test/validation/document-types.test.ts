@@ -1,4 +1,4 @@
-/** Derived flags (SPEC.md 2.5) and the resolution of logicalDocumentType per country. */
+/** Derived flags (docs/api/unify.md) and the resolution of logicalDocumentType per country. */
 import { expect } from 'chai';
 import { DomainError } from '../../domain/errors.js';
 import {
@@ -32,7 +32,7 @@ const FLAG_NAMES = [
 const only = (...names: (keyof DerivedFlags)[]) => Object.fromEntries(FLAG_NAMES.map((n) => [n, names.includes(n as keyof DerivedFlags)]));
 
 describe('derivedFlags', () => {
-  it('has the 14 booleans of SPEC.md 2.5', () => {
+  it('has the 14 booleans of docs/api/unify.md', () => {
     const flags = derivedFlags({ modifiers: [] });
     expect(Object.keys(flags)).to.deep.equal(FLAG_NAMES);
     for (const v of Object.values(flags)) expect(v).to.be.a('boolean');
@@ -80,7 +80,7 @@ describe('resolveLogicalDocumentType', () => {
     CONTINUOUS_SUPPLY: ['tax_invoice', ['continuous_supply'], null],
   };
 
-  it('knows the eleven names of SPEC.md 2.3', () => {
+  it('knows the eleven names of docs/api/unify.md', () => {
     expect(Object.keys(LOGICAL_DOCUMENT_TYPES).sort()).to.deep.equal(Object.keys(expected).sort());
   });
 

@@ -14,7 +14,7 @@ import {
 import { schemaPaths, typeName } from '../../domain/validation/schema.js';
 import { assertConsistent, codes, docFor, dt, NOW, set, validate, type Doc } from './helpers.js';
 
-describe('validation report (meta.coreValidation, SPEC.md 2.8)', () => {
+describe('validation report (meta.coreValidation, docs/api/invoice-query.md)', () => {
   it('has success, errors, warnings, metadata and validatedAt', () => {
     const r = validateDocument({ country: 'AE', documentType: dt('tax_invoice', ['export']), document: docFor('AE', dt('tax_invoice', ['export'])), now: NOW });
     expect(Object.keys(r)).to.deep.equal(['success', 'errors', 'warnings', 'metadata', 'validatedAt']);

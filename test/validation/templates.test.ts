@@ -27,7 +27,7 @@ describe('identity template core-identity-ae-1', () => {
     expect(templateProblems(identityTemplate)).to.deep.equal([]);
   });
 
-  it('gives back the SPEC.md 2.2 payload as the core document, dropping unknown sections', () => {
+  it('gives back the docs/api/unify.md payload as the core document, dropping unknown sections', () => {
     const payload = { ...sampleDocument('AE'), somethingElse: { x: 1 } };
     const { document, problems } = applyTemplate(identityTemplate, payload);
     const { somethingElse: _dropped, ...expected } = payload;

@@ -1,5 +1,5 @@
 /**
- * Webhook delivery (SPEC.md 6.1) against a real receiver on an ephemeral port, the worker
+ * Webhook delivery (docs/api/webhooks.md) against a real receiver on an ephemeral port, the worker
  * driven by a manual clock: body, headers and signatures, the retry schedule, permanent
  * failures, time-outs, the fifth failure, restarts, two instances, the delivery log, the test
  * ping, and the same event id across retries and after a rebuild.

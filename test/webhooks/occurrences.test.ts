@@ -1,5 +1,5 @@
 /**
- * Which webhook events occur (SPEC.md 6.1), produced from the log: threshold and exhaustion
+ * Which webhook events occur (docs/api/webhooks.md), produced from the log: threshold and exhaustion
  * crossings with their precedence, pool.low at 20% and 10%, allowance lifecycle, bulk
  * completion, consumption reversal (admin), and isolation by workspace and environment.
  */
@@ -83,7 +83,7 @@ describe('webhooks: occurrences', function () {
     const got = types(all.received);
     expect(got.filter((x) => x === 'isv.credits.allowance.changed')).to.have.length(3);
     const notices = all.received.filter((r) => r.body.data.type !== 'isv.credits.allowance.changed').map((r) => [r.body.data.type, r.body.data.data.companyId ?? r.body.data.data.triggeringCompanyId, r.body.data.data.thresholdPercent ?? null]);
-    // Order of delivery is not guaranteed (SPEC.md 6.1): compare as sets.
+    // Order of delivery is not guaranteed (docs/api/webhooks.md): compare as sets.
     const sorted = (xs: unknown[]) => xs.map((x) => JSON.stringify(x)).sort();
     expect(sorted(notices)).to.deep.equal(sorted([
       ['isv.credits.company.threshold', A, 80],

@@ -1,5 +1,5 @@
 /**
- * `purchase.invoice.stored` (SPEC.md 6): a received purchase invoice, stored once, is announced
+ * `purchase.invoice.stored` (docs/api/webhooks.md): a received purchase invoice, stored once, is announced
  * to the matching subscriptions of its workspace and environment only, signed, with the
  * payload of the README's table.
  */

@@ -1634,7 +1634,7 @@ export interface components {
                 }[];
             }[];
         };
-        /** @description SPEC.md 2.6; `compliance` for UAE, Belgium and Germany only. */
+        /** @description docs/api/unify.md; `compliance` for UAE, Belgium and Germany only. */
         DocumentStatus: {
             documentId: string;
             documentNumber: string | null;

@@ -1,5 +1,5 @@
 /**
- * United Arab Emirates: the eight field rules of SPEC.md 2.2, one rule set per spec rule,
+ * United Arab Emirates: the eight field rules of docs/api/unify.md, one rule set per spec rule,
  * each with its modifier exceptions, plus the UAE identifier formats.
  */
 import { any, baseIs, fieldEquals, fieldPresent, fieldPresentAndNot, hasAnyModifier, hasModifier, not } from '../conditions.js';

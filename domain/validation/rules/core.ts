@@ -75,7 +75,7 @@ export const coreHeader = ruleSet('core.header', 'Formats of header values and c
 ]);
 
 /**
- * Document number reuse (SPEC.md 3.1): a number that belongs to a live document or to one
+ * Document number reuse (docs/api/unify.md): a number that belongs to a live document or to one
  * that ended `final_invalid` is refused. It needs the event store, so the command layer
  * enforces it; the code and message live here so that its finding looks like every other.
  */

@@ -1,5 +1,5 @@
 /**
- * The credit webhooks of SPEC.md 6.1, from the events of the credits streams: allowance
+ * The credit webhooks of docs/api/webhooks.md, from the events of the credits streams: allowance
  * lifecycle events, the notices the credits decider writes with a reservation (company
  * threshold and exhaustion, pool low and exhaustion, precedence already applied there),
  * consumption reversals, and bulk job completion. Pure.
@@ -87,7 +87,7 @@ export const creditOccurrences: OccurrenceSource = {
     const environment = dataEnvironment(event.metadata.environment) ?? 'production';
     const noticeType = NOTICE_TYPES[event.type];
     if (noticeType) {
-      // The notice's fields are the payload of SPEC.md 6.1 (thresholdPercent on threshold and low only).
+      // The notice's fields are the payload of docs/api/webhooks.md (thresholdPercent on threshold and low only).
       return [occurrence(event, workspaceId, environment, noticeType, at, { ...d }, noticeType === 'isv.credits.pool.low' ? d.thresholdPercent : null)];
     }
     if (event.type === 'ConsumptionReversed') {

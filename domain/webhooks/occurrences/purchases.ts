@@ -1,5 +1,5 @@
 /**
- * The purchase webhook (`purchase.invoice.stored`, SPEC.md 6): one occurrence per
+ * The purchase webhook (`purchase.invoice.stored`, docs/api/webhooks.md): one occurrence per
  * `PurchaseInvoiceStored` event, i.e. per received purchase invoice stored once (a duplicate
  * transmission appends nothing, so it announces nothing). A document sharing its supplier, type
  * and number with earlier purchases is announced like any other, with `probableResendOf` naming

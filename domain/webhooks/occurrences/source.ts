@@ -1,5 +1,5 @@
 /**
- * An occurrence source turns events of the log into the webhook events they cause (SPEC.md 6,
+ * An occurrence source turns events of the log into the webhook events they cause (docs/api/webhooks.md,
  * 6.1). Each source is one small module (credits.ts, purchases.ts) listed
  * in index.ts. Pure: the same log event always gives the same occurrences with the same ids.
  */
