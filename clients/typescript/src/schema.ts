@@ -537,7 +537,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readiness: database, event store, projections not stalled, missing connectors
+         * Readiness: database, event store, projections not stalled, connectors present and missing, Peppol access point
          * @description Optionally authenticated (either key header): with a key the answer also names the key's workspace.
          */
         get: operations["readyz"];
@@ -1634,7 +1634,7 @@ export interface components {
                 }[];
             }[];
         };
-        /** @description docs/api/unify.md; `compliance` for UAE, Belgium and Germany only. */
+        /** @description The status of a submitted sales document; `compliance` for UAE, Belgium and Germany only. */
         DocumentStatus: {
             documentId: string;
             documentNumber: string | null;
@@ -2213,6 +2213,12 @@ export interface components {
                         environment: string;
                         destination: string;
                     }[];
+                    present: {
+                        environment: string;
+                        destination: string;
+                        connector: string;
+                    }[];
+                    peppolAccessPoint: string;
                 };
             };
             workspaceId?: string;
@@ -12405,7 +12411,25 @@ export interface operations {
                      *               "environment": "production",
                      *               "destination": "PEPPOL"
                      *             }
-                     *           ]
+                     *           ],
+                     *           "present": [
+                     *             {
+                     *               "environment": "sandbox",
+                     *               "destination": "ZATCA",
+                     *               "connector": "zatca-sandbox"
+                     *             },
+                     *             {
+                     *               "environment": "sandbox",
+                     *               "destination": "MYINVOIS",
+                     *               "connector": "myinvois-sandbox"
+                     *             },
+                     *             {
+                     *               "environment": "sandbox",
+                     *               "destination": "PEPPOL",
+                     *               "connector": "peppol-sandbox-ap"
+                     *             }
+                     *           ],
+                     *           "peppolAccessPoint": "not configured: set PEPPOL_KEYSTORE (or PEPPOL_KEY and PEPPOL_CERTIFICATE), PEPPOL_TRUSTSTORE, PEPPOL_SML_ZONE, PEPPOL_ENDPOINT_URL"
                      *         }
                      *       },
                      *       "workspaceId": "ws_54a171a0a6a448312b40"
