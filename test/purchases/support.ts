@@ -36,7 +36,7 @@ export async function receiver(t: TestService, key: KeyOptions = {}, environment
 }
 
 /** A PINT AE invoice from `sellerTin` addressed to the buyer Peppol id `buyerTin` (scheme 0235). */
-export function invoiceXml(options: { number: string; buyerTin: string; sellerTin?: string; lines?: number; buyerReference?: string; country?: 'AE' | 'DE'; base?: 'tax_invoice' | 'credit_note' }): string {
+export function invoiceXml(options: { number: string; buyerTin: string; sellerTin?: string; lines?: number; buyerReference?: string; country?: 'AE' | 'BE' | 'DE'; base?: 'tax_invoice' | 'credit_note' }): string {
   const country = options.country ?? 'AE';
   const doc = sampleDocument(country, { lines: options.lines ?? 2, documentNumber: options.number }) as CoreDocument;
   doc.parties!.buyer!.peppolId = options.buyerTin;
