@@ -1,6 +1,6 @@
 /**
  * Configuration from environment variables. Every variable, its default and its meaning
- * is listed in the README; this is the only place that reads process.env for settings.
+ * is listed in docs/operations/configuration.md; this is the only place that reads process.env for settings.
  */
 import net from 'node:net';
 import path from 'node:path';

@@ -1,7 +1,7 @@
 /**
  * Prometheus metrics of this process (prom-client), served at GET /metrics. The one place
  * metrics are defined: other code calls the small `record…` functions below, so an
- * instrumentation point is one line. Names are listed in the README.
+ * instrumentation point is one line. Names are listed in docs/api/http.md.
  */
 import client from 'prom-client';
 

@@ -142,7 +142,7 @@ function machineCpuSeconds(): number {
  * generation allowed to grow by 25% of what the last full collection kept, instead of V8's up to
  * 4x under a high allocation rate. The objects of batches in flight survive into the old
  * generation, and with V8's factor a catch-up held 560-580 MB of RSS for some 70-90 MB of live
- * objects; with 25% it peaks at about 360 MB, at the same speed (README, issue 19).
+ * objects; with 25% it peaks at about 360 MB, at the same speed (docs/changelog.md).
  */
 export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=64', '--heap-growing-percent=25'];
 

@@ -26,7 +26,7 @@ export function retryDelayMs(attempt: number, baseMs: number, maxMs: number): nu
 
 /**
  * Sandbox scenarios, chosen by reserved values in the document so a caller can drive every
- * outcome (listed in the README):
+ * outcome (listed in docs/api/unify.md):
  * - document number prefix `SBX-REJECT`: the authority (or the receiving access point) refuses it;
  * - `SBX-TRANSIENT`: the first attempt fails transiently, the second succeeds;
  * - `SBX-UNAVAILABLE`: every attempt fails transiently until the attempts are exhausted;

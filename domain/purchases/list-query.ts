@@ -4,7 +4,7 @@
  * HMAC key is passed in).
  *
  * Status per problem (section 7 lists some cases under both 400 and 422; these are the choices,
- * also listed in the README):
+ * also listed in docs/api/purchases.md):
  * - `type` missing or not `sales`/`purchases` → 422 (as the document read answers);
  *   `type=sales` → 400 NOT_SUPPORTED; `type` given more than once → 400 VALIDATION_ERROR;
  * - `from` missing → 400 VALIDATION_ERROR (the purchase list's own row names it first);

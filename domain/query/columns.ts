@@ -3,7 +3,7 @@
  * shaping of returned documents.
  *
  * A column is an accessor key without the `coreDocument.` prefix (for every type): a field of
- * the core document (docs/api/unify.md and the README's payload reference), a metadata field under
+ * the core document (docs/api/unify.md and the payload reference in docs/api/unify.md), a metadata field under
  * `meta.`, a document field (`documentId`, `documentType.*`, receipts' `countryDocumentStatus`),
  * one of the section wildcards docs/api/invoice-query.md lists, or `meta.coreValidation` /
  * `meta.coreValidation.*` (the whole stored report). Anything else is refused with the entry

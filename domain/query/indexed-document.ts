@@ -195,7 +195,7 @@ export function indexedSalesDocument(facts: SalesDocumentFacts): { type: QueryTy
  * The indexed document of a received purchase invoice (type `purchases`), from its
  * `PurchaseInvoiceStored` data, filed under `receiverCountry`, the receiving company's country
  * (the query's `country`; the supplier's own is `coreDocument.parties.seller.address.country`): the parsed core document under `coreDocument` with `meta`
- * {`source` (the receiving company's source of the attribution), `statuses` (README: one row,
+ * {`source` (the receiving company's source of the attribution), `statuses` (docs/api/invoice-query.md: one row,
  * `stored`)}, `attribution` at the root, `statusHistory` received → stored. No validation
  * report: a received document is checked against the UBL schemas only.
  */

@@ -3,7 +3,7 @@
  * sales document state machine (docs/api/unify.md, domain/document/document.ts). The spec names
  * some values (document `NEEDS_CORRECTION`, `NON_COMPLIANT`; delivery and business
  * `NOT_STARTED`) and leaves their transitions open; this table is the whole mapping, and the
- * README repeats it.
+ * docs/api/invoice-query.md repeats it.
  *
  * | state | document | delivery | business | userfacing |
  * | - | - | - | - | - |

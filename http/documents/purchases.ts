@@ -1,6 +1,6 @@
 /**
  * Shapes of the purchase answers: the list item (docs/api/purchases.md) and the single received purchase
- * invoice (the spec does not show it; its fields are listed in the README).
+ * invoice (the spec does not show it; its fields are listed in docs/api/purchases.md).
  */
 import type { RecordedEvent } from '../../platform/eventstore/port.js';
 import { decodeEventData } from '../../domain/events/envelope.js';

@@ -41,7 +41,7 @@ async function salesDocument(ctx: Context, deps: HttpDeps, notFoundMessage: stri
 /**
  * The read joins the artifact table of the PostgreSQL event store. An artifact the join did not
  * find is asked of the event store itself (with EventStoreDB, artifacts live in its artifact
- * streams; see the README).
+ * streams; see docs/architecture.md).
  */
 async function withStoredArtifacts(deps: HttpDeps, row: SalesDocumentRow): Promise<SalesDocumentRow> {
   const missing = [row.xmlBase64 === null ? row.xmlSha256 : null, row.tddXmlBase64 === null ? row.tddXmlSha256 : null].filter((h): h is string => h !== null);

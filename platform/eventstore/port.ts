@@ -90,7 +90,7 @@ export interface AppendOptions {
    * Artifacts the events name. Stored idempotently (content-addressed: the same bytes are stored
    * once, whoever appends them again). Where `atomicMultiStream` holds, they are written in the
    * append's transaction: an append that fails leaves none of them behind. Elsewhere they are
-   * written before the events (see the README), so a failed append may leave an artifact that no
+   * written before the events (see docs/architecture.md), so a failed append may leave an artifact that no
    * event names, which is harmless. An artifact whose content does not hash to its `sha256` is
    * refused (RangeError) and nothing is written.
    */
@@ -152,7 +152,7 @@ export interface EventStore {
    * whose event ids are all stored already (as one whole) is a replay: every result then has
    * `replayed: true`. `atomicMultiStream` says whether the engine writes the parts in one
    * transaction; where it cannot, the parts are written one after another in the order given
-   * and a retry with the same event ids completes an interrupted one (see the README).
+   * and a retry with the same event ids completes an interrupted one (see docs/architecture.md).
    * Results are in the order of `parts`.
    */
   appendMulti(parts: readonly StreamAppend[], options?: AppendOptions): Promise<AppendResult[]>;
