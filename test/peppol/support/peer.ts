@@ -208,7 +208,8 @@ async function runSendMode<T>(mode: 'send' | 'send-many', opts: PeerSendOptions,
     await writeFile(receiverCertPath, opts.receiverCertPem);
     const identity = opts.pki[opts.identity ?? 'peer'];
     const args = [
-      ...JVM_OPTIONS,
+      // A load runs long enough for the optimising compiler to pay off.
+      ...(mode === 'send' ? JVM_OPTIONS : JVM_OPTIONS.filter((o) => !o.startsWith('-XX:TieredStopAtLevel'))),
       '-jar', PEER_JAR, mode,
       '--to', opts.to,
       '--keystore', identity.p12Path,
