@@ -150,6 +150,8 @@ export class MyInvoisClient {
    * Never throws for an HTTP status other than 429: the caller reads the status.
    */
   private async exchange(op: MyInvoisOperation, clientId: string, url: string, init: { method: string; headers: Record<string, string>; body?: string }): Promise<{ status: number; headers: Headers; json: unknown }> {
+    // Only a submission or a cancellation changes anything at the authority (a login does not).
+    const acts = init.method !== 'GET' && op !== 'login';
     for (let attempt = 0; ; attempt++) {
       await this.turn(op, clientId);
       let res: Response;
@@ -158,12 +160,12 @@ export class MyInvoisClient {
       } catch (err) {
         const e = err as Error & { cause?: { code?: string } };
         if (e.name === 'TimeoutError' || e.name === 'AbortError') {
-          throw new MyInvoisError('timeout', `MyInvois did not answer ${op} within ${this.options.config.requestTimeoutMs} ms`, init.method !== 'GET');
+          throw new MyInvoisError('timeout', `MyInvois did not answer ${op} within ${this.options.config.requestTimeoutMs} ms`, acts);
         }
         const code = e.cause?.code ?? '';
         // Refused or unresolvable: the request never left. Anything else may have been received.
         const neverSent = code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN';
-        throw new MyInvoisError('unreachable', `MyInvois could not be reached for ${op}: ${code || e.message}`, !neverSent && init.method !== 'GET');
+        throw new MyInvoisError('unreachable', `MyInvois could not be reached for ${op}: ${code || e.message}`, !neverSent && acts);
       }
       let json: unknown = null;
       let text = '';
@@ -172,7 +174,7 @@ export class MyInvoisClient {
         json = text === '' ? null : JSON.parse(text);
       } catch (err) {
         if ((err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError') {
-          throw new MyInvoisError('timeout', `MyInvois did not finish answering ${op} within ${this.options.config.requestTimeoutMs} ms`, init.method !== 'GET');
+          throw new MyInvoisError('timeout', `MyInvois did not finish answering ${op} within ${this.options.config.requestTimeoutMs} ms`, acts);
         }
         json = null;
       }

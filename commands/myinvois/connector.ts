@@ -238,6 +238,18 @@ export class MyInvoisConnector implements Connector {
     });
   }
 
+  /** Documents waiting for their submission to be sent. */
+  pending(): number {
+    let n = 0;
+    for (const b of this.batches.values()) n += b.items.length;
+    return n;
+  }
+
+  /** Sends every waiting submission now (at shutdown, or when the caller knows no more documents come). */
+  flushAll(): void {
+    for (const [key, batch] of [...this.batches]) this.flush(key, batch);
+  }
+
   private flush(key: string, batch: Batch): void {
     if (this.batches.get(key) === batch) this.batches.delete(key);
     if (batch.timer) clearTimeout(batch.timer);

@@ -114,9 +114,12 @@ const children = (el: Element, ns: string, local: string): Element[] => {
 
 /** The root without its UBLExtensions and cac:Signature children: what DocDigest is taken over. */
 export function documentDigest(doc: Document): string {
-  const root = doc.documentElement!.cloneNode(true) as Element;
-  for (const el of [...children(root, NS.ext, 'UBLExtensions'), ...children(root, NS.cac, 'Signature')]) root.removeChild(el);
-  return sha256b64(C14N.process(root as never, {}));
+  const root = doc.documentElement!;
+  const removed = [...children(root, NS.ext, 'UBLExtensions'), ...children(root, NS.cac, 'Signature')];
+  if (removed.length === 0) return sha256b64(C14N.process(root as never, {}));
+  const copy = root.cloneNode(true) as Element;
+  for (const el of [...children(copy, NS.ext, 'UBLExtensions'), ...children(copy, NS.cac, 'Signature')]) copy.removeChild(el);
+  return sha256b64(C14N.process(copy as never, {}));
 }
 
 /** The certificate facts the signed properties carry. */
