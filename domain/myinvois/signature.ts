@@ -1,6 +1,7 @@
 /**
  * The MyInvois document signature (LHDNM's "Document Signature Creation" guide, SDK 1.0, for UBL 2.1
- * XML documents of version 1.1): an enveloped XAdES-BES signature in
+ * XML documents of version 1.1, which the signed document declares in `cbc:InvoiceTypeCode
+ * listVersionID`; version 1.0 is the unsigned one): an enveloped XAdES-BES signature in
  * `ext:UBLExtensions/ext:UBLExtension/ext:ExtensionContent/sig:UBLDocumentSignatures`, and the
  * `cac:Signature` that names it.
  *
@@ -54,6 +55,9 @@ export const SIGNATURE_IDS = {
   ublSignatureInformation: 'urn:oasis:names:specification:ubl:signature:1',
   method: 'urn:oasis:names:specification:ubl:dsig:enveloped:xades',
 } as const;
+
+/** The MyInvois document version of a signed document (`cbc:InvoiceTypeCode/@listVersionID`). */
+export const SIGNED_DOCUMENT_VERSION = '1.1';
 
 export class MyInvoisSignatureError extends Error {
   override readonly name = 'MyInvoisSignatureError';
@@ -212,6 +216,10 @@ export function signMyInvoisDocument(input: { xml: string | Buffer; privateKeyPe
   const key = privateKeyOf(input.privateKeyPem);
   const cert = certificateFacts(input.certificatePem);
   for (const el of [...children(root, NS.ext, 'UBLExtensions'), ...children(root, NS.cac, 'Signature')]) root.removeChild(el);
+  // A signed MyInvois document is of document version 1.1 (version 1.0 is the unsigned one).
+  const typeCode = children(root, NS.cbc, 'InvoiceTypeCode')[0];
+  if (!typeCode) throw new MyInvoisSignatureError('the document has no cbc:InvoiceTypeCode');
+  typeCode.setAttribute('listVersionID', SIGNED_DOCUMENT_VERSION);
   if (!root.hasAttribute('xmlns:ext')) root.setAttributeNS(NS.xmlns, 'xmlns:ext', NS.ext);
   if (!root.hasAttribute('xmlns:cac')) root.setAttributeNS(NS.xmlns, 'xmlns:cac', NS.cac);
   if (!root.hasAttribute('xmlns:cbc')) root.setAttributeNS(NS.xmlns, 'xmlns:cbc', NS.cbc);

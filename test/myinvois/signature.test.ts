@@ -54,6 +54,8 @@ describe('MyInvois document signature', function () {
     expect(text(signed.xml, NS.ext, 'ExtensionURI')).to.equal('urn:oasis:names:specification:ubl:dsig:enveloped:xades');
     expect(text(signed.xml, NS.cbc, 'SignatureMethod')).to.equal('urn:oasis:names:specification:ubl:dsig:enveloped:xades');
     expect(text(signed.xml, NS.xades, 'SigningTime')).to.equal('2025-07-01T10:00:00Z');
+    expect(unsigned()).to.contain('listVersionID="1.0"');
+    expect(doc.getElementsByTagNameNS(NS.cbc, 'InvoiceTypeCode').item(0)!.getAttribute('listVersionID')).to.equal('1.1');
     // DocDigest: the document without UBLExtensions and cac:Signature.
     expect(text(signed.xml, NS.ds, 'DigestValue', 0)).to.equal(documentDigest(doc)).and.to.equal(signed.docDigest);
     expect(signed.documentHash).to.equal(createHash('sha256').update(signed.bytes).digest('hex'));
