@@ -24,7 +24,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DocumentErrorItem, FinalResult } from '../../domain/document/document.js';
-import { MYINVOIS_LIMITS, rejectionErrors, supplierTin, validationErrors, validationLink, type DocumentSummary, type SubmissionAnswer } from '../../domain/myinvois/api.js';
+import { MYINVOIS_LIMITS, rejectionErrors, supplierTin, validationErrors, validationLink, type ApiError, type DocumentSummary, type SubmissionAnswer } from '../../domain/myinvois/api.js';
 import { MyInvoisSignatureError, signMyInvoisDocument, type SignedDocument } from '../../domain/myinvois/signature.js';
 import type { Clock } from '../../platform/clock.js';
 import type { MyInvoisConfig } from '../../platform/config.js';
@@ -67,8 +67,13 @@ interface Batch {
   timer: NodeJS.Timeout | null;
 }
 
-/** The rejection codes MyInvois gives a document it already holds (the same document submitted again). */
+/**
+ * A rejection that says the document is one MyInvois already holds (the same document submitted
+ * again): by its code, or by its message. Either way the connector then looks the document up
+ * (Get Recent Documents) rather than trusting the rejection, so a misread code costs one look-up.
+ */
 const DUPLICATE_CODES = new Set(['DS302', 'DuplicateDocument', 'Duplicate']);
+const isDuplicate = (e: ApiError) => [e, ...(e.details ?? [])].some((d) => (d.code && DUPLICATE_CODES.has(d.code)) || /duplicate/i.test(d.message ?? ''));
 
 export class MyInvoisConnector implements Connector {
   readonly name = 'myinvois-api';
@@ -282,8 +287,7 @@ export class MyInvoisConnector implements Connector {
         const error = rejected.get(i.codeNumber);
         if (uuid && r.answer.submissionUid) i.resolve({ kind: 'accepted', uuid, submissionUid: r.answer.submissionUid });
         else if (error) {
-          const duplicate = [error.code, ...(error.details ?? []).map((d) => d.code)].some((c) => c && DUPLICATE_CODES.has(c));
-          i.resolve({ kind: 'rejected', errors: rejectionErrors(error), duplicate });
+          i.resolve({ kind: 'rejected', errors: rejectionErrors(error), duplicate: isDuplicate(error) });
         } else i.resolve({ kind: 'failed', error: new MyInvoisError('protocol', `the submission's answer does not list document ${i.codeNumber}`, true) });
       }
     } catch (err) {

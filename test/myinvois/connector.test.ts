@@ -72,7 +72,10 @@ describe('MyInvois connector: limits, logins, rate limits, credentials (contract
    * A connector that gathers documents for a minute (signing a burst takes a while on a busy
    * machine); `settle` sends the last submission once every document is waiting.
    */
-  const patient = () => new MyInvoisConnector({ config: { ...config, batchWindowMs: 60_000 }, client: new MyInvoisClient({ config, knex: testDb().knex, rateLimits: { submit: 1000 } }), credentials, clock: systemClock });
+  const patient = () => {
+    const slow = { ...config, batchWindowMs: 60_000, requestTimeoutMs: 60_000 };
+    return new MyInvoisConnector({ config: slow, client: new MyInvoisClient({ config: slow, knex: testDb().knex, rateLimits: { submit: 1000 } }), credentials, clock: systemClock });
+  };
   async function settle(c: MyInvoisConnector, total: number) {
     while (c.stats.documents + c.pending() < total) await new Promise((r) => setTimeout(r, 20));
     c.flushAll();
@@ -102,7 +105,7 @@ describe('MyInvois connector: limits, logins, rate limits, credentials (contract
     // A submission is sent as soon as the next document would take it over 5 MB; the rest wait.
     await settle(c, 20);
     const answers = await delivering;
-    expect(answers.every((a) => a.kind === 'delivered')).to.equal(true);
+    expect(answers.every((a) => a.kind === 'delivered'), JSON.stringify(answers.find((a) => a.kind !== 'delivered'))).to.equal(true);
     const submissions = [...fixture.submissions.values()].slice(before);
     // 20 documents of 200-290 KB (base64: a third more) need two submissions of 5 MB at most.
     expect(submissions).to.have.length(2);
@@ -126,6 +129,20 @@ describe('MyInvois connector: limits, logins, rate limits, credentials (contract
     expect((await xmlsecVerify(pki, answer.transmittedXml!, 'intermediary.xml')).ok).to.equal(true);
     const final = await connector.finalResult(r, answer.government);
     expect(final?.outcome).to.equal('valid');
+  });
+
+  it('sends the same bytes on every attempt, so MyInvois recognises a document it holds and the earlier one is taken', async () => {
+    const r = request(number());
+    const first = await connector.deliver(r);
+    expect(first.kind).to.equal('delivered');
+    // The same document again (two reactions at once, or a retry counted as a first attempt).
+    const again = await connector.deliver({ ...r });
+    expect(again.kind, JSON.stringify(again)).to.equal('delivered');
+    if (first.kind !== 'delivered' || again.kind !== 'delivered') return;
+    expect(again.transmittedXml!.equals(first.transmittedXml!)).to.equal(true);
+    expect(again.alreadyReceived).to.equal(true);
+    expect(again.government.uuid).to.equal(first.government.uuid);
+    expect([...fixture.documents.values()].filter((d) => d.internalId === r.documentNumber)).to.have.length(1);
   });
 
   it('a taxpayer not onboarded fails retryably; a document without a supplier TIN is refused', async () => {
