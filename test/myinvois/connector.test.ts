@@ -13,6 +13,8 @@ import type { DeliveryRequest } from '../../commands/delivery/connector.js';
 import { MyInvoisClient, MyInvoisError } from '../../commands/myinvois/client.js';
 import { MyInvoisConnector } from '../../commands/myinvois/connector.js';
 import { MyInvoisCredentials, MyInvoisCredentialsError } from '../../commands/myinvois/credentials.js';
+import { createMyInvoisConnector, withMyInvois } from '../../commands/myinvois/index.js';
+import { sandboxConnectors } from '../../commands/delivery/sandbox-connectors.js';
 import { sampleDocument } from '../../domain/validation/index.js';
 import { systemClock } from '../../platform/clock.js';
 import { ConfigError, loadConfig, type MyInvoisConfig } from '../../platform/config.js';
@@ -214,6 +216,19 @@ describe('MyInvois connector: limits, logins, rate limits, credentials (contract
     } catch (err) {
       expect((err as Error).message).to.contain('does not belong to the certificate');
     }
+  });
+
+  it('is registered for production only when configured: /readyz then lists it present, else missing', () => {
+    const sandbox = sandboxConnectors(testDb().knex, systemClock, { latencyMs: 0, finalResultAfterMs: 0 });
+    const without = withMyInvois(sandbox, createMyInvoisConnector({ config: loadConfig({}), knex: testDb().knex, clock: systemClock }));
+    expect(without.missing()).to.deep.include({ environment: 'production', destination: 'MYINVOIS' });
+    expect(without.present!()).to.not.deep.include({ environment: 'production', destination: 'MYINVOIS', connector: 'myinvois-api' });
+    expect(without.connectorFor('production', 'MYINVOIS')).to.equal(null);
+    const configured = loadConfig({ MYINVOIS_SYSTEM: 'production', MYINVOIS_CREDENTIALS_KEY: randomBytes(32).toString('hex') });
+    const withIt = withMyInvois(sandbox, createMyInvoisConnector({ config: configured, knex: testDb().knex, clock: systemClock }));
+    expect(withIt.missing()).to.not.deep.include({ environment: 'production', destination: 'MYINVOIS' });
+    expect(withIt.present!()).to.deep.include({ environment: 'production', destination: 'MYINVOIS', connector: 'myinvois-api' });
+    expect(withIt.connectorFor('sandbox', 'MYINVOIS')!.name).to.equal('myinvois-sandbox');
   });
 
   it('reads its configuration from MYINVOIS_* and refuses incomplete or bad settings', () => {
