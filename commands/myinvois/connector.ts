@@ -276,6 +276,12 @@ export class MyInvoisConnector implements Connector {
         return;
       }
       if (r.kind === 'refused') {
+        // A refused submission of several documents says nothing of each one: each goes again alone,
+        // and only a document refused on its own is refused for good.
+        if (items.length > 1) {
+          await Promise.all(items.map((i) => this.submitBatch({ login: batch.login, items: [i], bytes: i.size, timer: null })));
+          return;
+        }
         const errors = rejectionErrors(r.error ?? { code: 'BadStructure', message: 'MyInvois refused the submission (400)' });
         for (const i of items) i.resolve({ kind: 'refused', errors });
         return;

@@ -165,6 +165,17 @@ describe('MyInvois connector: limits, logins, rate limits, credentials (contract
     if (answer.kind === 'refused') expect(answer.errors[0]).to.include({ code: 'BadStructure', message: 'The submission exceeds the maximum size', source: 'government' });
   });
 
+  it('a refused submission of several documents sends each again alone', async () => {
+    const c = patient();
+    fixture.faults.submit = [{ kind: 'status', status: 400, body: { error: { code: 'BadStructure', message: 'The submission is not valid', target: 'documents', details: null } } }];
+    const before = fixture.log.filter((l) => l.op === 'submit').length;
+    const delivering = Promise.all([c.deliver(request(number())), c.deliver(request(number()))]);
+    await settle(c, 2);
+    const answers = await delivering;
+    expect(answers.map((a) => a.kind)).to.deep.equal(['delivered', 'delivered']);
+    expect(fixture.log.filter((l) => l.op === 'submit').slice(before).map((l) => l.status)).to.deep.equal([400, 202, 202]);
+  });
+
   it('several instances share the rate limit: the calls over it wait, then fail as throttled without being sent', async () => {
     await testDb().knex('myinvois_rate_limits').delete();
     const mk = () => new MyInvoisClient({ config, knex: testDb().knex, rateLimits: { getDocumentDetails: 3 }, maxWaitMs: 200 });
