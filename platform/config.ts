@@ -54,6 +54,79 @@ export interface Config {
   };
   /** The service's own Peppol access point (see docs/peppol-access-point.md); every field null when unset. */
   peppol: PeppolConfig;
+  /** The MyInvois (Malaysia) production connector (see docs/operations/malaysia.md); null when not configured. */
+  myinvois: MyInvoisConfig | null;
+}
+
+/** The published MyInvois systems: pre-production (LHDNM's sandbox) and production. */
+export const MYINVOIS_SYSTEMS = {
+  preprod: { apiBaseUrl: 'https://preprod-api.myinvois.hasil.gov.my', identityBaseUrl: 'https://preprod-api.myinvois.hasil.gov.my', portalBaseUrl: 'https://preprod.myinvois.hasil.gov.my' },
+  production: { apiBaseUrl: 'https://api.myinvois.hasil.gov.my', identityBaseUrl: 'https://api.myinvois.hasil.gov.my', portalBaseUrl: 'https://myinvois.hasil.gov.my' },
+} as const;
+
+export interface MyInvoisConfig {
+  /** Which MyInvois system the service's production documents go to. */
+  system: keyof typeof MYINVOIS_SYSTEMS;
+  /** The e-Invoice API, the identity service (token endpoint) and the portal (validation links). */
+  apiBaseUrl: string;
+  identityBaseUrl: string;
+  portalBaseUrl: string;
+  /** The service's own client credentials as an intermediary system (MYINVOIS_CLIENT_ID, MYINVOIS_CLIENT_SECRET); null without. */
+  intermediary: { clientId: string; clientSecret: string } | null;
+  /** MYINVOIS_CREDENTIALS_KEY (32 bytes): seals the taxpayers' client secrets and signing keys at rest. */
+  credentialsKey: Buffer;
+  /** One HTTP exchange longer than this is a time-out (outcome unknown). */
+  requestTimeoutMs: number;
+  /** How long the connector gathers documents into one submission. */
+  batchWindowMs: number;
+}
+
+function urlSetting(name: string, value: string): string {
+  let ok = false;
+  try {
+    const u = new URL(value);
+    ok = (u.protocol === 'https:' || u.protocol === 'http:') && !u.username && !u.password && !u.hash && !u.search;
+  } catch {
+    ok = false;
+  }
+  if (!ok) throw new ConfigError(`${name} must be an absolute http(s) URL without credentials, query or fragment, got "${value}"`);
+  return value.replace(/\/+$/, '');
+}
+
+function keyFrom(name: string, raw: string): Buffer {
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError(`${name} must be 32 bytes, base64 (44 characters) or hex (64 digits)`);
+  return key;
+}
+
+function myinvoisFrom(env: NodeJS.ProcessEnv): MyInvoisConfig | null {
+  const system = env.MYINVOIS_SYSTEM || null;
+  const urlsGiven = ['MYINVOIS_API_BASE_URL', 'MYINVOIS_IDENTITY_BASE_URL', 'MYINVOIS_PORTAL_BASE_URL', 'MYINVOIS_CLIENT_ID', 'MYINVOIS_CLIENT_SECRET', 'MYINVOIS_CREDENTIALS_KEY'].filter((n) => env[n]);
+  if (!system) {
+    if (urlsGiven.length > 0) throw new ConfigError(`${urlsGiven.join(', ')} ${urlsGiven.length === 1 ? 'is' : 'are'} set without MYINVOIS_SYSTEM (preprod or production)`);
+    return null;
+  }
+  if (system !== 'preprod' && system !== 'production') throw new ConfigError(`MYINVOIS_SYSTEM must be preprod or production, got "${system}"`);
+  if (!env.MYINVOIS_CREDENTIALS_KEY) throw new ConfigError('MYINVOIS_SYSTEM needs MYINVOIS_CREDENTIALS_KEY (32 bytes, base64 or hex): it seals the taxpayers\' credentials at rest');
+  const clientId = env.MYINVOIS_CLIENT_ID || null;
+  const clientSecret = env.MYINVOIS_CLIENT_SECRET || null;
+  if (!!clientId !== !!clientSecret) throw new ConfigError('MYINVOIS_CLIENT_ID and MYINVOIS_CLIENT_SECRET go together (the intermediary system\'s client credentials)');
+  const published = MYINVOIS_SYSTEMS[system];
+  const intermediary = clientId && clientSecret ? { clientId, clientSecret } : null;
+  // Serialized (a log line, an error report), the secret reads as redacted.
+  if (intermediary) Object.defineProperty(intermediary, 'toJSON', { enumerable: false, value: () => ({ clientId, clientSecret: '[redacted]' }) });
+  const credentialsKey = keyFrom('MYINVOIS_CREDENTIALS_KEY', env.MYINVOIS_CREDENTIALS_KEY);
+  Object.defineProperty(credentialsKey, 'toJSON', { enumerable: false, value: () => '[redacted]' });
+  return {
+    system,
+    apiBaseUrl: urlSetting('MYINVOIS_API_BASE_URL', env.MYINVOIS_API_BASE_URL || published.apiBaseUrl),
+    identityBaseUrl: urlSetting('MYINVOIS_IDENTITY_BASE_URL', env.MYINVOIS_IDENTITY_BASE_URL || env.MYINVOIS_API_BASE_URL || published.identityBaseUrl),
+    portalBaseUrl: urlSetting('MYINVOIS_PORTAL_BASE_URL', env.MYINVOIS_PORTAL_BASE_URL || published.portalBaseUrl),
+    intermediary,
+    credentialsKey,
+    requestTimeoutMs: Math.max(100, intFrom('MYINVOIS_TIMEOUT_MS', 30_000, env)),
+    batchWindowMs: intFrom('MYINVOIS_BATCH_WINDOW_MS', 200, env),
+  };
 }
 
 /** Official SML zones: the acceptance (test) network and the production network. */
@@ -253,5 +326,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       secretEncryptionKey: webhookSecretKey,
     },
     peppol: peppolFrom(env),
+    myinvois: myinvoisFrom(env),
   };
 }

@@ -25,7 +25,15 @@ export interface DeliveryRequest {
 
 export type DeliveryAnswer =
   /** Received. `final` when the destination decides at once; else `finalResultDueAt` says when to ask. */
-  | { kind: 'delivered'; government: Record<string, unknown>; final: FinalResult | null; finalResultDueAt: string | null; alreadyReceived: boolean }
+  | {
+      kind: 'delivered';
+      government: Record<string, unknown>;
+      final: FinalResult | null;
+      finalResultDueAt: string | null;
+      alreadyReceived: boolean;
+      /** The document as transmitted, when the connector changed it (MyInvois: signed); stored as the document's XML. */
+      transmittedXml?: Buffer;
+    }
   /** Refused for good (rejected by the authority, unknown receiving participant). */
   | { kind: 'refused'; government: Record<string, unknown> | null; errors: DocumentErrorItem[] }
   /** Not delivered this time; `outcomeUnknown` when the destination may have received it (a time-out). */

@@ -516,7 +516,7 @@ async function attemptDelivery(deps: DeliveryDeps, h: DocumentHistory): Promise<
               }).bytes
             : null;
         // Artifacts produced on delivery are stored by hash with the Delivered event.
-        const chained = chainedXml ? artifactOf(chainedXml) : null;
+        const chained = chainedXml ? artifactOf(chainedXml) : answer.transmittedXml ? artifactOf(answer.transmittedXml) : null;
         const tdd = tddXml ? artifactOf(tddXml) : null;
         const artifacts = [chained, tdd].filter((a): a is Artifact => a !== null);
         return await recordAnswer(

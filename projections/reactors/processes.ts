@@ -16,6 +16,7 @@ import { sandboxConnectors } from '../../commands/delivery/sandbox-connectors.js
 import { sandboxPeppolNetwork } from '../../commands/purchases/sandbox-network.js';
 import { createAccessPoint, withAccessPoint, type AccessPoint } from '../../commands/peppol/access-point.js';
 import type { PeppolDiscovery } from '../../commands/peppol/discovery/index.js';
+import { createMyInvoisConnector, withMyInvois } from '../../commands/myinvois/index.js';
 import { creditProcesses } from './credits-processes.js';
 import { deliveryReactor, deliveryWorker } from './delivery.js';
 import type { Reactor, Worker } from './reactor.js';
@@ -46,7 +47,12 @@ export function serviceProcesses(deps: ProcessDeps, options: { peppolDiscovery?:
   const network = sandboxPeppolNetwork({ store: deps.store, knex: deps.knex, clock: deps.clock, maxXmlBytes: deps.config.purchases.maxXmlBytes });
   // Production PEPPOL documents leave through the access point when it is configured; the sandbox is unchanged.
   const accessPoint = createAccessPoint({ config: deps.config, knex: deps.knex, store: deps.store, clock: deps.clock }, { discovery: options.peppolDiscovery, peppol: deps.peppol });
-  const connectors = withAccessPoint(sandboxConnectors(deps.knex, deps.clock, { latencyMs: d.sandboxLatencyMs, finalResultAfterMs: d.sandboxFinalResultAfterMs }, network), accessPoint);
+  // Production MY documents go to MyInvois when MYINVOIS_* is configured.
+  const myinvois = createMyInvoisConnector({ config: deps.config, knex: deps.knex, clock: deps.clock });
+  const connectors = withMyInvois(
+    withAccessPoint(sandboxConnectors(deps.knex, deps.clock, { latencyMs: d.sandboxLatencyMs, finalResultAfterMs: d.sandboxFinalResultAfterMs }, network), accessPoint),
+    myinvois,
+  );
   const delivery: DeliveryDeps = {
     store: deps.store,
     clock: deps.clock,
