@@ -19,7 +19,7 @@ const cursor: ParameterObject = { name: 'cursor', in: 'query', schema: str };
 const writeErrors = errorResponses.connect([400, 403, 404, 409, 413, 415, 500, 503]);
 
 export const webhooksDocument: FamilyDocument = {
-  tag: { name: 'Webhooks', description: 'Credit webhook subscriptions and their delivery log. Connect authentication.' },
+  tag: { name: 'Webhooks', description: 'Webhook subscriptions (credit, purchase and sales-document status events) and their delivery log. Connect authentication.' },
   schemas: {
     WebhookSubscriptionInput: obj(
       { webhookUrl: { type: 'string', format: 'uri', maxLength: 2048 }, events: arr(enumOf(EVENTS), { minItems: 1 }) },

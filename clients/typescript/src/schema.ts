@@ -856,6 +856,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "document.status.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * document.status.changed
+         * @description A sales document changed state (submitted, rejected, delivery started, delivered, delivery failed, final valid or invalid), one event per change; only to subscriptions that name this type (without one, sales documents send no webhook). Delivered at least once by HTTP POST to the subscription URL; deduplicate on X-Webhook-ID. A 2xx answer is success; 4xx is permanent; 5xx, time-outs and network failures are retried up to 5 attempts (60 s, 5 min, 15 min).
+         */
+        post: operations["webhook_document_status_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1069,6 +1089,35 @@ export interface components {
             companyId: string;
             /** @description Purchases stored earlier with the same supplier, document type and number: this one is probably a re-send of them (a different document, stored all the same) */
             probableResendOf: string[];
+        };
+        DocumentStatusChangedPayload: {
+            /** @constant */
+            schemaVersion: "1.0";
+            documentId: string;
+            /** @enum {string} */
+            state: "submitted" | "rejected" | "processing" | "delivery_success" | "delivery_failed" | "final_valid" | "final_invalid";
+            isTerminal: boolean;
+            /** @description The errors this change recorded (a rejection, a failed delivery, an invalid final result); empty otherwise */
+            errors: {
+                code: string;
+                message: string;
+                path: (string | number)[];
+                /** @enum {string} */
+                source: "validation" | "delivery" | "government";
+            }[];
+            /** @description The validation step the change reached, as in the status object (validationResults.validationSteps) */
+            step: {
+                name: string;
+                status: ("Valid" | "Invalid" | "Pending") | null;
+                error: {
+                    code: string;
+                    message: string;
+                } | null;
+            };
+            /** @enum {string} */
+            environment: "sandbox" | "production";
+            /** Format: date-time */
+            occurredAt: string;
         };
         /** @description The core document (the `payload` of a new-format submission with the identity mapping). `null` means absent. Each field says for which countries a tax invoice requires it; other document types and modifiers change this: `GET /api/v3/unify/requirements` gives the exact list. A member the service does not read is accepted with a warning in the answer. */
         CoreDocument: {
@@ -2156,7 +2205,7 @@ export interface components {
         WebhookSubscriptionInput: {
             /** Format: uri */
             webhookUrl: string;
-            events: ("isv.credits.allowance.changed" | "isv.credits.allowance.paused" | "isv.credits.allowance.resumed" | "isv.credits.allowance.expired" | "isv.credits.company.threshold" | "isv.credits.company.exhausted" | "isv.credits.pool.low" | "isv.credits.pool.exhausted" | "isv.credits.consumption.reversed" | "isv.credits.bulk.completed" | "purchase.invoice.stored")[];
+            events: ("isv.credits.allowance.changed" | "isv.credits.allowance.paused" | "isv.credits.allowance.resumed" | "isv.credits.allowance.expired" | "isv.credits.company.threshold" | "isv.credits.company.exhausted" | "isv.credits.pool.low" | "isv.credits.pool.exhausted" | "isv.credits.consumption.reversed" | "isv.credits.bulk.completed" | "purchase.invoice.stored" | "document.status.changed")[];
             secretKey?: string;
             /** @enum {string} */
             signatureAlgorithm?: "sha256" | "sha512";
@@ -2165,7 +2214,7 @@ export interface components {
         WebhookSubscription: {
             id: string;
             webhookUrl: string;
-            events: ("isv.credits.allowance.changed" | "isv.credits.allowance.paused" | "isv.credits.allowance.resumed" | "isv.credits.allowance.expired" | "isv.credits.company.threshold" | "isv.credits.company.exhausted" | "isv.credits.pool.low" | "isv.credits.pool.exhausted" | "isv.credits.consumption.reversed" | "isv.credits.bulk.completed" | "purchase.invoice.stored")[];
+            events: ("isv.credits.allowance.changed" | "isv.credits.allowance.paused" | "isv.credits.allowance.resumed" | "isv.credits.allowance.expired" | "isv.credits.company.threshold" | "isv.credits.company.exhausted" | "isv.credits.pool.low" | "isv.credits.pool.exhausted" | "isv.credits.consumption.reversed" | "isv.credits.bulk.completed" | "purchase.invoice.stored" | "document.status.changed")[];
             /** @enum {string} */
             environment: "sandbox" | "production";
             /** @enum {string} */
@@ -13222,6 +13271,47 @@ export interface operations {
                         /** Format: date-time */
                         timestamp: string;
                         data: components["schemas"]["PurchaseInvoiceStoredPayload"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_document_status_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique, deterministic event id */
+                "X-Webhook-ID": string;
+                /** @description The event type */
+                "X-Webhook-Event": string;
+                /** @description Delivery time, ISO 8601 */
+                "X-Webhook-Timestamp": string;
+                /** @description Hex HMAC of the raw body (SHA-256 by default, SHA-512 supported); present when the subscription has a secretKey */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    eventId: string;
+                    data: {
+                        id: string;
+                        /** @constant */
+                        type: "document.status.changed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        data: components["schemas"]["DocumentStatusChangedPayload"];
                     };
                 };
             };
