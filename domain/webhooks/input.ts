@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { DomainError } from '../errors.js';
 import type { SubscriptionChanges } from './subscription.js';
+import { REDELIVERY_ID } from './redelivery.js';
 import { urlProblem, type TargetPolicy } from './targets.js';
 import {
   DELIVERY_STATUSES,
@@ -186,6 +187,8 @@ export interface DeliveryFilters {
   eventType: string | null;
   outcome: DeliveryStatus | null;
   eventId: string | null;
+  /** Only the deliveries of this redelivery (absent: every delivery). */
+  redeliveryId?: string;
 }
 
 export interface DeliveryListQuery {
@@ -198,14 +201,17 @@ export interface DeliveryListQuery {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function parseDeliveryListQuery(query: Query): DeliveryListQuery {
-  refuseUnknownParams(query, ['cursor', 'limit', 'eventType', 'outcome', 'eventId']);
+  refuseUnknownParams(query, ['cursor', 'limit', 'eventType', 'outcome', 'eventId', 'redeliveryId']);
   const eventType = single(query, 'eventType');
   if (eventType !== null && !isWebhookEventType(eventType) && eventType !== TEST_EVENT_TYPE) invalid(['query', 'eventType'], `unknown event type "${eventType.slice(0, 80)}"`);
   const outcome = single(query, 'outcome');
   if (outcome !== null && !(DELIVERY_STATUSES as readonly string[]).includes(outcome)) invalid(['query', 'outcome'], `outcome must be one of ${DELIVERY_STATUSES.join(', ')}`);
   const eventId = single(query, 'eventId');
   if (eventId !== null && !UUID.test(eventId)) invalid(['query', 'eventId'], 'eventId must be an event id (a UUID)');
-  const filters: DeliveryFilters = { eventType, outcome: outcome as DeliveryStatus | null, eventId: eventId?.toLowerCase() ?? null };
+  const redeliveryId = single(query, 'redeliveryId');
+  if (redeliveryId !== null && !REDELIVERY_ID.test(redeliveryId)) invalid(['query', 'redeliveryId'], 'redeliveryId must be a redelivery id (whr_ and 24 hex digits)');
+  // The key is left out when not given, so cursors issued before this filter existed stay valid.
+  const filters: DeliveryFilters = { eventType, outcome: outcome as DeliveryStatus | null, eventId: eventId?.toLowerCase() ?? null, ...(redeliveryId !== null ? { redeliveryId } : {}) };
   const limit = limitOf(query);
   const after = cursorOf(query, filters, 3);
   if (after && !(/^\d+$/.test(after[0]!) && /^\d+$/.test(after[1]!))) invalid(['query', 'cursor'], 'cursor is not a cursor this service issued');

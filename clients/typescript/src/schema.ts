@@ -512,6 +512,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/connect/webhooks/{id}/redeliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver one delivery, or every event since an instant (at most 7 days back), again
+         * @description Each redelivered event becomes a new delivery with the original eventId, type, timestamp and payload (receivers de-duplicate on the event id), its own attempts and its own entry in the delivery log (`redeliveryOf`, `redeliveryId`). 404 CONNECT_WEBHOOK_DELIVERY_NOT_FOUND for an unknown delivery; 409 CONNECT_WEBHOOK_PAUSED for a paused subscription, CONNECT_WEBHOOK_DELIVERY_PENDING while the event is still being delivered, CONNECT_WEBHOOK_REDELIVERY_WINDOW for an event older than 7 days, CONNECT_WEBHOOK_NOT_REDELIVERABLE for a test ping; 400 for `since` out of bounds or more than 1000 events; 429 beyond 10 requests per workspace and minute.
+         */
+        post: operations["webhooksRedeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -2240,7 +2260,47 @@ export interface components {
             lastAttemptAt: string | null;
             lastStatusCode: number | null;
             lastError: string | null;
+            /** @description The delivery this one delivers again (same eventId), null for an original delivery */
+            redeliveryOf: string | null;
+            /** @description The redelivery that created this delivery, null for an original delivery */
+            redeliveryId: string | null;
             attemptLog: Record<string, never>[];
+        };
+        /** @description Exactly one of deliveryId and since. */
+        WebhookRedeliveryInput: {
+            /** @description Redeliver this delivery of the subscription (a redelivery names its original) */
+            deliveryId?: string;
+            /**
+             * Format: date-time
+             * @description Redeliver every event the subscription was sent that occurred at or after this instant (at most 7 days back)
+             */
+            since?: string;
+            /**
+             * Format: date-time
+             * @description With since: only events that occurred before this instant (default: now)
+             */
+            until?: string;
+        };
+        WebhookRedelivery: {
+            /** @description null when nothing was redelivered (200) */
+            redeliveryId: string | null;
+            subscriptionId: string;
+            /** Format: date-time */
+            requestedAt: string;
+            /** @description The new deliveries, due at once, each of an original delivery */
+            deliveries: {
+                deliveryId: string;
+                redeliveryOf: string;
+                eventId: string;
+                eventType: string;
+            }[];
+            /** @description Events still being delivered, left out */
+            skipped: {
+                deliveryId: string;
+                eventId: string;
+                /** @constant */
+                reason: "pending";
+            }[];
         };
         Readiness: {
             /** @enum {string} */
@@ -11870,6 +11930,8 @@ export interface operations {
                 eventType?: string;
                 outcome?: "pending" | "delivered" | "failed";
                 eventId?: string;
+                /** @description Only the deliveries of this redelivery */
+                redeliveryId?: string;
             };
             header?: never;
             path: {
@@ -11903,6 +11965,8 @@ export interface operations {
                      *             "lastAttemptAt": "2026-06-01T00:06:00.000Z",
                      *             "lastStatusCode": 200,
                      *             "lastError": null,
+                     *             "redeliveryOf": null,
+                     *             "redeliveryId": null,
                      *             "attemptLog": [
                      *               {
                      *                 "attempt": 1,
@@ -12334,6 +12398,339 @@ export interface operations {
                     "Retry-After"?: string;
                     /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
                     "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+        };
+    };
+    webhooksRedeliver: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and payload returns the original answer (`Idempotent-Replayed: true`); the same key with another payload is 409. */
+                "Idempotency-Key"?: string;
+                /** @description Caller correlation id recorded with the events of a write (ignored on reads and exports). */
+                "X-Correlation-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRedeliveryInput"];
+            };
+        };
+        responses: {
+            /** @description Nothing to redeliver (no event in range, or every one still being delivered) */
+            200: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "redeliveryId": null,
+                     *         "subscriptionId": "whk_484981b02c219554516319a5",
+                     *         "requestedAt": "2026-10-01T10:01:08.000Z",
+                     *         "deliveries": [],
+                     *         "skipped": []
+                     *       },
+                     *       "meta": {
+                     *         "requestId": "req_28027980-a151-4f06-adcf-db69480544f0",
+                     *         "timestamp": "2026-11-28T03:00:15.011Z",
+                     *         "workspaceId": "ws_9aaf7b676c7a71188ff0"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookRedelivery"];
+                        meta: {
+                            requestId: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                            workspaceId: string;
+                        };
+                    };
+                };
+            };
+            /** @description Redelivery queued */
+            202: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "redeliveryId": "whr_a0473c17b9efd8d96dc1cd8e",
+                     *         "subscriptionId": "whk_b821f94cfddbddf4ae765b01",
+                     *         "requestedAt": "2026-10-01T08:01:01.000Z",
+                     *         "deliveries": [
+                     *           {
+                     *             "deliveryId": "whd_e3897426968457e3c7320249",
+                     *             "redeliveryOf": "whd_bfce41a1486b31d3d84d7bf4",
+                     *             "eventId": "acd09153-6546-5dbb-b56f-e8f68d079bd5",
+                     *             "eventType": "document.status.changed"
+                     *           }
+                     *         ],
+                     *         "skipped": []
+                     *       },
+                     *       "meta": {
+                     *         "requestId": "req_8f5cd9ad-7d7c-4b61-8618-2a6f93373d6b",
+                     *         "timestamp": "2026-11-28T03:00:12.986Z",
+                     *         "workspaceId": "ws_f878875d246eca2224fd"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookRedelivery"];
+                        meta: {
+                            requestId: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                            workspaceId: string;
+                        };
+                    };
+                };
+            };
+            /** @description CONNECT_VALIDATION_ERROR: malformed id, query or body, unknown field, array outside limits, JSON nested deeper than 64 levels, text with a NUL or an unpaired surrogate, a credit write or export request without Idempotency-Key (path `["headers","Idempotency-Key"]`) (also CONNECT_UNSUPPORTED_COUNTRY, CONNECT_INVALID_ENVIRONMENT) */
+            400: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONNECT_INVALID_ENVIRONMENT",
+                     *         "message": "X-Environment must be sandbox or production",
+                     *         "retryable": false,
+                     *         "path": [
+                     *           "headers",
+                     *           "X-Environment"
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "requestId": "req_83b4079d-24e3-4153-ab30-ec1e22cecd9a",
+                     *         "timestamp": "2026-11-23T21:59:25.729Z",
+                     *         "workspaceId": "ws_0c67949d4eec06246dfa"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+            /** @description Missing key (plain text), wrong key or more than one credential (`code` + `message`), or CONNECT_AUTH_CONTEXT_MISSING (Connect envelope) */
+            401: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description RFC 6750 challenge: `Bearer realm="einvoicing"`, with `error_description` saying what is expected (e.g. that a Bearer-only API does not read `X-API-Key`). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthFailure"] | components["schemas"]["ConnectError"];
+                    "text/plain": "Authentication required";
+                };
+            };
+            /** @description CONNECT_INSUFFICIENT_PERMISSION: read-only key, or a role that may not write; CONNECT_ENVIRONMENT_MISMATCH (onboarding): `platformEnvironment` is not the key's environment */
+            403: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONNECT_INSUFFICIENT_PERMISSION",
+                     *         "message": "a member key may read webhook subscriptions but not change them; that needs an owner, admin or partner key",
+                     *         "retryable": false
+                     *       },
+                     *       "meta": {
+                     *         "requestId": "req_bef00962-89a1-4c68-a8d1-76e225531b7b",
+                     *         "timestamp": "2026-11-28T03:00:16.088Z",
+                     *         "workspaceId": "ws_82463f605faffdff09f5"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+            /** @description No such resource in the workspace (CONNECT_COMPANY_NOT_FOUND, …) */
+            404: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONNECT_WEBHOOK_DELIVERY_NOT_FOUND",
+                     *         "message": "no delivery with that id in this subscription's delivery log",
+                     *         "retryable": false,
+                     *         "path": [
+                     *           "deliveryId"
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "requestId": "req_ad41e1bb-b15e-4040-a2cb-14ea6ad02f13",
+                     *         "timestamp": "2026-11-28T03:00:15.617Z",
+                     *         "workspaceId": "ws_82463f605faffdff09f5"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+            /** @description Conflict: idempotency key reused with another payload, company or source exists, invalid transition; CONNECT_CONCURRENT_MODIFICATION (`retryable: true`, `Retry-After`): a concurrent write touched the same record, retry */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONNECT_WEBHOOK_DELIVERY_PENDING",
+                     *         "message": "this event is still being delivered to the subscription (a first attempt or a retry is scheduled): wait for its outcome",
+                     *         "retryable": false,
+                     *         "path": [
+                     *           "deliveryId"
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "requestId": "req_5f772eb0-b339-44e2-a4f6-eef7bea7e53b",
+                     *         "timestamp": "2026-11-28T03:00:13.249Z",
+                     *         "workspaceId": "ws_f878875d246eca2224fd"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONNECT_RATE_LIMITED",
+                     *         "message": "This workspace has exceeded its request limit; retry after the Retry-After delay.",
+                     *         "retryable": true
+                     *       },
+                     *       "meta": {
+                     *         "requestId": "req_c0227818-27cf-4737-8de4-1c5253c545cf",
+                     *         "timestamp": "2026-11-28T03:00:17.210Z",
+                     *         "workspaceId": "ws_e71c1e87ad846141fffa"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+            /** @description Service failure; use error.retryable */
+            500: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+            /** @description CONNECT_SERVICE_UNAVAILABLE: a dependency is unavailable, or the service is at its limit of concurrent write requests and its wait queue is full, or the request waited too long for a slot (WRITE_CONCURRENCY, WRITE_QUEUE_LENGTH, WRITE_QUEUE_TIMEOUT_MS): nothing was written, retry after Retry-After; use error.retryable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
