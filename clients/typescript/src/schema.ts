@@ -23,6 +23,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v3/unify/dry-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Validate a new-format submission without sending it
+         * @description The body of a new-format submission (`UnifySubmission`, one document; no `new-api` header needed). The same request checks, credit check, validation and document-number check as `POST /api/v3/unify`, answered with the same 422 (without a document id) or a 200 with the e-invoice XML and the warnings. Nothing is stored: no event, no number claimed, no credit reserved. Rate limited per workspace (`UNIFY_DRY_RUN_PER_MINUTE`, 60 by default): 429 `resource_exhausted` with `Retry-After`.
+         */
+        post: operations["unifyDryRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v3/unify/requirements": {
         parameters: {
             query?: never;
@@ -1544,6 +1564,42 @@ export interface components {
             }[];
             warnings: components["schemas"]["UnifyValidationWarning"][];
         };
+        /** @description Dry run: the document passed validation. Nothing was stored, no number claimed, no credit reserved. */
+        UnifyDryRunResult: {
+            /** @constant */
+            kind: "dry_run";
+            /** @constant */
+            dryRun: true;
+            documentNumber: string | null;
+            message: string;
+            /** @description Base64 of the e-invoice XML the document would get; empty where it is produced on delivery (Saudi) */
+            Base64XML: string;
+            /** @description Validation warnings and payload members the service does not read (`UNKNOWN_FIELD`). */
+            warnings: components["schemas"]["UnifyValidationWarning"][];
+        };
+        /** @description Dry run, 422: the errors and warnings a submission would get (as `UnifyValidationFailure`); nothing was stored, so there is no document id. */
+        UnifyDryRunFailure: {
+            /** @constant */
+            documentId: unknown;
+            documentNumber: string | null;
+            /** @constant */
+            dryRun: true;
+            message: string;
+            errors: {
+                code: string;
+                message: string;
+                field: string | null;
+                payloadField: string | null;
+                path: components["schemas"]["ErrorPath"];
+                rule: {
+                    code: string;
+                    message: string;
+                    severity: string;
+                    ruleSet: string;
+                };
+            }[];
+            warnings: components["schemas"]["UnifyValidationWarning"][];
+        };
         UnifyBatchResult: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -2657,6 +2713,255 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyError"] | components["schemas"]["EarlierError"];
+                };
+            };
+        };
+    };
+    unifyDryRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Caller correlation id recorded with the events of a write (ignored on reads and exports). */
+                "X-Correlation-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnifySubmission"];
+            };
+        };
+        responses: {
+            /** @description The document passed validation (nothing stored) */
+            200: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "kind": "dry_run",
+                     *       "dryRun": true,
+                     *       "documentNumber": "DRY-24840-mwzu6l9k-1",
+                     *       "message": "The document passed validation. Dry run: nothing was stored, no number claimed, no credit reserved.",
+                     *       "Base64XML": "PD94bWwgdmVyc2lvbj0iMS4wIiBlbmNvZGluZz0iVVRGLTgiPz48SW52b2ljZSB4bWxucz0idXJuOm9hc2lzOm5hbWVzOnNwZWNpZmljYXRpb246dWJsO...",
+                     *       "warnings": [
+                     *         {
+                     *           "code": "UNKNOWN_FIELD",
+                     *           "message": "header.notAField is not read by the service; the closest known name is \"documentId\"",
+                     *           "field": null,
+                     *           "payloadField": "header.notAField",
+                     *           "suggestion": "documentId"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnifyDryRunResult"];
+                };
+            };
+            /** @description Malformed request, unsupported country, unknown or unusable source (new format: UnifyError; earlier format: EarlierError) */
+            400: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "invalid_argument",
+                     *       "message": "the request body is required",
+                     *       "path": [],
+                     *       "requestId": "req_59e6f082-d42f-4677-91ba-5eeff6f58cc0"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnifyError"] | components["schemas"]["EarlierError"];
+                };
+            };
+            /** @description Key missing, invalid, revoked or expired, or sent more than once */
+            401: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description RFC 6750 challenge: `Bearer realm="einvoicing"`, with `error_description` saying what is expected (e.g. that a Bearer-only API does not read `X-API-Key`). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyUnauthorized"];
+                };
+            };
+            /** @description `permission_denied` (key environment differs), `insufficient_permission` (read-only key), `credits_blocked`; earlier format `AUTH_INVALID_API_KEY` / `INSUFFICIENT_PERMISSIONS` */
+            403: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "permission_denied",
+                     *       "message": "this is a sandbox key; it cannot submit to production",
+                     *       "path": [
+                     *         "environment"
+                     *       ],
+                     *       "requestId": "req_4190d1a6-0d1f-4b3a-a584-67e974f7f9a4"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnifyError"] | components["schemas"]["EarlierError"];
+                };
+            };
+            /** @description Source not found in the workspace */
+            404: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "message": "source missing:1 was not found in this workspace",
+                     *       "path": [
+                     *         "source"
+                     *       ],
+                     *       "requestId": "req_18b966b3-93a4-4b44-a212-f07947378cbc"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnifyError"] | components["schemas"]["EarlierError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyError"] | components["schemas"]["EarlierError"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyError"] | components["schemas"]["EarlierError"];
+                };
+            };
+            /** @description The document failed validation (nothing stored) */
+            422: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "documentId": null,
+                     *       "documentNumber": "INV-24840-mwzu6n0m-2",
+                     *       "dryRun": true,
+                     *       "message": "The document failed validation. Dry run: nothing was stored.",
+                     *       "errors": [
+                     *         {
+                     *           "code": "AE-HEAD-002",
+                     *           "message": "The issue date is required",
+                     *           "field": "header.issueDate",
+                     *           "payloadField": "header.issueDate",
+                     *           "path": [
+                     *             "header",
+                     *             "issueDate"
+                     *           ],
+                     *           "rule": {
+                     *             "code": "AE-HEAD-002",
+                     *             "message": "The issue date is required",
+                     *             "severity": "error",
+                     *             "ruleSet": "ae.mandatory"
+                     *           }
+                     *         },
+                     *         {
+                     *           "code": "AE-BUY-011",
+                     *           "message": "Buyer state/province must be an emirate code (AUH, DXB, SHJ, UAQ, FUJ, AJM, RAK) when the country is AE [ibr-128-ae]",
+                     *           "field": "parties.buyer.address.stateOrProvince",
+                     *           "payloadField": "parties.buyer.address.stateOrProvince",
+                     *           "path": [
+                     *             "parties",
+                     *             "buyer",
+                     *             "address"
+                     *           ],
+                     *           "rule": {
+                     *             "code": "AE-BUY-011",
+                     *             "message": "Buyer state/province must be an emirate code (AUH, DXB, SHJ, UAQ, FUJ, AJM, RAK) when the country is AE [ibr-128-ae]",
+                     *             "severity": "error",
+                     *             "ruleSet": "ae.code_lists"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "warnings": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnifyDryRunFailure"];
+                };
+            };
+            /** @description `resource_exhausted`: the workspace exceeded the rate of the operation (dry runs); honor Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "resource_exhausted",
+                     *       "message": "This workspace has exceeded its request limit; retry after the Retry-After delay.",
+                     *       "requestId": "req_559a6bd5-3eb8-428f-9d01-ad773b5e5268"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnifyError"] | components["schemas"]["EarlierError"];
+                };
+            };
+            /** @description Service failure */
+            500: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "internal",
+                     *       "message": "An internal error occurred; retry later or quote the request id.",
+                     *       "requestId": "req_8b59814e-4c9e-4dbb-af2f-d5902a8618ff"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnifyError"] | components["schemas"]["EarlierError"];
+                };
+            };
+            /** @description `unavailable` (earlier format `SERVICE_UNAVAILABLE`): the service is at its limit of concurrent write requests and its wait queue is full, or the request waited too long for a slot (WRITE_CONCURRENCY, WRITE_QUEUE_LENGTH, WRITE_QUEUE_TIMEOUT_MS): nothing was written, retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12682,10 +12987,10 @@ export interface operations {
             /** @description Error */
             429: {
                 headers: {
-                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
-                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
                     "Retry-After"?: string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
                     /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
