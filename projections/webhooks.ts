@@ -8,7 +8,9 @@
  * by the delivery worker, ten times as many as the occurrences when ten subscriptions match)
  * are the webhook_attempts projection's (projections/webhook-attempts.ts), so new deliveries
  * never wait behind their bookkeeping; this one reads an attempt only for a test ping's
- * delivery row. A batch costs one statement per table.
+ * delivery row. A redelivery request (WebhookRedeliveryRequested) adds new deliveries, due at
+ * once, copied from their originals (earlier in the log, so there in a rebuild too). A batch
+ * costs one statement per table.
  */
 import { EventEmitter } from 'node:events';
 import type { Knex } from 'knex';

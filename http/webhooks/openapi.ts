@@ -1,5 +1,6 @@
 /** Credit webhook subscriptions and their delivery log (/v3/connect/webhooks*) in the OpenAPI document. */
 import { jsonSchemaOf } from '../../domain/schema/json-schema.js';
+import { SubscriptionCreateCodec, SubscriptionPatchCodec } from '../../domain/webhooks/input.js';
 import { RedeliveryRequestCodec } from '../../domain/webhooks/redelivery.js';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks/values.js';
 import { connectSecurity } from '../connect/openapi.js';
@@ -23,10 +24,8 @@ const writeErrors = errorResponses.connect([400, 403, 404, 409, 413, 415, 500, 5
 export const webhooksDocument: FamilyDocument = {
   tag: { name: 'Webhooks', description: 'Webhook subscriptions (credit, purchase and sales-document status events) and their delivery log. Connect authentication.' },
   schemas: {
-    WebhookSubscriptionInput: obj(
-      { webhookUrl: { type: 'string', format: 'uri', maxLength: 2048 }, events: arr(enumOf(EVENTS), { minItems: 1 }) },
-      { secretKey: { type: 'string', maxLength: 256 }, signatureAlgorithm: enumOf(['sha256', 'sha512']), description: { type: 'string', maxLength: 500 } },
-    ),
+    WebhookSubscriptionInput: jsonSchemaOf(SubscriptionCreateCodec),
+    WebhookSubscriptionPatch: { ...jsonSchemaOf(SubscriptionPatchCodec), description: 'Any of the creation fields, and `active`; at least one' },
     WebhookSubscription: obj({
       id: str,
       webhookUrl: str,
@@ -80,7 +79,7 @@ export const webhooksDocument: FamilyDocument = {
         operationId: 'webhooksUpdate',
         summary: 'Update a subscription',
         parameters: [id, ...writeParams],
-        requestBody: { required: true, content: { 'application/json': { schema: { ...ref('WebhookSubscriptionInput'), description: 'Any of the creation fields, and `active`' } } } },
+        requestBody: { required: true, content: { 'application/json': { schema: ref('WebhookSubscriptionPatch') } } },
         responses: { 200: response('Updated', envelope(ref('WebhookSubscription'))), ...writeErrors },
       }),
       delete: op({ operationId: 'webhooksDelete', summary: 'Delete a subscription', parameters: [id, ...writeParams], responses: { 200: response('Deleted', envelope(obj({ id: str, deleted: constant(true) }))), ...writeErrors } }),

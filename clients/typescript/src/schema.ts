@@ -2279,13 +2279,36 @@ export interface components {
             failureReason: string | null;
         };
         WebhookSubscriptionInput: {
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description https (production); no credentials; a public address
+             */
             webhookUrl: string;
             events: ("isv.credits.allowance.changed" | "isv.credits.allowance.paused" | "isv.credits.allowance.resumed" | "isv.credits.allowance.expired" | "isv.credits.company.threshold" | "isv.credits.company.exhausted" | "isv.credits.pool.low" | "isv.credits.pool.exhausted" | "isv.credits.consumption.reversed" | "isv.credits.bulk.completed" | "purchase.invoice.stored" | "document.status.changed")[];
+            /** @description Write-only: never returned */
             secretKey?: string;
+            /**
+             * @default sha256
+             * @enum {string}
+             */
+            signatureAlgorithm: "sha256" | "sha512";
+            description?: string | null;
+        };
+        /** @description Any of the creation fields, and `active`; at least one */
+        WebhookSubscriptionPatch: {
+            /**
+             * Format: uri
+             * @description https (production); no credentials; a public address
+             */
+            webhookUrl?: string;
+            events?: ("isv.credits.allowance.changed" | "isv.credits.allowance.paused" | "isv.credits.allowance.resumed" | "isv.credits.allowance.expired" | "isv.credits.company.threshold" | "isv.credits.company.exhausted" | "isv.credits.pool.low" | "isv.credits.pool.exhausted" | "isv.credits.consumption.reversed" | "isv.credits.bulk.completed" | "purchase.invoice.stored" | "document.status.changed")[];
+            /** @description A new secret rotates it; null removes it (deliveries are then unsigned) */
+            secretKey?: string | null;
             /** @enum {string} */
             signatureAlgorithm?: "sha256" | "sha512";
-            description?: string;
+            description?: string | null;
+            /** @description false pauses the subscription (nothing is delivered), true resumes it */
+            active?: boolean;
         };
         WebhookSubscription: {
             id: string;
@@ -11919,7 +11942,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookSubscriptionInput"];
+                "application/json": components["schemas"]["WebhookSubscriptionPatch"];
             };
         };
         responses: {
