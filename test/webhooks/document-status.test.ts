@@ -161,3 +161,45 @@ describe('webhooks: document.status.changed', function () {
     expect(log.json.data.items[0]).to.deep.include({ eventType: TYPE, outcome: 'delivered', attempts: 2, eventId: flaky.received[0]!.body.eventId });
   });
 });
+
+describe('webhooks: document.status.changed with the service running (system clock, every worker)', function () {
+  this.timeout(60000);
+  let t: TestService;
+  let hooks: Receiver;
+
+  before(async () => {
+    t = await startTestService({
+      config: (c) => ({ ...c, webhooks: { ...c.webhooks, allowPrivateTargets: true, workerIntervalMs: 100 }, delivery: { ...c.delivery, sandboxFinalResultAfterMs: 0 } }),
+    });
+    hooks = await startReceiver(new ManualClock(new Date()));
+  });
+  after(async () => {
+    await t.close();
+    await hooks.close();
+  });
+
+  it("a buyer's rejection in the sandbox reaches the seller's receiver as final_invalid with BUYER_REJECTED, with no one driving the worker", async () => {
+    const u = await unifyTenant(t);
+    const route = hooks.route();
+    await subscribe(webhooksClient(t, u.apiKey), { webhookUrl: route.url, events: [TYPE], secretKey: 'live-secret' });
+    const r = await u.submit(u.request(uaeInvoice({ documentNumber: freshNumber('SBX-BUYER-REJECT') })));
+    expect(r.status, r.text).to.equal(200);
+    const documentId = r.json.documentId as string;
+    const started = Date.now();
+    const deadline = started + 30_000;
+    const final = () => route.received.find((x) => x.body.data.data.documentId === documentId && x.body.data.data.isTerminal);
+    while (!final() && Date.now() < deadline) await new Promise((res) => setTimeout(res, 25));
+    const got = final();
+    expect(got, `received: ${JSON.stringify(route.received.map((x) => x.body.data.data.state))}`).to.not.equal(undefined);
+    // The time from the submit's answer to the final change at the receiver (a figure, not a bound).
+    console.log(`      submit → final_invalid at the receiver: ${Date.now() - started} ms`);
+    expect(got!.headers['x-webhook-signature']).to.equal(createHmac('sha256', 'live-secret').update(got!.raw).digest('hex'));
+    const data = got!.body.data.data;
+    expect(data).to.deep.include({ documentId, state: 'final_invalid', isTerminal: true, environment: 'sandbox' });
+    expect(data.errors[0]).to.include({ code: 'BUYER_REJECTED', source: 'government' });
+    expect(data.step).to.deep.include({ name: 'Final Invalid', status: 'Invalid' });
+    const status = await u.status(documentId, 'status');
+    expect(status.json.data.state).to.equal('final_invalid');
+    expect(data.errors).to.deep.equal(status.json.data.errors);
+  });
+});
