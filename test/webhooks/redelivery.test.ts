@@ -7,6 +7,9 @@
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { ManualClock } from '../../platform/clock.js';
+import { rebuildProjection } from '../../projections/rebuild.js';
+import { webhookAttemptsProjection } from '../../projections/webhook-attempts.js';
+import { webhooksProjection } from '../../projections/webhooks.js';
 import { call, startTestService, type TestService } from '../support/http.js';
 import { uaeInvoice, unifyTenant, type UnifyTenant } from '../unify/support.js';
 import { WEBHOOKS, drive, startReceiver, subscribe, webhooksClient, type Receiver } from './support.js';
@@ -139,6 +142,16 @@ describe('webhooks: redelivery', function () {
     expect(skipping.json.data.skipped).to.deep.equal([{ deliveryId: bounded.json.data.deliveries[0].redeliveryOf, eventId: eventIds[1], reason: 'pending' }]);
     expect(skipping.json.data.deliveries.map((d: { eventId: string }) => d.eventId)).to.deep.equal([eventIds[0], eventIds[2]]);
     await later(1000);
+    // A rebuild of both webhook projections recreates the same log: the same deliveries and
+    // redeliveries with their ids, attempts and outcomes; nothing is sent again.
+    const log = (await w.get(id, '/deliveries?limit=100')).json.data.items;
+    expect(log).to.have.length(3 + 2 + 1 + 2);
+    await rebuildProjection(t.service.deps.knex, t.service.runtime.store, webhooksProjection);
+    await rebuildProjection(t.service.deps.knex, t.service.runtime.store, webhookAttemptsProjection);
+    expect((await w.get(id, '/deliveries?limit=100')).json.data.items).to.deep.equal(log);
+    const sent = route.received.length;
+    await later(30 * 60_000);
+    expect(route.received).to.have.length(sent);
     // Nothing in range: 200, nothing queued.
     const none = await redeliver(u.apiKey, id, { since: new Date(clock.now().getTime() - 1000).toISOString() });
     expect(none.status, none.text).to.equal(200);
