@@ -188,7 +188,8 @@ export function webhooksFamily(): FamilyRoutes {
         await redeliveryLimit(ctx);
         await next();
       };
-      router.post('/:id/redeliveries', writeAccess, connectErrors, acceptRedelivery, idem, async (ctx) => {
+      // connectErrors twice: around the checks, and inside the idempotency record (as the other writes).
+      router.post('/:id/redeliveries', writeAccess, connectErrors, acceptRedelivery, idem, connectErrors, async (ctx) => {
         const { row, now, request } = ctx.state.redelivery as { row: SubscriptionRow; now: Date; request: RedeliveryRequest };
         const outcome = await requestRedelivery(
           { store: deps.store, knex: deps.knex },
