@@ -18,6 +18,8 @@ export interface Config {
   projections: { batchSize: number; batchBytes: number; waitTimeoutMs: number; stalledAfterMs: number };
   /** Connect requests per second per workspace (token bucket; 0 disables) and burst size. */
   connectRateLimit: { perSecond: number; burst: number };
+  /** Dry runs of Unify submissions (POST /api/v3/unify/dry-run) per workspace and minute (0 disables). */
+  dryRunRateLimit: { perMinute: number };
   /** Back-pressure (http/write-limit.ts): write requests executing at once (0: no limit), waiting at most, longest wait. */
   writeLimit: { concurrency: number; queueLength: number; queueTimeoutMs: number };
   /** Where the invoice query finds documents (readmodels/search). */
@@ -300,6 +302,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perSecond: intFrom('CONNECT_RATE_LIMIT_PER_SECOND', 100, env),
       burst: intFrom('CONNECT_RATE_LIMIT_BURST', 200, env),
     },
+    dryRunRateLimit: { perMinute: intFrom('UNIFY_DRY_RUN_PER_MINUTE', 60, env) },
     writeLimit: {
       concurrency: intFrom('WRITE_CONCURRENCY', 32, env),
       queueLength: intFrom('WRITE_QUEUE_LENGTH', 256, env),

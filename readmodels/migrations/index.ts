@@ -27,6 +27,7 @@ import { purchasesReceiverCountryMigration } from './0080_purchases_receiver_cou
 import { searchServiceValuesMigration } from './0090_search_service_values.js';
 import { searchSupplierCountryMigration } from './0091_search_supplier_country.js';
 import { myinvoisMigration } from './0130_myinvois.js';
+import { webhookRedeliveriesMigration } from './0145_webhook_redeliveries.js';
 
 interface Migration {
   name: string;
@@ -65,6 +66,7 @@ export const migrations: readonly Migration[] = [
   searchServiceValuesMigration,
   searchSupplierCountryMigration,
   myinvoisMigration,
+  webhookRedeliveriesMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {
