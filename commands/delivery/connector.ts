@@ -8,6 +8,8 @@ import type { Destination } from '../../domain/delivery/policy.js';
 
 export interface DeliveryRequest {
   documentId: string;
+  /** The workspace the document belongs to (a destination's credentials may be per company). */
+  workspaceId?: string | null;
   uuid: string;
   attempt: number;
   environment: string;
@@ -23,7 +25,15 @@ export interface DeliveryRequest {
 
 export type DeliveryAnswer =
   /** Received. `final` when the destination decides at once; else `finalResultDueAt` says when to ask. */
-  | { kind: 'delivered'; government: Record<string, unknown>; final: FinalResult | null; finalResultDueAt: string | null; alreadyReceived: boolean }
+  | {
+      kind: 'delivered';
+      government: Record<string, unknown>;
+      final: FinalResult | null;
+      finalResultDueAt: string | null;
+      alreadyReceived: boolean;
+      /** The document as the destination returned it (ZATCA's cleared invoice): stored as the document's XML instead of the one sent. */
+      xml?: Buffer | null;
+    }
   /** Refused for good (rejected by the authority, unknown receiving participant). */
   | { kind: 'refused'; government: Record<string, unknown> | null; errors: DocumentErrorItem[] }
   /** Not delivered this time; `outcomeUnknown` when the destination may have received it (a time-out). */

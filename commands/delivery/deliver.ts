@@ -202,6 +202,7 @@ function request(h: DocumentHistory, attempt: number, xml: Buffer | null, invoic
   const s = h.submitted;
   return {
     documentId: s.documentId,
+    workspaceId: h.ctx.workspaceId ?? null,
     uuid: s.uuid,
     attempt,
     environment: s.environment,
@@ -484,7 +485,8 @@ async function attemptDelivery(deps: DeliveryDeps, h: DocumentHistory): Promise<
               }).bytes
             : null;
         // Artifacts produced on delivery are stored by hash with the Delivered event.
-        const chained = chainedXml ? artifactOf(chainedXml) : null;
+        // A destination that returns the document as it accepted it (ZATCA's cleared invoice) has that stored.
+        const chained = answer.xml ? artifactOf(answer.xml) : chainedXml ? artifactOf(chainedXml) : null;
         const tdd = tddXml ? artifactOf(tddXml) : null;
         const artifacts = [chained, tdd].filter((a): a is Artifact => a !== null);
         return await recordAnswer(

@@ -15,16 +15,7 @@
  */
 import * as t from 'io-ts';
 
-/** The published base URLs of ZATCA's three environments. */
-export const ZATCA_BASE_URLS = {
-  /** Developer portal (sandbox): any CSR, fixed test OTP; nothing is recorded. */
-  'developer-portal': 'https://gw-fatoora.zatca.gov.sa/e-invoicing/developer-portal',
-  /** Simulation: onboarding and submissions as in production, without legal effect. */
-  simulation: 'https://gw-fatoora.zatca.gov.sa/e-invoicing/simulation',
-  /** Production ("core"). */
-  production: 'https://gw-fatoora.zatca.gov.sa/e-invoicing/core',
-} as const;
-export type ZatcaEnvironment = keyof typeof ZATCA_BASE_URLS;
+// The published base URLs per environment are in platform/config.ts (ZATCA_PUBLISHED_BASE_URLS).
 
 /** The body of every invoice call (compliance check, clearance, reporting). */
 export interface ZatcaInvoiceRequest {
