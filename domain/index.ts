@@ -3,6 +3,7 @@
  * Entry points that fold arbitrary streams (the audit CLI) import this module.
  */
 import './delivery/zatca-chain.js';
+import './zatca/egs-unit.js';
 import './document/document.js';
 import './document/mapping-sample.js';
 import './document/number-claim.js';

@@ -14,9 +14,9 @@
  * - QR: Base64 of the TLV fields 1 seller name, 2 VAT number, 3 timestamp, 4 total with VAT,
  *   5 VAT total, 6 invoice hash, in AdditionalDocumentReference ID QR.
  *
- * No cryptographic stamp: there are no keys here, so there is no XAdES signature (UBLExtensions,
- * cac:Signature) and the QR has no tags 7-9 (ECDSA signature, public key, certificate signature).
- * Adding the stamp later does not change the hash, which excludes those parts by definition.
+ * This generator writes the unsigned invoice. The cryptographic stamp (the XAdES signature in
+ * UBLExtensions, cac:Signature and QR tags 7-9) is added by domain/zatca/stamp.ts with the keys of
+ * the seller's EGS unit; it does not change the hash, which excludes those parts by definition.
  */
 import { createHash } from 'node:crypto';
 import type { CoreDocument, CoreParty } from './core-document.js';
