@@ -15,6 +15,7 @@ import { sandboxConnectors } from '../../commands/delivery/sandbox-connectors.js
 import { sandboxPeppolNetwork } from '../../commands/purchases/sandbox-network.js';
 import { createAccessPoint, withAccessPoint, type AccessPoint } from '../../commands/peppol/access-point.js';
 import type { PeppolDiscovery } from '../../commands/peppol/discovery/index.js';
+import { createZatcaConnector, withZatca } from '../../commands/zatca/production.js';
 import { creditProcesses } from './credits-processes.js';
 import { deliveryReactor, deliveryWorker } from './delivery.js';
 import type { Reactor, Worker } from './reactor.js';
@@ -45,7 +46,12 @@ export function serviceProcesses(deps: ProcessDeps, options: { peppolDiscovery?:
   const network = sandboxPeppolNetwork({ store: deps.store, knex: deps.knex, clock: deps.clock, maxXmlBytes: deps.config.purchases.maxXmlBytes });
   // Production PEPPOL documents leave through the access point when it is configured; the sandbox is unchanged.
   const accessPoint = createAccessPoint({ config: deps.config, knex: deps.knex, store: deps.store, clock: deps.clock }, { discovery: options.peppolDiscovery, peppol: deps.peppol });
-  const connectors = withAccessPoint(sandboxConnectors(deps.knex, deps.clock, { latencyMs: d.sandboxLatencyMs, finalResultAfterMs: d.sandboxFinalResultAfterMs }, network), accessPoint);
+  // Production SA documents go to ZATCA's API when ZATCA_ENVIRONMENT is set.
+  const zatca = createZatcaConnector({ config: deps.config, store: deps.store, clock: deps.clock });
+  const connectors = withZatca(
+    withAccessPoint(sandboxConnectors(deps.knex, deps.clock, { latencyMs: d.sandboxLatencyMs, finalResultAfterMs: d.sandboxFinalResultAfterMs }, network), accessPoint),
+    zatca,
+  );
   const delivery: DeliveryDeps = {
     store: deps.store,
     clock: deps.clock,
