@@ -21,6 +21,8 @@ export interface DeliveryRequest {
   xml: Buffer | null;
   /** Saudi Arabia: the invoice hash of this XML (the authority checks the chain). */
   invoiceHash?: string | null;
+  /** Saudi Arabia: the EGS unit whose key stamped this XML (its CSID authenticates the call); null when unstamped. */
+  zatcaEgsUnitId?: string | null;
 }
 
 export type DeliveryAnswer =

@@ -32,7 +32,8 @@ import { v5 as uuidv5 } from 'uuid';
 import { generateInvoiceXml, generateTaxDataDocument, type CoreDocument } from '../../domain/artifacts/index.js';
 import { destinationFor, retryDelayMs } from '../../domain/delivery/policy.js';
 import { DeliverySnapshotTaken, deliverySnapshotStream, type DeliverySnapshot } from '../../domain/delivery/snapshot.js';
-import { nextLink, ZatcaInvoiceChained, type ZatcaLink } from '../../domain/delivery/zatca-chain.js';
+import { nextLink, ZatcaInvoiceChained, zatcaSellerChainStream, zatcaUnitChainStream, type ZatcaLink } from '../../domain/delivery/zatca-chain.js';
+import { zatcaStamper } from '../../domain/zatca/stamp.js';
 import {
   DeliveryFailed,
   Delivered,
@@ -52,6 +53,8 @@ import { artifactOf, DuplicateEventError, WrongExpectedVersionError, type Artifa
 import { artifactBytes, readSubmission } from '../submissions.js';
 import { CONFLICT_RETRY_BUDGET_MS, ConcurrencyConflictError, conflictBackoff, eventMetadata, foldRecorded, loadAggregate, seededEventId, type CommandContext, type Loaded } from '../execute.js';
 import type { ConnectorRegistry, DeliveryRequest } from './connector.js';
+import type { SecretBox } from '../webhooks/secrets.js';
+import { sellerSigningMaterial } from '../zatca/egs-units.js';
 
 export interface DeliveryPolicy {
   maxAttempts: number;
@@ -70,6 +73,11 @@ export interface DeliveryDeps {
   clock: Clock;
   connectors: ConnectorRegistry;
   policy: DeliveryPolicy;
+  /**
+   * Saudi stamping: opens the keys of the sellers' EGS units (see commands/zatca/egs-units.ts).
+   * Without it, Saudi invoices go unstamped, chained per seller.
+   */
+  zatca?: { secrets: SecretBox };
 }
 
 export type DeliveryOutcome = 'delivered' | 'final' | 'retry_scheduled' | 'failed' | 'skipped';
@@ -198,7 +206,7 @@ function lastOfType<A>(events: RecordedEvent[], def: EventDefinition<A>): A | nu
   return null;
 }
 
-function request(h: DocumentHistory, attempt: number, xml: Buffer | null, invoiceHash: string | null): DeliveryRequest {
+function request(h: DocumentHistory, attempt: number, xml: Buffer | null, invoiceHash: string | null, zatcaEgsUnitId: string | null = null): DeliveryRequest {
   const s = h.submitted;
   return {
     documentId: s.documentId,
@@ -212,21 +220,28 @@ function request(h: DocumentHistory, attempt: number, xml: Buffer | null, invoic
     coreDocument: s.coreDocument,
     xml,
     invoiceHash,
+    zatcaEgsUnitId,
   };
 }
 
 /**
- * Saudi invoices join their seller's chain on delivery: counter and previous hash from the
- * chain's last link, appended with that link's revision. A document already chained (an
- * attempt that crashed after chaining) gets its original link back, and the same XML.
+ * Saudi invoices join their chain on delivery: counter and previous hash from the chain's last
+ * link, appended with that link's revision. A seller whose EGS unit holds a production CSID has
+ * its invoices stamped with the unit's key and chained per unit (ZATCA counts per EGS unit); the
+ * stamped XML is appended with the link as an artifact. A seller without one keeps today's
+ * unstamped chain per seller (the sandbox). A document already chained (an attempt that crashed
+ * after chaining) gets its original link back, and the same XML.
  */
-async function chainZatcaInvoice(deps: DeliveryDeps, h: DocumentHistory): Promise<{ xml: Buffer; invoiceHash: string }> {
+async function chainZatcaInvoice(deps: DeliveryDeps, h: DocumentHistory): Promise<{ xml: Buffer; invoiceHash: string; egsUnitId: string | null }> {
   const s = h.submitted;
-  const sellerVat = (s.coreDocument as CoreDocument)?.parties?.seller?.taxIds?.[0]?.value ?? s.sourceName;
-  const chainStream = `zatcachain-${createHash('sha256').update(`${h.ctx.workspaceId}\n${s.environment}\n${String(sellerVat)}`).digest('hex')}`;
+  const sellerVat = String((s.coreDocument as CoreDocument)?.parties?.seller?.taxIds?.[0]?.value ?? s.sourceName);
+  const signer = deps.zatca ? await sellerSigningMaterial({ store: deps.store, secrets: deps.zatca.secrets }, { workspaceId: String(h.ctx.workspaceId), environment: s.environment, sellerVat }) : null;
+  const egsUnitId = signer?.egsUnitId ?? null;
+  const chainStream = signer ? zatcaUnitChainStream(signer.egsUnitId) : zatcaSellerChainStream(h.ctx.workspaceId, s.environment, sellerVat);
   const eventId = uuidv5(`${s.documentId}:zatca-link`, CHAIN_NAMESPACE);
-  const xmlFor = (link: { counter: number; previousInvoiceHash: string }) =>
-    generateInvoiceXml({
+  const stamp = signer ? zatcaStamper(signer, deps.clock.now()) : undefined;
+  const xmlFor = (link: { counter: number; previousInvoiceHash: string }) => {
+    const xml = generateInvoiceXml({
       country: 'SA',
       documentType: s.documentType,
       document: s.coreDocument as CoreDocument,
@@ -234,35 +249,50 @@ async function chainZatcaInvoice(deps: DeliveryDeps, h: DocumentHistory): Promis
       issueTimestamp: s.submittedAt ?? undefined,
       invoiceCounter: link.counter,
       previousInvoiceHash: link.previousInvoiceHash,
+      stamp,
     });
+    return { bytes: xml.bytes, hash: xml.hash!, stamped: stamp ? artifactOf(xml.bytes) : null };
+  };
+  /** The XML of a link written before: its stamped artifact, or the unstamped XML made again. */
+  const xmlOf = async (link: ZatcaLink) => {
+    if (link.stampedXml) {
+      const stored = (await deps.store.readArtifacts([link.stampedXml])).get(link.stampedXml);
+      if (!stored) throw new Error(`the stamped XML ${link.stampedXml} of document ${link.documentId} is missing from the artifact store`);
+      return { xml: stored, invoiceHash: link.invoiceHash, egsUnitId: link.egsUnitId ?? null };
+    }
+    const again = xmlFor(link);
+    return { xml: again.bytes, invoiceHash: again.hash, egsUnitId: null };
+  };
   for (let attempt = 0; attempt < 20; attempt++) {
     const [lastEvent] = await deps.store.readStream(chainStream, { backwards: true, maxCount: 1 });
     const last = lastEvent ? (decodeEventData(ZatcaInvoiceChained, lastEvent.schemaVersion, lastEvent.data) as ZatcaLink) : null;
-    if (last?.documentId === s.documentId) {
-      const xml = xmlFor(last);
-      return { xml: xml.bytes, invoiceHash: xml.hash! };
-    }
+    if (last?.documentId === s.documentId) return xmlOf(last);
     const link = nextLink(last);
     const xml = xmlFor(link);
-    const data: ZatcaLink = { documentId: s.documentId, counter: link.counter, invoiceHash: xml.hash!, previousInvoiceHash: link.previousInvoiceHash };
+    const data: ZatcaLink = {
+      documentId: s.documentId,
+      counter: link.counter,
+      invoiceHash: xml.hash,
+      previousInvoiceHash: link.previousInvoiceHash,
+      ...(xml.stamped ? { egsUnitId: egsUnitId!, stampedXml: xml.stamped.sha256 } : {}),
+    };
     try {
       const appended = await deps.store.append(
         chainStream,
         [{ id: eventId, type: ZatcaInvoiceChained.type, schemaVersion: ZatcaInvoiceChained.version, data, metadata: eventMetadata(h.ctx) }],
         lastEvent ? lastEvent.revision : 'no_stream',
+        xml.stamped ? { artifacts: [xml.stamped] } : undefined,
       );
-      if (!appended.replayed) return { xml: xml.bytes, invoiceHash: xml.hash! };
+      if (!appended.replayed) return { xml: xml.bytes, invoiceHash: xml.hash, egsUnitId };
       // Chained by an earlier attempt further back in the chain: use that link.
       const [original] = await deps.store.readStream(chainStream, { fromRevision: appended.nextExpectedRevision, maxCount: 1 });
-      const link0 = decodeEventData(ZatcaInvoiceChained, original!.schemaVersion, original!.data) as ZatcaLink;
-      const again = xmlFor(link0);
-      return { xml: again.bytes, invoiceHash: again.hash! };
+      return xmlOf(decodeEventData(ZatcaInvoiceChained, original!.schemaVersion, original!.data) as ZatcaLink);
     } catch (err) {
       if (err instanceof WrongExpectedVersionError) continue;
       throw err;
     }
   }
-  throw new Error(`could not extend the ZATCA chain of seller ${String(sellerVat)}: too much contention`);
+  throw new Error(`could not extend the ZATCA chain ${chainStream} of seller ${sellerVat}: too much contention`);
 }
 
 /** The snapshot of a document after a step (see domain/delivery/snapshot.ts). */
@@ -443,13 +473,15 @@ async function attemptDelivery(deps: DeliveryDeps, h: DocumentHistory): Promise<
     let xml = s.country === 'SA' ? null : await h.xml();
     let invoiceHash: string | null = null;
     let chainedXml: Buffer | null = null;
+    let egsUnitId: string | null = null;
     if (s.country === 'SA') {
       const chained = await chainZatcaInvoice(deps, h);
       xml = chainedXml = chained.xml;
       invoiceHash = chained.invoiceHash;
+      egsUnitId = chained.egsUnitId;
     }
     // Settled either way, so a rejection is never left unhandled while the start is appended.
-    const sending = connector.deliver(request(h, attempt, xml, invoiceHash)).then(
+    const sending = connector.deliver(request(h, attempt, xml, invoiceHash, egsUnitId)).then(
       (answer) => ({ answer }),
       (error: unknown) => ({ error }),
     );

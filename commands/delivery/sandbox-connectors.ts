@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { FinalResult } from '../../domain/document/document.js';
+import { verifyStamp } from '../../domain/zatca/stamp.js';
 import { sandboxScenario, type Destination, type SandboxScenario } from '../../domain/delivery/policy.js';
 import type { Clock } from '../../platform/clock.js';
 import { turnBatcher } from '../../platform/batching.js';
@@ -105,6 +106,9 @@ abstract class SandboxConnector implements Connector {
   }
 }
 
+const STAMP_MARK = Buffer.from('<ext:UBLExtensions');
+const hasStamp = (xml: Buffer) => xml.includes(STAMP_MARK);
+
 class ZatcaSandbox extends SandboxConnector {
   readonly name = 'zatca-sandbox';
   readonly destination = 'ZATCA' as const;
@@ -118,6 +122,16 @@ class ZatcaSandbox extends SandboxConnector {
       invoiceHash: request.invoiceHash ?? null,
       submittedAt: now.toISOString(),
     };
+    // A stamped invoice is checked as the authority checks it: hash, signature, certificate digest, QR.
+    const problems = request.xml && hasStamp(request.xml) ? verifyStamp(request.xml.toString('utf8')) : [];
+    if (problems.length > 0) {
+      const errorMessages = problems.map((p) => ({ type: 'ERROR', code: p.code, category: 'SIGNATURE_ERRORS', message: `${p.path}: ${p.message}`, status: 'ERROR' }));
+      return {
+        kind: 'refused',
+        government: { ...base, result: 'REJECTED', status: 'INVALID', validationResults: { status: 'ERROR', infoMessages: [], warningMessages: [], errorMessages } },
+        errors: problems.map((p) => ({ code: p.code, message: p.message, path: [p.path], source: 'government' as const })),
+      };
+    }
     if (scenario === 'reject') {
       const errorMessages = [{ type: 'ERROR', code: 'BR-KSA-37', category: 'KSA', message: 'The seller VAT registration number is not valid for this invoice', status: 'ERROR' }];
       return {

@@ -19,6 +19,11 @@
  *   signingMaterial(deps, unit, 'compliance' | 'production') → the private key and certificate that stamp invoices
  *   sellerSigningMaterial(deps, { workspaceId, environment, sellerVat }) → the production material of the unit
  *                                                       signing that seller's invoices, or null (no unit / no CSID)
+ *   egsSecretBox(config)                              → the `secrets` of deps, for every entry point
+ *
+ * Delivery (commands/delivery/deliver.ts) stamps a Saudi invoice with sellerSigningMaterial and
+ * hands the connector `zatcaEgsUnitId` with the stamped XML: a production connector opens the
+ * unit's production CSID with csidCredentials to authenticate its call.
  *
  * Private keys and CSID secrets enter the log sealed by `deps.secrets` (AES-256-GCM, bound to the
  * unit), as webhook signing secrets are, and are opened only to sign or to call the API.
@@ -46,7 +51,15 @@ import type { EventStore } from '../../platform/eventstore/port.js';
 import { execute, loadAggregate, type CommandContext } from '../execute.js';
 import type { SecretBox } from '../webhooks/secrets.js';
 
-export { secretBox as zatcaSecretBox } from '../webhooks/secrets.js';
+import { secretBox } from '../webhooks/secrets.js';
+import type { Config } from '../../platform/config.js';
+
+/**
+ * The box that seals the units' private keys and CSID secrets: AES-256-GCM under the service's
+ * secret-encryption key (WEBHOOK_SECRET_ENCRYPTION_KEY; its public development key when unset),
+ * each value bound to its unit. Every entry point (delivery, the admin CLI) must use this one.
+ */
+export const egsSecretBox = (config: Pick<Config, 'webhooks'>): SecretBox => secretBox(config.webhooks.secretEncryptionKey);
 export type { EgsUnit, EgsKey, CsrSubject, ZatcaEgsEnvironment };
 
 export interface EgsUnitDeps {

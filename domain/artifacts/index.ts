@@ -16,7 +16,7 @@ import { buildPeppolBisDocument } from './peppol-bis.js';
 import { pintAeContext, writePintAeDocument } from './pint-ae.js';
 import { buildTaxDataDocument, type TaxDataDocumentOptions } from './tdd-ae.js';
 import { newXmlDocument, serialize, xmlOutput, type XmlOutput } from './xml.js';
-import { buildZatcaInvoice } from './zatca.js';
+import { buildZatcaInvoice, type ZatcaStamper } from './zatca.js';
 
 export type * from './core-document.js';
 export { complianceIdentifiers, type ComplianceIdentifiers } from './compliance.js';
@@ -36,7 +36,7 @@ export {
   XRECHNUNG_CUSTOMIZATION_ID,
 } from './peppol-bis.js';
 export { TDD_CUSTOMIZATION_ID, TDD_PROFILE_ID, TDD_NAMESPACE, type TaxDataDocumentOptions } from './tdd-ae.js';
-export { ZATCA_INITIAL_PREVIOUS_INVOICE_HASH, ZATCA_PROFILE_ID, decodeZatcaQr, zatcaQrPayload } from './zatca.js';
+export { ZATCA_INITIAL_PREVIOUS_INVOICE_HASH, ZATCA_PROFILE_ID, decodeZatcaQr, zatcaQrPayload, type ZatcaStamper } from './zatca.js';
 
 /** Countries with an XML generator. */
 export const ARTIFACT_COUNTRIES = ['AE', 'SA', 'MY', 'BE', 'DE'] as const;
@@ -60,6 +60,8 @@ export interface GenerateInvoiceXmlInput {
   previousInvoiceHash?: string;
   /** SA: the invoice counter value (ICV) of this document in the seller's chain; default 1. */
   invoiceCounter?: number;
+  /** SA: the cryptographic stamp (domain/zatca/stamp.ts `zatcaStamper`); absent: unstamped. */
+  stamp?: ZatcaStamper;
 }
 
 export interface GeneratedXml extends XmlOutput {
@@ -88,6 +90,7 @@ export function generateInvoiceXml(input: GenerateInvoiceXmlInput): GeneratedXml
         issueTimestamp: input.issueTimestamp,
         previousInvoiceHash: input.previousInvoiceHash,
         invoiceCounter: input.invoiceCounter,
+        stamp: input.stamp,
       });
     case 'MY':
       return buildMyInvoisInvoice({ doc, dt, uuid: input.uuid, issueTimestamp: input.issueTimestamp });

@@ -154,6 +154,14 @@ export function leaf(parent: XmlNode, name: string, value: string | number | und
   parent.children.push(`<${name}${attrs ? attributes(attrs) : ''}>${escapeText(text)}</${name}>`);
 }
 
+/**
+ * Inserts finished markup (well-formed, canonical, written as given) as the `index`-th child of
+ * `parent`: the ZATCA stamp, whose signed properties are hashed as written.
+ */
+export function insertMarkup(parent: XmlNode, index: number, markup: string): void {
+  parent.children.splice(index, 0, markup);
+}
+
 /** Appends an aggregate element and returns it. */
 export function branch(parent: XmlNode, name: string, attrs?: Attrs): XmlNode {
   return element(parent, name, attrs);

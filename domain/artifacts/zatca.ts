@@ -39,7 +39,7 @@ import {
   type ResolvedDocumentType,
 } from './normalize.js';
 import { billingReference, legalMonetaryTotal, partyTaxScheme, priceAmount, taxCategory, taxTotalAmountOnly, taxTotalWithBreakdown, type TaxCategoryOptions } from './ubl-parts.js';
-import { amount, branch, branchAfter, leaf, newXmlDocument, serialize, serializeHeadless, xmlOutput, ublRoot, type XmlNode, type XmlOutput } from './xml.js';
+import { amount, branch, branchAfter, insertMarkup, leaf, newXmlDocument, serialize, serializeHeadless, xmlOutput, ublRoot, type XmlNode, type XmlOutput } from './xml.js';
 
 export const ZATCA_PROFILE_ID = 'reporting:1.0';
 
@@ -144,6 +144,13 @@ function zatcaParty(parent: XmlNode, party: CoreParty | undefined): void {
   if (str(party.name)) leaf(branch(p, 'cac:PartyLegalEntity'), 'cbc:RegistrationName', party.name);
 }
 
+/**
+ * Stamps an invoice given its hash, the QR's tags 1-5 and whether it is simplified: answers the
+ * ext:UBLExtensions markup (declaring its own namespaces but cbc) and the QR payload with tags 1-9
+ * (see domain/zatca/stamp.ts).
+ */
+export type ZatcaStamper = (invoiceHash: string, qrTags1to5: readonly string[], simplified: boolean) => { ublExtensions: string; qr: string; signatureValue: string };
+
 export interface ZatcaInput {
   doc: CoreDocument;
   dt: ResolvedDocumentType;
@@ -151,6 +158,7 @@ export interface ZatcaInput {
   issueTimestamp?: string;
   previousInvoiceHash?: string;
   invoiceCounter?: number;
+  stamp?: ZatcaStamper;
 }
 
 export function buildZatcaInvoice(input: ZatcaInput): XmlOutput & { hash: string; qr: string } {
@@ -244,18 +252,28 @@ export function buildZatcaInvoice(input: ZatcaInput): XmlOutput & { hash: string
   // The hash covers the document as it stands: no UBLExtensions, no Signature, no QR yet.
   const hash = sha256Base64(serializeHeadless(xmlDoc));
   const seller = parties.seller;
-  const qr = zatcaQrPayload({
+  const qrFields: ZatcaQrFields = {
     sellerName: str(seller?.name) ?? '',
     vatNumber: taxIdOf(seller, ['VAT', 'TRN']) ?? '',
     timestamp: `${issueDate ?? ''}T${issueTime}`,
     totalWithVat: formatAmount(totals.taxInclusive),
     vatTotal: formatAmount(totals.tax),
     invoiceHash: hash,
-  });
+  };
+  const stamped = input.stamp?.(hash, [qrFields.sellerName, qrFields.vatNumber, qrFields.timestamp, qrFields.totalWithVat, qrFields.vatTotal], dt.simplified) ?? null;
+  const qr = stamped ? stamped.qr : zatcaQrPayload(qrFields);
   // The QR reference goes to its place in the XSD sequence, right after PIH.
   const qrRef = branchAfter(root, pih, 'cac:AdditionalDocumentReference');
   leaf(qrRef, 'cbc:ID', 'QR');
   leaf(branch(qrRef, 'cac:Attachment'), 'cbc:EmbeddedDocumentBinaryObject', qr, { mimeCode: 'text/plain' });
+  if (stamped) {
+    // cac:Signature after the document references, before the parties (the UBL sequence); the
+    // signature itself in UBLExtensions, the root's first child.
+    const signature = branchAfter(root, qrRef, 'cac:Signature');
+    leaf(signature, 'cbc:ID', 'urn:oasis:names:specification:ubl:signature:Invoice');
+    leaf(signature, 'cbc:SignatureMethod', 'urn:oasis:names:specification:ubl:dsig:enveloped:xades');
+    insertMarkup(root, 0, stamped.ublExtensions);
+  }
 
   const xml = serialize(xmlDoc);
   return Object.assign(xmlOutput(xml), { hash, qr });

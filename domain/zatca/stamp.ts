@@ -27,7 +27,7 @@ import { DOMParser, XMLSerializer, type Document, type Element, type Node } from
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { Certificate } from '@peculiar/asn1-x509';
 import { C14nCanonicalization } from 'xml-crypto';
-import { decodeZatcaQr } from '../artifacts/zatca.js';
+import { decodeZatcaQr, type ZatcaStamper } from '../artifacts/zatca.js';
 
 export const NS = {
   invoice: 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2',
@@ -198,32 +198,42 @@ export function certificateSignatureBytes(certificateDer: Buffer): Buffer {
 }
 
 /**
- * Stamps an unsigned ZATCA invoice (as the generator writes it, with its QR of tags 1-6 or
- * without a QR): adds the signature, cac:Signature and the QR with tags 1-9 (1-8 for a standard
- * invoice). `signingTime` is passed in (this module reads no clock).
+ * The stamp of an invoice given its hash: the signature value, the ext:UBLExtensions markup
+ * (declaring its namespaces but cbc, which the invoice root declares) and the QR with tags 1-9
+ * (1-8 for a standard invoice). The generator calls it (generateInvoiceXml's `stamp`) once the
+ * hash is known, so a stamped invoice costs no parse. `signingTime` is passed in.
+ */
+export function zatcaStamper(key: StampKey, signingTime: Date | string): ZatcaStamper {
+  const cert = new X509Certificate(Buffer.from(key.certificate, 'base64'));
+  const publicKeyDer = cert.publicKey.export({ type: 'spki', format: 'der' });
+  const signedProperties = signedPropertiesXml(zatcaSigningTime(signingTime), key.certificate, cert);
+  let certificateSignature: Buffer | null = null;
+  return (invoiceHash, qrTags1to5, simplified) => {
+    const signatureValue = sign('sha256', Buffer.from(invoiceHash, 'base64'), key.privateKey).toString('base64');
+    const tags: (string | Buffer)[] = [...qrTags1to5.slice(0, 5), invoiceHash, signatureValue, publicKeyDer];
+    if (simplified) tags.push((certificateSignature ??= certificateSignatureBytes(cert.raw)));
+    return { ublExtensions: ublExtensionsXml(invoiceHash, signatureValue, key.certificate, signedProperties), qr: tlv(tags), signatureValue };
+  };
+}
+
+/**
+ * Stamps an unsigned ZATCA invoice given as text (one the generator wrote, with its QR of tags
+ * 1-6): adds the signature, cac:Signature and the QR with tags 1-9 (1-8 for a standard invoice).
+ * Parses the document; the generator's `stamp` does the same without parsing.
  */
 export function stampInvoice(unsignedXml: string, key: StampKey, signingTime: Date | string): StampResult {
   const doc = parse(unsignedXml);
   const root = doc.documentElement!;
   if (root.namespaceURI !== NS.invoice) throw new StampError('a ZATCA stamp goes on a UBL Invoice');
   if (children(root, NS.ext, 'UBLExtensions').length > 0 || children(root, NS.cac, 'Signature').length > 0) throw new StampError('the invoice is stamped already');
-  const cert = new X509Certificate(Buffer.from(key.certificate, 'base64'));
   const invoiceHash = invoiceHashOf(doc);
-  const hashBytes = Buffer.from(invoiceHash, 'base64');
-  const signatureValue = sign('sha256', hashBytes, key.privateKey).toString('base64');
-  const signedProperties = signedPropertiesXml(zatcaSigningTime(signingTime), key.certificate, cert);
-
-  // QR: tags 1-5 from the generator's QR; 6-9 from the stamp.
   const references = children(root, NS.cac, 'AdditionalDocumentReference');
   const qrRef = references.find(isQrReference);
   const qrObject = qrRef ? children(children(qrRef, NS.cac, 'Attachment')[0]!, NS.cbc, 'EmbeddedDocumentBinaryObject')[0] : undefined;
   if (!qrRef || !qrObject) throw new StampError('the invoice has no QR reference to complete');
   const basic = decodeZatcaQr(qrObject.textContent ?? '');
-  const tags: (string | Buffer)[] = [1, 2, 3, 4, 5].map((t) => basic.get(t) ?? '');
-  tags.push(invoiceHash, signatureValue, cert.publicKey.export({ type: 'spki', format: 'der' }));
-  if (isSimplified(doc)) tags.push(certificateSignatureBytes(cert.raw));
-  const qr = tlv(tags);
-  qrObject.textContent = qr;
+  const stamped = zatcaStamper(key, signingTime)(invoiceHash, [1, 2, 3, 4, 5].map((t) => basic.get(t) ?? ''), isSimplified(doc));
+  qrObject.textContent = stamped.qr;
 
   // cac:Signature after the document references (its place in the UBL sequence), before the parties.
   const signature = doc.createElementNS(NS.cac, 'cac:Signature');
@@ -236,16 +246,28 @@ export function stampInvoice(unsignedXml: string, key: StampKey, signingTime: Da
   root.insertBefore(signature, references[references.length - 1]!.nextSibling);
 
   // Parsed inside a wrapper that binds cbc as the invoice does, so the fragment declares nothing more.
-  const wrapper = parse(`<w xmlns:cbc="${NS.cbc}">${ublExtensionsXml(invoiceHash, signatureValue, key.certificate, signedProperties)}</w>`).documentElement!;
-  const extensions = children(wrapper, NS.ext, 'UBLExtensions')[0]!;
-  root.insertBefore(doc.importNode(extensions, true), root.firstChild);
+  const wrapper = parse(`<w xmlns:cbc="${NS.cbc}">${stamped.ublExtensions}</w>`).documentElement!;
+  root.insertBefore(doc.importNode(children(wrapper, NS.ext, 'UBLExtensions')[0]!, true), root.firstChild);
 
-  const body = new XMLSerializer().serializeToString(root);
-  const xml = `<?xml version="1.0" encoding="UTF-8"?>\n${body}`;
-  return { xml, bytes: Buffer.from(xml, 'utf8'), invoiceHash, signatureValue, qr };
+  const xml = `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(root)}`;
+  return { xml, bytes: Buffer.from(xml, 'utf8'), invoiceHash, signatureValue: stamped.signatureValue, qr: stamped.qr };
 }
 
+/** What a stamp check found wrong, by part. */
+export const StampProblemCodes = {
+  missing: 'ZATCA_STAMP_MISSING',
+  xml: 'ZATCA_STAMP_XML',
+  certificate: 'ZATCA_STAMP_CERTIFICATE',
+  invoiceHash: 'ZATCA_STAMP_INVOICE_HASH',
+  signature: 'ZATCA_STAMP_SIGNATURE',
+  signedProperties: 'ZATCA_STAMP_SIGNED_PROPERTIES',
+  certificateDigest: 'ZATCA_STAMP_CERTIFICATE_DIGEST',
+  ublSignature: 'ZATCA_STAMP_UBL_SIGNATURE',
+  qr: 'ZATCA_STAMP_QR',
+} as const;
+
 export interface StampProblem {
+  code: (typeof StampProblemCodes)[keyof typeof StampProblemCodes];
   /** Where: the element or QR tag at fault. */
   path: string;
   message: string;
@@ -262,11 +284,11 @@ export function verifyStamp(xml: string): StampProblem[] {
   try {
     doc = parse(xml);
   } catch (err) {
-    return [{ path: '/', message: (err as Error).message }];
+    return [{ code: StampProblemCodes.xml, path: '/', message: (err as Error).message }];
   }
   const root = doc.documentElement!;
   const dsSig = root.getElementsByTagNameNS(NS.ds, 'Signature')[0];
-  if (!children(root, NS.ext, 'UBLExtensions')[0] || !dsSig) return [{ path: 'ext:UBLExtensions', message: 'the invoice carries no cryptographic stamp' }];
+  if (!children(root, NS.ext, 'UBLExtensions')[0] || !dsSig) return [{ code: StampProblemCodes.missing, path: 'ext:UBLExtensions', message: 'the invoice carries no cryptographic stamp' }];
   const signedInfo = children(dsSig, NS.ds, 'SignedInfo')[0];
   const refs = signedInfo ? children(signedInfo, NS.ds, 'Reference') : [];
   const invoiceRef = refs.find((r) => r.getAttribute('URI') === '');
@@ -276,32 +298,32 @@ export function verifyStamp(xml: string): StampProblem[] {
   try {
     cert = new X509Certificate(Buffer.from(certText, 'base64'));
   } catch {
-    problems.push({ path: 'ds:KeyInfo/ds:X509Data/ds:X509Certificate', message: 'no readable certificate' });
+    problems.push({ code: StampProblemCodes.certificate, path: 'ds:KeyInfo/ds:X509Data/ds:X509Certificate', message: 'no readable certificate' });
   }
   const hash = invoiceHashOf(doc);
   const digest = textOf(invoiceRef, NS.ds, 'DigestValue');
-  if (digest !== hash) problems.push({ path: "ds:Reference[@Id='invoiceSignedData']/ds:DigestValue", message: `the invoice hash is ${hash}, the signature names ${digest ?? 'none'}` });
+  if (digest !== hash) problems.push({ code: StampProblemCodes.invoiceHash, path: "ds:Reference[@Id='invoiceSignedData']/ds:DigestValue", message: `the invoice hash is ${hash}, the signature names ${digest ?? 'none'}` });
   const signatureValue = (textOf(dsSig, NS.ds, 'SignatureValue') ?? '').replace(/\s/g, '');
   if (cert && !verify('sha256', Buffer.from(hash, 'base64'), cert.publicKey, Buffer.from(signatureValue, 'base64'))) {
-    problems.push({ path: 'ds:SignatureValue', message: "the signature does not verify over the invoice hash with the certificate's key" });
+    problems.push({ code: StampProblemCodes.signature, path: 'ds:SignatureValue', message: "the signature does not verify over the invoice hash with the certificate's key" });
   }
   const props = dsSig.getElementsByTagNameNS(NS.xades, 'SignedProperties')[0];
-  if (!props) problems.push({ path: 'xades:SignedProperties', message: 'no signed properties' });
+  if (!props) problems.push({ code: StampProblemCodes.signedProperties, path: 'xades:SignedProperties', message: 'no signed properties' });
   else {
     const written = xml.slice(xml.indexOf('<xades:SignedProperties'), xml.indexOf('</xades:SignedProperties>') + '</xades:SignedProperties>'.length);
-    if (textOf(propsRef, NS.ds, 'DigestValue') !== hexBase64(written)) problems.push({ path: "ds:Reference[@URI='#xadesSignedProperties']/ds:DigestValue", message: 'the signed properties do not match their digest' });
+    if (textOf(propsRef, NS.ds, 'DigestValue') !== hexBase64(written)) problems.push({ code: StampProblemCodes.signedProperties, path: "ds:Reference[@URI='#xadesSignedProperties']/ds:DigestValue", message: 'the signed properties do not match their digest' });
     const certDigest = props.getElementsByTagNameNS(NS.ds, 'DigestValue')[0]?.textContent ?? '';
-    if (certDigest !== certificateDigest(certText)) problems.push({ path: 'xades:CertDigest/ds:DigestValue', message: 'the certificate digest does not match the certificate' });
+    if (certDigest !== certificateDigest(certText)) problems.push({ code: StampProblemCodes.certificateDigest, path: 'xades:CertDigest/ds:DigestValue', message: 'the certificate digest does not match the certificate' });
   }
   const sigEl = children(root, NS.cac, 'Signature')[0];
   if (textOf(sigEl, NS.cbc, 'ID') !== UBL_SIGNATURE_ID || textOf(sigEl, NS.cbc, 'SignatureMethod') !== UBL_SIGNATURE_METHOD) {
-    problems.push({ path: 'cac:Signature', message: 'cac:Signature must name the invoice signature and the enveloped XAdES method' });
+    problems.push({ code: StampProblemCodes.ublSignature, path: 'cac:Signature', message: 'cac:Signature must name the invoice signature and the enveloped XAdES method' });
   }
   const qrRef = children(root, NS.cac, 'AdditionalDocumentReference').find(isQrReference);
   const qrText = qrRef ? (qrRef.getElementsByTagNameNS(NS.cbc, 'EmbeddedDocumentBinaryObject')[0]?.textContent ?? '') : '';
   const tags = decodeQrTags(qrText);
   const expectTag = (tag: number, value: Buffer | null, what: string) => {
-    if (value && !tags.get(tag)?.equals(value)) problems.push({ path: `QR tag ${tag}`, message: `QR tag ${tag} is not ${what}` });
+    if (value && !tags.get(tag)?.equals(value)) problems.push({ code: StampProblemCodes.qr, path: `QR tag ${tag}`, message: `QR tag ${tag} is not ${what}` });
   };
   expectTag(6, Buffer.from(hash, 'utf8'), 'the invoice hash');
   expectTag(7, Buffer.from(signatureValue, 'utf8'), 'the signature value');

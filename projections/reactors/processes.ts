@@ -11,6 +11,7 @@ import type { Config } from '../../platform/config.js';
 import type { PeppolAccessPoint } from '../../platform/peppol-pki.js';
 import type { ConnectorRegistry } from '../../commands/delivery/connector.js';
 import type { DeliveryDeps } from '../../commands/delivery/deliver.js';
+import { egsSecretBox } from '../../commands/zatca/egs-units.js';
 import { sandboxConnectors } from '../../commands/delivery/sandbox-connectors.js';
 import { sandboxPeppolNetwork } from '../../commands/purchases/sandbox-network.js';
 import { createAccessPoint, withAccessPoint, type AccessPoint } from '../../commands/peppol/access-point.js';
@@ -57,6 +58,7 @@ export function serviceProcesses(deps: ProcessDeps, options: { peppolDiscovery?:
     clock: deps.clock,
     connectors,
     policy: { maxAttempts: d.maxAttempts, retryBaseMs: d.retryBaseMs, retryMaxMs: d.retryMaxMs, startGraceMs: d.startGraceMs },
+    zatca: { secrets: egsSecretBox(deps.config) },
   };
   const credits = creditProcesses(deps);
   const w = deps.config.webhooks;

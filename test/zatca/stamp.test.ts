@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateInvoiceXml } from '../../domain/artifacts/index.js';
 import { buildCsr } from '../../commands/zatca/egs-units.js';
-import { decodeQrTags, invoiceHashOf, stampInvoice, verifyStamp, type StampResult } from '../../domain/zatca/stamp.js';
+import { decodeQrTags, invoiceHashOf, stampInvoice, verifyStamp, zatcaStamper, type StampResult } from '../../domain/zatca/stamp.js';
 import { saudiDocument } from '../artifacts/fixtures.js';
 import { mainSchema, validateAgainst } from '../artifacts/xsd.js';
 import { openssl, openTestCa, type TestCa } from './test-ca.js';
@@ -69,6 +69,13 @@ describe('ZATCA cryptographic stamp (checked by xmlsec1 and OpenSSL)', function 
   });
 
   const stamp = (xml: string): StampResult => stampInvoice(xml, { privateKey: key, certificate }, '2025-07-01T09:00:05Z');
+  /** The generator's own stamping (no parse), as delivery uses it. */
+  const generatedStamped = (variant: 'simplified' | 'standard') => {
+    const stamper = zatcaStamper({ privateKey: key, certificate }, '2025-07-01T09:00:05Z');
+    return variant === 'simplified'
+      ? generateInvoiceXml({ country: 'SA', documentType: { base: 'tax_invoice', modifiers: [], variant: 'simplified' }, document: saudiDocument({ simplified: true, number: 'SA-S-0001' }), uuid: 'uuid-simplified', issueTimestamp: '2025-07-01T09:00:00Z', invoiceCounter: 7, stamp: stamper })
+      : generateInvoiceXml({ country: 'SA', documentType: { base: 'tax_invoice', modifiers: [] }, document: saudiDocument({ number: 'SA-0001' }), uuid: 'uuid-standard', issueTimestamp: '2025-07-01T09:00:00Z', invoiceCounter: 8, stamp: stamper });
+  };
 
   it("keeps the generator's invoice hash, and xmlsec1 computes the same digest for the invoice reference", () => {
     for (const gen of [simplified(), standard()]) {
@@ -78,6 +85,24 @@ describe('ZATCA cryptographic stamp (checked by xmlsec1 and OpenSSL)', function 
       expect(tagText(signed.xml, 'ds:DigestValue')).to.equal(gen.hash);
       expect(xmlsecReferences(signed.xml)).to.equal('1/1');
       expect(verifyStamp(signed.xml)).to.deep.equal([]);
+    }
+  });
+
+  it("the generator's stamp (as delivery stamps, without a parse) writes the same document but for the signature value", () => {
+    for (const [variant, gen] of [['simplified', simplified()], ['standard', standard()]] as const) {
+      const generated = generatedStamped(variant);
+      expect(generated.hash).to.equal(gen.hash);
+      expect(verifyStamp(generated.xml)).to.deep.equal([]);
+      expect(xmlsecReferences(generated.xml)).to.equal('1/1');
+      const parsed = stamp(gen.xml);
+      // Masked: the signature values (ECDSA draws a nonce) and the two serializers' spellings of the same infoset.
+      const mask = (xml: string) =>
+        xml
+          .replace(/<ds:SignatureValue>[^<]+/, '')
+          .replace(/<cbc:ID>QR<\/cbc:ID><cac:Attachment><cbc:EmbeddedDocumentBinaryObject mimeCode="text\/plain">[^<]+/, '')
+          .replace('?>\n', '?>')
+          .replace(/<([\w:]+)([^<>]*)><\/\1>/g, '<$1$2/>');
+      expect(mask(generated.xml)).to.equal(mask(parsed.xml));
     }
   });
 
@@ -94,7 +119,11 @@ describe('ZATCA cryptographic stamp (checked by xmlsec1 and OpenSSL)', function 
 
   it('stamped standard and simplified invoices stay valid against the UBL 2.1 Invoice schema (with its signature schemas)', async function () {
     this.timeout(180_000);
-    const docs = [{ name: 'simplified', xml: stamp(simplified().xml).xml }, { name: 'standard', xml: stamp(standard().xml).xml }];
+    const docs = [
+      { name: 'simplified', xml: stamp(simplified().xml).xml },
+      { name: 'standard', xml: stamp(standard().xml).xml },
+      { name: 'simplified, stamped by the generator', xml: generatedStamped('simplified').xml },
+    ];
     for (const [name, r] of await validateAgainst(mainSchema('Invoice'), docs)) expect(r.valid, `${name}: ${r.errors.join(' | ')}`).to.equal(true);
   });
 
