@@ -18,9 +18,9 @@
  * on stderr (with ZATCA's code and message) and exits 2; nothing is recorded for a refused step.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { createEgsCsr, generateEgsKey, loadEgsUnit, registerEgsUnit, revokeEgsUnit, type EgsUnit } from '../commands/zatca/egs-units.js';
+import { createEgsCsr, egsSecretBox, generateEgsKey, loadEgsUnit, registerEgsUnit, revokeEgsUnit, type EgsUnit } from '../commands/zatca/egs-units.js';
 import { onboardingStatus, renewProductionCsid, requestComplianceCsid, requestProductionCsid, runComplianceChecks, type OnboardingDeps } from '../commands/zatca/onboarding.js';
-import { zatcaClient, zatcaSecrets } from '../commands/zatca/production.js';
+import { zatcaClient } from '../commands/zatca/production.js';
 import { ZATCA_ENVIRONMENTS } from '../platform/config.js';
 import type { Runtime } from '../commands/runtime.js';
 import type { AdminHelpers } from './admin-connect.js';
@@ -43,7 +43,7 @@ export function registerZatcaCommands(program: Command, h: AdminHelpers): void {
 
   const deps = async (r: Runtime, unit: EgsUnit | null): Promise<OnboardingDeps> => ({
     store: r.store,
-    secrets: zatcaSecrets(r.config),
+    secrets: egsSecretBox(r.config),
     client: zatcaClient(r.config.zatca, unit?.environment ?? r.config.zatca?.environment ?? 'sandbox'),
   });
   const mustLoad = async (r: Runtime, id: string): Promise<EgsUnit> => {
@@ -72,7 +72,7 @@ export function registerZatcaCommands(program: Command, h: AdminHelpers): void {
       await h.caughtUp(r);
       await h.requireWorkspace(r, o.workspace);
       const unit = await registerEgsUnit(
-        { store: r.store, secrets: zatcaSecrets(r.config) },
+        { store: r.store, secrets: egsSecretBox(r.config) },
         {
           egsUnitId: o.egsUnit,
           workspaceId: o.workspace,
@@ -150,7 +150,7 @@ export function registerZatcaCommands(program: Command, h: AdminHelpers): void {
     .action(async (o: { egsUnit: string; reason?: string }) => {
       const r = await h.rt();
       await mustLoad(r, o.egsUnit);
-      done(await revokeEgsUnit({ store: r.store, secrets: zatcaSecrets(r.config) }, o.egsUnit, o.reason ?? null, h.ctx()));
+      done(await revokeEgsUnit({ store: r.store, secrets: egsSecretBox(r.config) }, o.egsUnit, o.reason ?? null, h.ctx()));
     });
 
   zatca

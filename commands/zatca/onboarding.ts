@@ -265,3 +265,10 @@ export async function sellerProductionCsid(deps: EgsUnitDeps, seller: { workspac
   const credentials = unit ? csidCredentials(deps, unit, 'production') : null;
   return credentials ? asCsid(credentials) : null;
 }
+
+/** The production CSID of a unit (the one that stamped a document), or null when it holds none or was revoked. */
+export async function unitProductionCsid(deps: EgsUnitDeps, egsUnitId: string): Promise<ZatcaCsid | null> {
+  const unit = await loadEgsUnit(deps.store, egsUnitId);
+  const credentials = unit ? csidCredentials(deps, unit, 'production') : null;
+  return credentials ? asCsid(credentials) : null;
+}

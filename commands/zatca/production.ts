@@ -11,13 +11,10 @@ import { ZATCA_PUBLISHED_BASE_URLS } from '../../platform/config.js';
 import type { Clock } from '../../platform/clock.js';
 import type { EventStore } from '../../platform/eventstore/port.js';
 import { withProductionConnector, type ConnectorRegistry, type DeliveryRequest } from '../delivery/connector.js';
-import { secretBox, type SecretBox } from '../webhooks/secrets.js';
 import { ZatcaApiClient } from './api/client.js';
 import { ZatcaConnector } from './connector.js';
-import { sellerProductionCsid } from './onboarding.js';
-
-/** The box that seals EGS units' private keys and CSID secrets (WEBHOOK_SECRET_ENCRYPTION_KEY). */
-export const zatcaSecrets = (config: Config): SecretBox => secretBox(config.webhooks.secretEncryptionKey);
+import { egsSecretBox } from './egs-units.js';
+import { unitProductionCsid } from './onboarding.js';
 
 /**
  * The client of one of ZATCA's environments: the configured base URL for the configured
@@ -34,24 +31,16 @@ export function zatcaClient(zatca: ZatcaConfig | null, environment: ZatcaEnviron
   });
 }
 
-const sellerVatOf = (request: DeliveryRequest): string | null => {
-  const v = (request.coreDocument as { parties?: { seller?: { taxIds?: { value?: unknown }[] } } } | null)?.parties?.seller?.taxIds?.[0]?.value;
-  return typeof v === 'string' && v !== '' ? v : null;
-};
-
 export function createZatcaConnector(deps: { config: Config; store: EventStore; clock: Clock }): ZatcaConnector | null {
   const zatca = deps.config.zatca;
   if (!zatca) return null;
-  const secrets = zatcaSecrets(deps.config);
+  const secrets = egsSecretBox(deps.config);
   return new ZatcaConnector({
     client: zatcaClient(zatca, zatca.environment),
     clock: deps.clock,
     zatcaEnvironment: zatca.environment,
-    credentials: async (request) => {
-      const sellerVat = sellerVatOf(request);
-      if (!request.workspaceId || !sellerVat) return null;
-      return sellerProductionCsid({ store: deps.store, secrets }, { workspaceId: request.workspaceId, environment: zatca.environment, sellerVat });
-    },
+    // The production CSID of the EGS unit that stamped the document (none: the seller has no unit in production).
+    credentials: async (request: DeliveryRequest) => (request.zatcaEgsUnitId ? unitProductionCsid({ store: deps.store, secrets }, request.zatcaEgsUnitId) : null),
   });
 }
 
