@@ -167,8 +167,8 @@ describe('ZATCA API client against the contract server (test fixture)', function
       expect(r).to.deep.include({ kind: 'unavailable', status: 500, code: 'ZATCA_UNAVAILABLE', outcomeUnknown: true });
     });
     it('a time-out after the authority processed it: the retry gets the earlier result (409)', async function () {
-      const c = new ZatcaApiClient(options({ timeoutMs: 2000 }));
-      server.inject('/invoices/reporting/single', { delayMs: 4000 });
+      const c = new ZatcaApiClient(options({ timeoutMs: 4000 }));
+      server.inject('/invoices/reporting/single', { delayMs: 6000 });
       const r = answer(await c.reporting(production, inv('T-5').body));
       expect(r.status).to.equal(409);
       expect(r.body.reportingStatus).to.equal('REPORTED_SUCCESSFULLY_EARLIER');
@@ -186,8 +186,11 @@ describe('ZATCA API client against the contract server (test fixture)', function
       const before = server.calls.length;
       const r = await c.complianceCsid(csr, FIXTURE_OTP);
       expect(r).to.deep.include({ kind: 'unavailable', code: 'ZATCA_TIMEOUT' });
-      await new Promise((res) => setTimeout(res, 2500)); // the held answer is recorded once it is sent
-      expect(server.calls.slice(before).filter((x) => x.path === '/compliance')).to.have.length(1);
+      // The held answer is recorded once it is sent; a retry (sent at once, after a back-off of ~20 ms) would be recorded too.
+      const received = () => server.calls.slice(before).filter((x) => x.path === '/compliance');
+      for (const deadline = Date.now() + 20_000; received().length === 0 && Date.now() < deadline; ) await new Promise((res) => setTimeout(res, 100));
+      await new Promise((res) => setTimeout(res, 3000));
+      expect(received()).to.have.length(1);
     });
     it('an answer that does not match the contract is a protocol error, never trusted', async function () {
       server.inject('/invoices/reporting/single', { status: 200, body: { reportingStatus: 'REPORTED' } }, 3);
