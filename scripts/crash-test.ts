@@ -14,9 +14,14 @@
  * - each document's credits are metered once: one reservation per document and credits stream
  *   (the submitting company has an allowance), and each final_valid document consumed exactly once;
  * - a rebuild of the documents and credits read models equals the live ones.
+ * With --saudi the submissions are Saudi simplified invoices of a seller whose EGS unit holds a
+ * (test CA's) production CSID, and besides: the unit's ZATCA chain holds every final_valid
+ * document exactly once, its counters run 1..n without a gap, each link's previous hash is the
+ * hash of the link before (no fork), and each delivered XML carries a stamp that verifies and the
+ * counter and previous hash of its link.
  * Prints the figures of the issue; exits 1 when a check fails.
  *
- *   npm run test:crash [-- --kills 5 --submit-clients 12 --credit-clients 4]
+ *   npm run test:crash [-- --kills 5 --submit-clients 12 --credit-clients 4 --saudi]
  * CRASH_TEST_PG_PORT (default 54419): port of its embedded PostgreSQL.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -39,6 +44,12 @@ import { creditsEngineFor } from '../commands/credits/engine.js';
 import { issueCredits } from '../commands/credits/pool.js';
 import { createApiKey, createWorkspace } from '../commands/workspaces.js';
 import { openRuntime } from '../commands/runtime.js';
+import { createEgsCsr, egsSecretBox, generateEgsKey, recordComplianceChecksPassed, recordComplianceCsid, recordProductionCsid, registerEgsUnit, type EgsUnitDeps } from '../commands/zatca/egs-units.js';
+import { ZATCA_INITIAL_PREVIOUS_INVOICE_HASH } from '../domain/artifacts/index.js';
+import { ZatcaInvoiceChained, zatcaUnitChainStream, type ZatcaLink } from '../domain/delivery/zatca-chain.js';
+import { decodeEventData } from '../domain/events/envelope.js';
+import { verifyStamp } from '../domain/zatca/stamp.js';
+import { binarySecurityToken, openTestCa } from '../test/zatca/test-ca.js';
 
 const program = new Command('crash-test')
   .option('--kills <n>', 'SIGKILLs of the server', positiveInt(50), 5)
@@ -46,8 +57,66 @@ const program = new Command('crash-test')
   .option('--credit-clients <n>', 'concurrent allowance-writing clients (one company each)', positiveInt(64), 4)
   .option('--min-uptime-ms <n>', 'least time between a restart and the next kill', positiveInt(), 2500)
   .option('--max-uptime-ms <n>', 'most time between a restart and the next kill', positiveInt(), 7000)
+  .option('--saudi', 'submit stamped Saudi invoices of one EGS unit and check its chain')
   .parse();
-const opts = program.opts<{ kills: number; submitClients: number; creditClients: number; minUptimeMs: number; maxUptimeMs: number }>();
+const opts = program.opts<{ kills: number; submitClients: number; creditClients: number; minUptimeMs: number; maxUptimeMs: number; saudi?: boolean }>();
+
+/** The seller of the Saudi sample document, whose EGS unit stamps the --saudi submissions. */
+const SAUDI_SELLER_VAT = '300000000000003';
+
+/** Onboards an EGS unit for the Saudi sample seller, its CSIDs issued by a local test CA; answers its id. */
+async function onboardSaudiUnit(deps: EgsUnitDeps, workspaceId: string, ctx: () => { now: Date; actor: string }): Promise<string> {
+  const ca = openTestCa();
+  try {
+    const egsUnitId = randomUUID();
+    await registerEgsUnit(deps, {
+      egsUnitId,
+      workspaceId,
+      environment: 'sandbox',
+      sellerVat: SAUDI_SELLER_VAT,
+      subject: { commonName: 'TST-crash-test', serialNumber: `1-Ledger|2-crash-test|3-${egsUnitId}`, organizationUnit: 'Riyadh', organizationName: 'Najd Supplies Co.', country: 'SA', invoiceType: '0100', location: 'Riyadh', industry: 'Retail' },
+    }, ctx());
+    const { keyId } = await generateEgsKey(deps, egsUnitId, ctx());
+    const { csrPem } = await createEgsCsr(deps, egsUnitId, ctx());
+    await recordComplianceCsid(deps, egsUnitId, { keyId, binarySecurityToken: binarySecurityToken(ca.issue(csrPem)), secret: 'compliance', requestId: 'crash-c' }, ctx());
+    await recordComplianceChecksPassed(deps, egsUnitId, keyId, ctx());
+    await recordProductionCsid(deps, egsUnitId, { keyId, binarySecurityToken: binarySecurityToken(ca.issue(csrPem)), secret: 'production', requestId: 'crash-p' }, ctx());
+    return egsUnitId;
+  } finally {
+    ca.close();
+  }
+}
+
+/** The problems of an EGS unit's chain: counters 1..n, previous hashes linked, documents once, stamps verifying. */
+async function saudiChainProblems(store: PostgresEventStore, egsUnitId: string, finalValid: ReadonlySet<string>): Promise<{ links: number; problems: string[] }> {
+  const problems: string[] = [];
+  const links = (await store.readStream(zatcaUnitChainStream(egsUnitId))).map((e) => decodeEventData(ZatcaInvoiceChained, e.schemaVersion, e.data) as ZatcaLink);
+  const seen = new Map<string, number>();
+  links.forEach((link, i) => {
+    if (link.counter !== i + 1) problems.push(`chain link ${i + 1} has counter ${link.counter}`);
+    const previous = i === 0 ? ZATCA_INITIAL_PREVIOUS_INVOICE_HASH : links[i - 1]!.invoiceHash;
+    if (link.previousInvoiceHash !== previous) problems.push(`chain link ${i + 1} (${link.documentId}) names a previous hash that is not link ${i}'s: a fork`);
+    seen.set(link.documentId, (seen.get(link.documentId) ?? 0) + 1);
+  });
+  for (const [documentId, n] of seen) if (n > 1) problems.push(`document ${documentId} is chained ${n} times`);
+  for (const documentId of finalValid) if (!seen.has(documentId)) problems.push(`final_valid document ${documentId} is not in its EGS unit's chain`);
+  for (const link of links) {
+    if (!finalValid.has(link.documentId)) continue;
+    const delivered = (await store.readStream(`document-${link.documentId}`)).find((e) => e.type === 'DocumentDelivered');
+    const sha = (delivered?.data as { xml?: { sha256: string } | null } | undefined)?.xml?.sha256;
+    const xml = sha ? (await store.readArtifacts([sha])).get(sha)?.toString('utf8') : undefined;
+    if (!xml) {
+      problems.push(`document ${link.documentId}: no delivered XML`);
+      continue;
+    }
+    const stamp = verifyStamp(xml);
+    if (stamp.length > 0) problems.push(`document ${link.documentId}: ${stamp.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+    if (!xml.includes(`<cbc:ID>ICV</cbc:ID><cbc:UUID>${link.counter}</cbc:UUID>`) || !xml.includes(`>${link.previousInvoiceHash}</cbc:EmbeddedDocumentBinaryObject>`)) {
+      problems.push(`document ${link.documentId}: the delivered XML does not carry its link's counter and previous hash`);
+    }
+  }
+  return { links: links.length, problems };
+}
 
 interface Answer {
   status: number;
@@ -117,6 +186,7 @@ async function main(): Promise<void> {
     const { workspaceId } = await createWorkspace(setup.store, 'Crash', ctx());
     const { apiKey } = await createApiKey(setup.store, { workspaceId, environment: 'sandbox', permission: 'read_write', role: 'owner', expiresAt: null }, ctx());
     await issueCredits(creditsEngineFor(setup.store), { workspaceId, environment: 'sandbox', amount: 1_000_000, expiresAt: null }, ctx());
+    const egsUnitId = opts.saudi ? await onboardSaudiUnit({ store: setup.store, secrets: egsSecretBox(db.serviceConfig) }, workspaceId, ctx) : null;
     const headers = (extra: Record<string, string> = {}) => ({ 'content-type': 'application/json', ...extra });
     const connect = { 'x-api-key': apiKey };
 
@@ -219,14 +289,23 @@ async function main(): Promise<void> {
         const documentNumber = `CRASH-${runId}-${c}-${i}`;
         const record: KeyRecord = { kind: 'submit', key: `submit-${runId}-${c}-${i}`, first: null, replays: [], lastFailureAt: null, documentNumber };
         records.push(record);
-        const body = {
-          country: 'AE',
-          environment: 'sandbox',
-          purpose: 'invoicing',
-          source: tenant.source,
-          documentType: { base: 'tax_invoice', modifiers: [] },
-          payload: sampleDocument('AE', { lines: 2, documentNumber }),
-        };
+        const body = opts.saudi
+          ? {
+              country: 'SA',
+              environment: 'sandbox',
+              purpose: 'invoicing',
+              source: tenant.source,
+              documentType: { base: 'tax_invoice', modifiers: [], variant: 'simplified' },
+              payload: sampleDocument('SA', { lines: 2, documentNumber }),
+            }
+          : {
+              country: 'AE',
+              environment: 'sandbox',
+              purpose: 'invoicing',
+              source: tenant.source,
+              documentType: { base: 'tax_invoice', modifiers: [] },
+              payload: sampleDocument('AE', { lines: 2, documentNumber }),
+            };
         const extra = { authorization: `Bearer ${tenant.apiKey}`, 'new-api': 'true', 'idempotency-key': record.key };
         record.first = await untilAnswered(record, 'POST', '/api/v3/unify', body, extra, submitIdentity);
         record.replays.push(await untilAnswered(record, 'POST', '/api/v3/unify', body, extra, submitIdentity));
@@ -400,6 +479,10 @@ async function main(): Promise<void> {
       }
     }
 
+    // The Saudi chain of the EGS unit: gap-free, unforked, each final_valid document once, stamped.
+    const chain = egsUnitId ? await saudiChainProblems(store, egsUnitId, finalValid) : null;
+    if (chain) problems.push(...chain.problems.slice(0, 10));
+
     // A rebuild equals live: documents and credits read models, after the server stopped.
     await server.stop();
     serverUp = false;
@@ -447,6 +530,7 @@ async function main(): Promise<void> {
       ['final_valid / consumed once', `${finalValid.size} / ${[...consumed].filter((id) => finalValid.has(id)).length}`],
       ['metering not exactly once', meteringProblems],
       ['rebuild rows differing from live', rebuildDiffers],
+      ...(chain ? ([['Saudi EGS chain links / problems', `${chain.links} / ${chain.problems.length}`]] as [string, string][]) : []),
       ['longest wait after restart', `${(longestWait / 1000).toFixed(2)} s`],
       ['longest "in progress" wait, no restart', `${((busyWaits.length > 0 ? Math.max(...busyWaits) : 0) / 1000).toFixed(2)} s`],
       ['run time', `${((Date.now() - startedAt) / 1000).toFixed(0)} s`],

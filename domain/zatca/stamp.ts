@@ -92,14 +92,25 @@ const isQrReference = (el: Element) => textOf(el, NS.cbc, 'ID')?.trim() === 'QR'
 
 /** The invoice hash of a document (signed or not): base64 SHA-256 of its C14N form minus the stamp's parts. */
 export function invoiceHashOf(xml: string | Document): string {
-  const doc = typeof xml === 'string' ? parse(xml) : (parse(new XMLSerializer().serializeToString(xml)));
+  const doc = typeof xml === 'string' ? parse(xml) : xml;
   const root = doc.documentElement!;
-  for (const el of [...children(root, NS.ext, 'UBLExtensions'), ...children(root, NS.cac, 'Signature'), ...children(root, NS.cac, 'AdditionalDocumentReference').filter(isQrReference)]) {
-    root.removeChild(el);
+  // The three parts are taken out for the canonicalization and put back where they were.
+  const removed: { el: Element; before: Node | null }[] = [];
+  for (let n = root.firstChild; n; n = n.nextSibling) {
+    if (n.nodeType !== 1) continue;
+    const el = n as Element;
+    const part = (el.namespaceURI === NS.ext && el.localName === 'UBLExtensions') || (el.namespaceURI === NS.cac && (el.localName === 'Signature' || (el.localName === 'AdditionalDocumentReference' && isQrReference(el))));
+    if (part) removed.push({ el, before: el.nextSibling });
   }
-  // C14N 1.1 and 1.0 differ only on xml:id, xml:base and xml:* attribute inheritance, which an invoice never carries.
-  const canonical = new C14nCanonicalization().process(root as unknown as globalThis.Node, {}) as string;
-  return sha256(Buffer.from(canonical, 'utf8')).toString('base64');
+  for (const { el } of removed) root.removeChild(el);
+  try {
+    // C14N 1.1 and 1.0 differ only on xml:id, xml:base and xml:* attribute inheritance, which an invoice never carries.
+    const canonical = new C14nCanonicalization().process(root as unknown as globalThis.Node, {}) as string;
+    return sha256(Buffer.from(canonical, 'utf8')).toString('base64');
+  } finally {
+    // Last first, so each one's next sibling is back in place before it.
+    for (const { el, before } of removed.reverse()) root.insertBefore(el, before);
+  }
 }
 
 /** TLV: tag, one-byte length, value (UTF-8 text or bytes). */

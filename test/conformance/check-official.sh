@@ -31,7 +31,6 @@ declare -A groups=(
 # Fatal asserts the project does not meet by design (docs/conformance.md says why).
 declare -A known=(
   [DE:bis-peppol]="PEPPOL-EN16931-R004"
-  [SA:zatca-rules]="BR-KSA-28,BR-KSA-30"
 )
 status=0
 for group in AE AE-SB BE BE-SB DE DE-SB SA; do

@@ -7,12 +7,28 @@
  *
  * Folders: AE (PINT AE billing), AE-SB (PINT AE self-billing), BE and DE (Peppol BIS Billing 3.0;
  * DE also XRechnung 3.0.2), BE-SB and DE-SB (Peppol BIS self-billing), SA (ZATCA). Malaysia has
- * no public Schematron and is not written.
+ * no public Schematron and is not written. Saudi documents are written stamped, as delivery stamps
+ * them for a seller with an EGS unit (a key and certificate of a local test CA).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { conformanceCorpus } from './corpus.js';
 import { corpusVerdict, corpusXml, ruleGroup } from './run-case.js';
+import { generateKeyPairSync } from 'node:crypto';
+import { buildCsr } from '../../commands/zatca/egs-units.js';
+import { stampInvoice } from '../../domain/zatca/stamp.js';
+import { openTestCa } from '../zatca/test-ca.js';
+
+/** Stamps a Saudi document with a test EGS key and certificate. */
+function saudiStamper(): (xml: string) => string {
+  const ca = openTestCa();
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'secp256k1' });
+  const subject = { commonName: 'TST-corpus', serialNumber: '1-Ledger|2-corpus|3-1', organizationUnit: 'Riyadh', organizationName: 'Corpus', country: 'SA' as const, invoiceType: '1100', location: 'Riyadh', industry: 'Retail' };
+  const certificate = ca.issue(buildCsr({ environment: 'sandbox', sellerVat: '300000000000003', subject }, privateKey, publicKey.export({ type: 'spki', format: 'pem' }).toString()));
+  ca.close();
+  return (xml) => stampInvoice(xml, { privateKey, certificate }, new Date()).xml;
+}
+const stampSaudi = saudiStamper();
 
 const out = process.argv[2];
 if (!out) {
@@ -31,7 +47,7 @@ for (const c of conformanceCorpus()) {
   const group = ruleGroup(c);
   if (!group) continue;
   mkdirSync(join(out, group), { recursive: true });
-  writeFileSync(join(out, group, `${c.name}.xml`), corpusXml(c));
+  writeFileSync(join(out, group, `${c.name}.xml`), group === 'SA' ? stampSaudi(corpusXml(c)) : corpusXml(c));
   counts[group] = (counts[group] ?? 0) + 1;
 }
 console.log(JSON.stringify({ written: counts, mismatches }));

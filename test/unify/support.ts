@@ -13,6 +13,7 @@ export function uaeInvoice(overrides: { documentNumber?: string; lines?: number 
 export interface UnifyTenant {
   client: Client;
   apiKey: string;
+  workspaceId: string;
   source: string;
   submit(body: unknown, headers?: Record<string, string>): ReturnType<typeof call>;
   legacy(body: unknown, headers?: Record<string, string>): ReturnType<typeof call>;
@@ -30,6 +31,7 @@ export async function unifyTenant(t: TestService, key: KeyOptions = {}): Promise
   return {
     client,
     apiKey: tenant.apiKey,
+    workspaceId: tenant.workspaceId,
     source,
     submit: (body, headers = {}) => call(`${t.url}/api/v3/unify`, { method: 'POST', headers: { ...auth, 'new-api': 'true', ...headers }, body }),
     legacy: (body, headers = {}) => call(`${t.url}/api/v3/unify`, { method: 'POST', headers: { ...auth, ...headers }, body }),
