@@ -58,7 +58,11 @@ export function serviceProcesses(deps: ProcessDeps, options: { peppolDiscovery?:
     clock: deps.clock,
     connectors,
     policy: { maxAttempts: d.maxAttempts, retryBaseMs: d.retryBaseMs, retryMaxMs: d.retryMaxMs, startGraceMs: d.startGraceMs },
-    zatca: { secrets: egsSecretBox(deps.config) },
+    zatca: {
+      secrets: egsSecretBox(deps.config),
+      // Production documents are stamped by the units onboarded in the ZATCA environment they go to.
+      unitEnvironment: (environment) => (environment === 'production' && deps.config.zatca ? deps.config.zatca.environment : environment),
+    },
   };
   const credits = creditProcesses(deps);
   const w = deps.config.webhooks;
