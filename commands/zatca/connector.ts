@@ -21,6 +21,7 @@
  * later is still reported (ZATCA accepts it; the lateness is the taxpayer's to answer for), and
  * the government record says `reportedLate: true`.
  */
+import { DOMParser } from '@xmldom/xmldom';
 import type { DocumentErrorItem, FinalResult } from '../../domain/document/document.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Connector, DeliveryAnswer, DeliveryRequest } from '../delivery/connector.js';
@@ -65,6 +66,30 @@ function issuedAt(request: DeliveryRequest): number | null {
   const t = Date.parse(`${header.issueDate}T${time}+03:00`);
   return Number.isNaN(t) ? null : t;
 }
+
+/** Why a cleared invoice cannot be the document's XML (not a UBL Invoice, or another invoice's UUID), or null. */
+export function clearedInvoiceProblem(base64: string, uuid: string): string | null {
+  const text = Buffer.from(base64, 'base64').toString('utf8');
+  let root;
+  try {
+    const doc = new DOMParser({
+      onError: (level: string, message: string) => {
+        if (level !== 'warning') throw new Error(message);
+      },
+    }).parseFromString(text, 'text/xml');
+    root = doc.documentElement;
+  } catch (err) {
+    return `the cleared invoice is not well-formed XML: ${(err as Error).message}`;
+  }
+  if (!root || root.namespaceURI !== UBL_INVOICE_NS || root.localName !== 'Invoice') return 'the cleared invoice is not a UBL Invoice';
+  let found: string | null = null;
+  for (let c = root.firstChild; c; c = c.nextSibling) {
+    if (c.nodeType === 1 && (c as unknown as { localName: string }).localName === 'UUID') found = (c.textContent ?? '').trim();
+  }
+  return found === uuid ? null : `the cleared invoice's UUID is ${found ?? 'missing'}, not ${uuid}`;
+}
+
+const UBL_INVOICE_NS = 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2';
 
 export class ZatcaConnector implements Connector {
   readonly name = 'zatca-api';
@@ -154,7 +179,10 @@ export class ZatcaConnector implements Connector {
       government.status = 'VALID';
       let xml: Buffer | null = null;
       if (endpoint === 'clearance' && a.clearedInvoice) {
-        xml = Buffer.from(a.clearedInvoice, 'base64');
+        // Stored as the document's XML only when it is this invoice; else the XML sent stays, and the record says why.
+        const problem = clearedInvoiceProblem(a.clearedInvoice, request.uuid);
+        if (problem) government.clearedInvoiceProblem = problem;
+        else xml = Buffer.from(a.clearedInvoice, 'base64');
       }
       const final: FinalResult = { outcome: 'valid', government, errors: [] };
       return { kind: 'delivered', government, final, finalResultDueAt: null, alreadyReceived: duplicate, xml };

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { secretBox } from '../../commands/webhooks/secrets.js';
 import { ZatcaApiClient } from '../../commands/zatca/api/client.js';
-import { ZatcaConnector } from '../../commands/zatca/connector.js';
+import { clearedInvoiceProblem, ZatcaConnector } from '../../commands/zatca/connector.js';
 import { registerEgsUnit, sellerSigningMaterial, type EgsUnitDeps } from '../../commands/zatca/egs-units.js';
 import { onboardingStatus, renewProductionCsid, requestComplianceCsid, requestProductionCsid, runComplianceChecks, sellerProductionCsid, type OnboardingDeps } from '../../commands/zatca/onboarding.js';
 import type { DeliveryRequest } from '../../commands/delivery/connector.js';
@@ -116,6 +116,18 @@ describe('ZATCA onboarding and the production connector (contract server, stamps
       expect(answer.xml!.toString('utf8')).to.equal(server.cleared.get(request.uuid));
       // The cleared document still carries a stamp that verifies.
       expect(verifyStamp(answer.xml!.toString('utf8'))).to.deep.equal([]);
+    });
+    it('a cleared invoice that is not this invoice is not stored as its XML (the record says why)', async function () {
+      const request = await document('standard', 'P-1b');
+      const other = `<?xml version="1.0"?><Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2" xmlns:cbc="urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"><cbc:UUID>${randomUUID()}</cbc:UUID></Invoice>`;
+      const pass = { status: 'PASS', infoMessages: [], warningMessages: [], errorMessages: [] };
+      server.inject('/invoices/clearance/single', { status: 200, body: { validationResults: pass, clearanceStatus: 'CLEARED', clearedInvoice: Buffer.from(other).toString('base64') } });
+      const answer = await connector().deliver(request);
+      expect(answer.kind).to.equal('delivered');
+      if (answer.kind !== 'delivered') return;
+      expect(answer.xml).to.equal(null);
+      expect(String(answer.government.clearedInvoiceProblem)).to.match(/^the cleared invoice's UUID is .* not /);
+      expect(clearedInvoiceProblem(Buffer.from('not xml <').toString('base64'), request.uuid)).to.match(/not well-formed|not a UBL Invoice/);
     });
     it('a simplified invoice is reported: final valid', async function () {
       const answer = await connector().deliver(await document('simplified', 'P-2'));
