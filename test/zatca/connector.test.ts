@@ -63,13 +63,21 @@ describe('ZATCA onboarding and the production connector (contract server, stamps
       const withCompliance = await requestComplianceCsid(deps, egsUnitId, FIXTURE_OTP, ctx());
       expect(onboardingStatus(withCompliance).step).to.equal('compliance_csid_issued');
       await rejects(requestProductionCsid(deps, egsUnitId, ctx()), /not passed the compliance checks/);
+      // A sample ZATCA refuses: the checks fail with its message, and nothing is recorded.
+      const refusal = { validationResults: { status: 'ERROR', infoMessages: [], warningMessages: [], errorMessages: [{ type: 'ERROR', code: 'BR-KSA-44', category: 'KSA', message: 'sample refused by the test', status: 'ERROR' }] }, clearanceStatus: 'NOT_CLEARED' };
+      server.inject('/compliance/invoices', { status: 400, body: refusal });
+      const failed = await runComplianceChecks(deps, egsUnitId, ctx()).then(() => null, (e: unknown) => e as DomainError);
+      expect(failed?.code).to.equal('ZATCA_COMPLIANCE_CHECKS_FAILED');
+      expect(failed?.message).to.contain('standard tax_invoice: BR-KSA-44 sample refused by the test');
+      const { loadEgsUnit } = await import('../../commands/zatca/egs-units.js');
+      expect(onboardingStatus((await loadEgsUnit(store, egsUnitId))!).step).to.equal('compliance_csid_issued');
       const { results } = await runComplianceChecks(deps, egsUnitId, ctx());
       expect(results.map((r) => `${r.kind}/${r.base}:${r.passed}`)).to.deep.equal([
         'standard/tax_invoice:true', 'standard/credit_note:true', 'standard/debit_note:true',
         'simplified/tax_invoice:true', 'simplified/credit_note:true', 'simplified/debit_note:true',
       ]);
       const checks = server.calls.filter((c) => c.path === '/compliance/invoices');
-      expect(checks.map((c) => c.status)).to.deep.equal([200, 200, 200, 200, 200, 200]);
+      expect(checks.map((c) => c.status)).to.deep.equal([400, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200]);
       const unit = await requestProductionCsid(deps, egsUnitId, ctx());
       const status = onboardingStatus(unit);
       expect(status.step).to.equal('production');
