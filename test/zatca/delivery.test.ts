@@ -28,7 +28,7 @@ import { sampleDocument } from '../../domain/validation/index.js';
 import { decodeQrTags, stampInvoice, verifyStamp } from '../../domain/zatca/stamp.js';
 import { ManualClock } from '../../platform/clock.js';
 import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
-import type { DeliveryRequest } from '../../commands/delivery/connector.js';
+import type { ConnectorRegistry, DeliveryRequest } from '../../commands/delivery/connector.js';
 import { generateKeyPairSync } from 'node:crypto';
 import { testDb } from '../support/db.js';
 import { binarySecurityToken, openTestCa, type TestCa } from './test-ca.js';
@@ -144,6 +144,48 @@ describe('ZATCA: stamped delivery, chained per EGS unit (real PostgreSQL, sandbo
     expectGapFree(chain);
     expect(new Set(chain.map((l) => l.documentId))).to.deep.equal(new Set(documents));
     for (const d of documents.slice(0, 3)) expect(verifyStamp(await deliveredXml(d))).to.deep.equal([]);
+  });
+
+  it('a delivery that dies after the authority received the stamped XML sends the same bytes again, and stores them', async () => {
+    const workspaceId = `ws_${randomUUID().slice(0, 8)}`;
+    const egsUnitId = await onboardedUnit(workspaceId);
+    const documentId = await submittedSaudi(workspaceId);
+    const sent: Buffer[] = [];
+    const real = sandbox();
+    const dying: ConnectorRegistry = {
+      missing: () => [],
+      connectorFor: (env, destination) => {
+        const c = real.connectorFor(env, destination)!;
+        return {
+          name: c.name,
+          destination: c.destination,
+          finalResult: (r, g) => c.finalResult(r, g),
+          deliver: async (request) => {
+            sent.push(request.xml!);
+            await c.deliver(request);
+            throw new Error('killed after the authority received the document');
+          },
+        };
+      },
+    };
+    clock.advance(1000);
+    const crashed = await deliverDocument({ ...deps(), connectors: dying }, documentId).then(() => null, (e: unknown) => e);
+    expect(String(crashed)).to.contain('killed');
+    clock.advance(60_000); // a later signing time would give other bytes if the stamp were made again
+    const answers: DeliveryRequest[] = [];
+    const watching: ConnectorRegistry = {
+      missing: () => [],
+      connectorFor: (env, destination) => {
+        const c = real.connectorFor(env, destination)!;
+        return { name: c.name, destination: c.destination, finalResult: (r, g) => c.finalResult(r, g), deliver: (request) => (answers.push(request), c.deliver(request)) };
+      },
+    };
+    expect(await deliverDocument({ ...deps(), connectors: watching }, documentId)).to.equal('final');
+    expect(answers).to.have.length(1);
+    expect(answers[0]!.xml!.equals(sent[0]!)).to.equal(true);
+    expect(answers[0]!.zatcaEgsUnitId).to.equal(egsUnitId);
+    expect(Buffer.from(await deliveredXml(documentId)).equals(sent[0]!)).to.equal(true);
+    expect((await links(zatcaUnitChainStream(egsUnitId))).map((l) => [l.documentId, l.counter])).to.deep.equal([[documentId, 1]]);
   });
 
   it('keeps the unstamped chain per seller when the seller has no EGS unit (the sandbox as before)', async () => {
