@@ -206,6 +206,14 @@ describe('ZATCA API client against the contract server (test fixture)', function
         await small.close();
       }
     });
+    it('the contract server answers 406 without Accept-Version: V2, as the gateway does', async function () {
+      const res = await fetch(`${server.url}/invoices/reporting/single`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+      expect(res.status).to.equal(406);
+      expect(((await res.json()) as { code: string }).code).to.equal('Invalid-Version');
+      const c = server.calls.find((x) => x.path === '/invoices/reporting/single' && x.status === 200)!;
+      expect(c.headers).to.include({ 'accept-version': 'V2', 'accept-language': 'en', 'content-type': 'application/json' });
+      expect(c.headers.authorization).to.match(/^Basic /);
+    });
     it('reads Retry-After as seconds or an HTTP date', function () {
       expect(retryAfterMs('7')).to.equal(7000);
       expect(retryAfterMs(new Date(Date.now() + 60_000).toUTCString())).to.be.within(58_000, 60_000);
