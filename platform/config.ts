@@ -58,6 +58,8 @@ export interface Config {
   peppol: PeppolConfig;
   /** The MyInvois (Malaysia) production connector (see docs/operations/malaysia.md); null when not configured. */
   myinvois: MyInvoisConfig | null;
+  /** ZATCA's API for production Saudi documents (see docs/operations/saudi-arabia.md); null when unset. */
+  zatca: ZatcaConfig | null;
 }
 
 /** The published MyInvois systems: pre-production (LHDNM's sandbox) and production. */
@@ -128,6 +130,49 @@ function myinvoisFrom(env: NodeJS.ProcessEnv): MyInvoisConfig | null {
     credentialsKey,
     requestTimeoutMs: Math.max(100, intFrom('MYINVOIS_TIMEOUT_MS', 30_000, env)),
     batchWindowMs: intFrom('MYINVOIS_BATCH_WINDOW_MS', 200, env),
+  };
+}
+
+/** ZATCA's environments: the developer portal (sandbox), simulation, production ("core"). */
+export const ZATCA_ENVIRONMENTS = ['sandbox', 'simulation', 'production'] as const;
+export type ZatcaEnvironmentName = (typeof ZATCA_ENVIRONMENTS)[number];
+
+export interface ZatcaConfig {
+  /** Which of ZATCA's environments the service's production documents go to. */
+  environment: ZatcaEnvironmentName;
+  /** The API's base URL: ZATCA's published one for the environment unless ZATCA_BASE_URL says otherwise. */
+  baseUrl: string;
+  timeoutMs: number;
+  maxAttempts: number;
+  retryBaseMs: number;
+  maxRetryAfterMs: number;
+}
+
+/** ZATCA's published base URLs per environment. */
+export const ZATCA_PUBLISHED_BASE_URLS: Readonly<Record<ZatcaEnvironmentName, string>> = {
+  sandbox: 'https://gw-fatoora.zatca.gov.sa/e-invoicing/developer-portal',
+  simulation: 'https://gw-fatoora.zatca.gov.sa/e-invoicing/simulation',
+  production: 'https://gw-fatoora.zatca.gov.sa/e-invoicing/core',
+};
+
+function zatcaFrom(env: NodeJS.ProcessEnv): ZatcaConfig | null {
+  const environment = env.ZATCA_ENVIRONMENT || null;
+  const baseUrl = env.ZATCA_BASE_URL || null;
+  if (!environment) {
+    if (baseUrl) throw new ConfigError('ZATCA_BASE_URL needs ZATCA_ENVIRONMENT (sandbox, simulation or production)');
+    return null;
+  }
+  if (!(ZATCA_ENVIRONMENTS as readonly string[]).includes(environment)) {
+    throw new ConfigError(`ZATCA_ENVIRONMENT must be sandbox, simulation or production, got "${environment}"`);
+  }
+  const env_ = environment as ZatcaEnvironmentName;
+  return {
+    environment: env_,
+    baseUrl: urlSetting('ZATCA_BASE_URL', baseUrl ?? ZATCA_PUBLISHED_BASE_URLS[env_]),
+    timeoutMs: Math.max(100, intFrom('ZATCA_TIMEOUT_MS', 30_000, env)),
+    maxAttempts: Math.max(1, intFrom('ZATCA_MAX_ATTEMPTS', 3, env)),
+    retryBaseMs: intFrom('ZATCA_RETRY_BASE_MS', 1000, env),
+    maxRetryAfterMs: intFrom('ZATCA_MAX_RETRY_AFTER_MS', 30_000, env),
   };
 }
 
@@ -330,5 +375,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     peppol: peppolFrom(env),
     myinvois: myinvoisFrom(env),
+    zatca: zatcaFrom(env),
   };
 }

@@ -21,6 +21,7 @@ import { registerConnectCommands } from './admin-connect.js';
 import { registerCreditCommands } from './admin-credits.js';
 import { registerPurchaseCommands } from './admin-purchases.js';
 import { registerMyInvoisCommands } from './admin-myinvois.js';
+import { registerZatcaCommands } from './admin-zatca.js';
 
 class UsageError extends Error {}
 
@@ -154,6 +155,7 @@ export function buildProgram(): Command {
   registerCreditCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
   registerPurchaseCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
   registerMyInvoisCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
+  registerZatcaCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
   return program;
 }
 

@@ -8,6 +8,8 @@ import type { Destination } from '../../domain/delivery/policy.js';
 
 export interface DeliveryRequest {
   documentId: string;
+  /** The workspace the document belongs to (a destination's credentials may be per company). */
+  workspaceId?: string | null;
   uuid: string;
   attempt: number;
   environment: string;
@@ -31,8 +33,8 @@ export type DeliveryAnswer =
       final: FinalResult | null;
       finalResultDueAt: string | null;
       alreadyReceived: boolean;
-      /** The document as transmitted, when the connector changed it (MyInvois: signed); stored as the document's XML. */
-      transmittedXml?: Buffer;
+      /** The document as the destination took or returned it, stored as the document's XML instead of the one built: MyInvois's signed document, ZATCA's cleared invoice. */
+      xml?: Buffer | null;
     }
   /** Refused for good (rejected by the authority, unknown receiving participant). */
   | { kind: 'refused'; government: Record<string, unknown> | null; errors: DocumentErrorItem[] }

@@ -77,7 +77,14 @@ export interface DeliveryDeps {
    * Saudi stamping: opens the keys of the sellers' EGS units (see commands/zatca/egs-units.ts).
    * Without it, Saudi invoices go unstamped, chained per seller.
    */
-  zatca?: { secrets: SecretBox };
+  zatca?: {
+    secrets: SecretBox;
+    /**
+     * The environment of the EGS units that stamp a document of this environment (production
+     * documents: the ZATCA environment they are sent to, ZATCA_ENVIRONMENT); the document's own by default.
+     */
+    unitEnvironment?: (documentEnvironment: string) => string;
+  };
 }
 
 export type DeliveryOutcome = 'delivered' | 'final' | 'retry_scheduled' | 'failed' | 'skipped';
@@ -210,6 +217,7 @@ function request(h: DocumentHistory, attempt: number, xml: Buffer | null, invoic
   const s = h.submitted;
   return {
     documentId: s.documentId,
+    workspaceId: h.ctx.workspaceId ?? null,
     uuid: s.uuid,
     attempt,
     environment: s.environment,
@@ -234,7 +242,7 @@ function request(h: DocumentHistory, attempt: number, xml: Buffer | null, invoic
 async function chainZatcaInvoice(deps: DeliveryDeps, h: DocumentHistory): Promise<{ xml: Buffer; invoiceHash: string; egsUnitId: string | null }> {
   const s = h.submitted;
   const sellerVat = String((s.coreDocument as CoreDocument)?.parties?.seller?.taxIds?.[0]?.value ?? s.sourceName);
-  const signer = deps.zatca ? await sellerSigningMaterial({ store: deps.store, secrets: deps.zatca.secrets }, { workspaceId: String(h.ctx.workspaceId), environment: s.environment, sellerVat }) : null;
+  const signer = deps.zatca ? await sellerSigningMaterial({ store: deps.store, secrets: deps.zatca.secrets }, { workspaceId: String(h.ctx.workspaceId), environment: deps.zatca.unitEnvironment?.(s.environment) ?? s.environment, sellerVat }) : null;
   const egsUnitId = signer?.egsUnitId ?? null;
   const chainStream = signer ? zatcaUnitChainStream(signer.egsUnitId) : zatcaSellerChainStream(h.ctx.workspaceId, s.environment, sellerVat);
   const eventId = uuidv5(`${s.documentId}:zatca-link`, CHAIN_NAMESPACE);
@@ -516,7 +524,8 @@ async function attemptDelivery(deps: DeliveryDeps, h: DocumentHistory): Promise<
               }).bytes
             : null;
         // Artifacts produced on delivery are stored by hash with the Delivered event.
-        const chained = chainedXml ? artifactOf(chainedXml) : answer.transmittedXml ? artifactOf(answer.transmittedXml) : null;
+        // A destination that signs the document or returns it as it accepted it (MyInvois, ZATCA's cleared invoice) has that stored.
+        const chained = answer.xml ? artifactOf(answer.xml) : chainedXml ? artifactOf(chainedXml) : null;
         const tdd = tddXml ? artifactOf(tddXml) : null;
         const artifacts = [chained, tdd].filter((a): a is Artifact => a !== null);
         return await recordAnswer(

@@ -165,7 +165,7 @@ export class MyInvoisConnector implements Connector {
             final: null,
             finalResultDueAt: new Date(now.getTime() + MYINVOIS_LIMITS.pollIntervalMs).toISOString(),
             alreadyReceived: false,
-            transmittedXml: signed.bytes,
+            xml: signed.bytes,
           };
         }
         case 'rejected':
@@ -207,7 +207,7 @@ export class MyInvoisConnector implements Connector {
       final,
       finalResultDueAt: final ? null : new Date(this.deps.clock.now().getTime() + MYINVOIS_LIMITS.pollIntervalMs).toISOString(),
       alreadyReceived,
-      transmittedXml: signed.bytes,
+      xml: signed.bytes,
     };
   }
 

@@ -17,6 +17,7 @@ import { sandboxPeppolNetwork } from '../../commands/purchases/sandbox-network.j
 import { createAccessPoint, withAccessPoint, type AccessPoint } from '../../commands/peppol/access-point.js';
 import type { PeppolDiscovery } from '../../commands/peppol/discovery/index.js';
 import { createMyInvoisConnector, withMyInvois } from '../../commands/myinvois/index.js';
+import { createZatcaConnector, withZatca } from '../../commands/zatca/production.js';
 import { creditProcesses } from './credits-processes.js';
 import { deliveryReactor, deliveryWorker } from './delivery.js';
 import type { Reactor, Worker } from './reactor.js';
@@ -47,18 +48,26 @@ export function serviceProcesses(deps: ProcessDeps, options: { peppolDiscovery?:
   const network = sandboxPeppolNetwork({ store: deps.store, knex: deps.knex, clock: deps.clock, maxXmlBytes: deps.config.purchases.maxXmlBytes });
   // Production PEPPOL documents leave through the access point when it is configured; the sandbox is unchanged.
   const accessPoint = createAccessPoint({ config: deps.config, knex: deps.knex, store: deps.store, clock: deps.clock }, { discovery: options.peppolDiscovery, peppol: deps.peppol });
-  // Production MY documents go to MyInvois when MYINVOIS_* is configured.
+  // Production MY documents go to MyInvois when MYINVOIS_* is configured, SA documents to ZATCA's API when ZATCA_ENVIRONMENT is set.
   const myinvois = createMyInvoisConnector({ config: deps.config, knex: deps.knex, clock: deps.clock });
-  const connectors = withMyInvois(
-    withAccessPoint(sandboxConnectors(deps.knex, deps.clock, { latencyMs: d.sandboxLatencyMs, finalResultAfterMs: d.sandboxFinalResultAfterMs }, network), accessPoint),
-    myinvois,
+  const zatca = createZatcaConnector({ config: deps.config, store: deps.store, clock: deps.clock });
+  const connectors = withZatca(
+    withMyInvois(
+      withAccessPoint(sandboxConnectors(deps.knex, deps.clock, { latencyMs: d.sandboxLatencyMs, finalResultAfterMs: d.sandboxFinalResultAfterMs }, network), accessPoint),
+      myinvois,
+    ),
+    zatca,
   );
   const delivery: DeliveryDeps = {
     store: deps.store,
     clock: deps.clock,
     connectors,
     policy: { maxAttempts: d.maxAttempts, retryBaseMs: d.retryBaseMs, retryMaxMs: d.retryMaxMs, startGraceMs: d.startGraceMs },
-    zatca: { secrets: egsSecretBox(deps.config) },
+    zatca: {
+      secrets: egsSecretBox(deps.config),
+      // Production documents are stamped by the units onboarded in the ZATCA environment they go to.
+      unitEnvironment: (environment) => (environment === 'production' && deps.config.zatca ? deps.config.zatca.environment : environment),
+    },
   };
   const credits = creditProcesses(deps);
   const w = deps.config.webhooks;

@@ -128,7 +128,7 @@ describe('MyInvois connector: limits, logins, rate limits, credentials (contract
     expect(fixture.log.some((l) => l.op === 'login' && l.clientId === 'intermediary-client' && l.onBehalfOf === OTHER_TIN && l.status === 200)).to.equal(true);
     if (answer.kind !== 'delivered') return;
     expect(answer.government).to.include({ issuerTin: OTHER_TIN, login: 'intermediary' });
-    expect((await xmlsecVerify(pki, answer.transmittedXml!, 'intermediary.xml')).ok).to.equal(true);
+    expect((await xmlsecVerify(pki, answer.xml!, 'intermediary.xml')).ok).to.equal(true);
     const final = await connector.finalResult(r, answer.government);
     expect(final?.outcome).to.equal('valid');
   });
@@ -141,7 +141,7 @@ describe('MyInvois connector: limits, logins, rate limits, credentials (contract
     const again = await connector.deliver({ ...r });
     expect(again.kind, JSON.stringify(again)).to.equal('delivered');
     if (first.kind !== 'delivered' || again.kind !== 'delivered') return;
-    expect(again.transmittedXml!.equals(first.transmittedXml!)).to.equal(true);
+    expect(again.xml!.equals(first.xml!)).to.equal(true);
     expect(again.alreadyReceived).to.equal(true);
     expect(again.government.uuid).to.equal(first.government.uuid);
     expect([...fixture.documents.values()].filter((d) => d.internalId === r.documentNumber)).to.have.length(1);
