@@ -1771,35 +1771,49 @@ export interface components {
             };
         };
         InvoiceQuery: {
+            /** @description ISO 3166-1 alpha-2, in capitals */
             country: string;
             /** @enum {string} */
             type: "sales" | "purchases" | "receipts";
-            environment: string;
+            /** @enum {string} */
+            environment: "sandbox" | "simulation" | "production";
             page?: number;
+            /** @description Documents a page (20 when absent) */
             limit?: number;
             filters?: ({
+                /** @description An accessor key of the query type (the field catalogue of the invoice query), no wildcards */
                 id: string;
                 value: (string | number | boolean)[];
             } | {
+                /** @description An accessor key of the query type (the field catalogue of the invoice query), no wildcards */
                 id: string;
                 range: {
+                    /** @description A date YYYY-MM-DD or a number, as the field holds */
                     gte?: string | number;
+                    /** @description A date YYYY-MM-DD or a number, as the field holds */
                     lte?: string | number;
                 };
             } | {
+                /** @description An accessor key of the query type (the field catalogue of the invoice query), no wildcards */
                 id: string;
                 exists: boolean;
             })[];
             searches?: {
+                /** @description An accessor key of the query type (the field catalogue of the invoice query), no wildcards */
                 field: string;
                 term: string;
             }[];
+            /** @description Accessor keys of the fields to return */
             columns?: string[];
             sort?: {
+                /** @description An accessor key of the query type (the field catalogue of the invoice query), no wildcards */
                 field: string;
-                /** @enum {string} */
-                order: "asc" | "desc";
-            };
+                /**
+                 * @description asc when absent
+                 * @enum {string}
+                 */
+                order?: "asc" | "desc";
+            } | null;
         };
         InvoiceQueryResult: {
             /** @constant */
