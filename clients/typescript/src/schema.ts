@@ -1568,6 +1568,8 @@ export interface components {
                         field?: string | null;
                         blockReason?: string | null;
                     }[];
+                    /** @description As in the new format: payload members the service does not read (`UNKNOWN_FIELD`), and, for a failed invoice, its validation warnings; empty when there are none. */
+                    warnings: components["schemas"]["UnifyValidationWarning"][];
                 }[];
             };
             errors: unknown[];
