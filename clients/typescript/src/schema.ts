@@ -1843,16 +1843,20 @@ export interface components {
         CompanyCreation: {
             sourceName: string;
             sourceVersion: string;
-            /** @constant */
-            countryCode: "AE";
+            /** @description The company TIN: 10 digits */
             tin: string;
-            /** Format: email */
             contactPersonEmail: string;
             branchName: string;
+            /**
+             * @description Connect onboards UAE (AE) companies only
+             * @constant
+             */
+            countryCode: "AE";
             /** @enum {string} */
             platformEnvironment: "sandbox" | "simulation" | "production";
-            contactPersonName?: string;
-            contactPersonMobile?: string;
+            contactPersonName?: string | null;
+            /** @description Digits with an optional leading "+", without spaces */
+            contactPersonMobile?: string | null;
         };
         CompanyCreated: {
             companyId: string;
@@ -1935,6 +1939,7 @@ export interface components {
             contactPersonMobile: string | null;
             metadata: Record<string, never> | null;
         };
+        /** @description Unknown fields and system-managed ones (companyId, sourceId, branchId, peppolParticipantId, workspaceId) are refused. */
         Branch: {
             branchName: string;
             sourceName: string;
@@ -2020,17 +2025,26 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        /** @description endAt must be later than startAt. */
         AllowanceInput: {
+            /** @description Credits: a whole number */
             limit: number;
             /** @enum {string} */
             periodType: "monthly" | "annual" | "custom";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description ISO 8601 in UTC, ending in Z (e.g. 2026-01-01T00:00:00Z)
+             */
             startAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description ISO 8601 in UTC, ending in Z (e.g. 2026-01-01T00:00:00Z)
+             */
             endAt: string;
             reason: string;
-            planReference?: string;
-            metadata?: Record<string, never>;
+            planReference?: string | null;
+            /** @description Your own JSON object, at most 16384 bytes and 8 levels deep */
+            metadata?: Record<string, never> | null;
         };
         CompanyCredits: {
             companyId: string;
@@ -4225,25 +4239,15 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    rows: {
-                        sourceName?: string;
-                        sourceVersion?: string;
-                        /** @constant */
-                        countryCode?: "AE";
-                        tin?: string;
-                        /** Format: email */
-                        contactPersonEmail?: string;
-                        branchName?: string;
-                        /** @enum {string} */
-                        platformEnvironment?: "sandbox" | "simulation" | "production";
-                        contactPersonName?: string;
-                        contactPersonMobile?: string;
-                    }[];
-                    /** @constant */
-                    countryCode?: "AE";
+                    /**
+                     * @description Connect onboards UAE (AE) companies only
+                     * @constant
+                     */
+                    countryCode: "AE";
                     /** @enum {string} */
-                    platformEnvironment?: "sandbox" | "simulation" | "production";
-                    filename?: string;
+                    platformEnvironment: "sandbox" | "simulation" | "production";
+                    rows: Record<string, never>[];
+                    filename?: string | null;
                 };
             };
         };
@@ -4834,7 +4838,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    branches: components["schemas"]["Branch"][];
+                    /** @description Each branch is processed on its own; a failed one is reported in the results. */
+                    branches: Record<string, never>[];
                 };
             };
         };
@@ -5615,10 +5620,15 @@ export interface operations {
                 "application/json": {
                     sourceVersion?: string;
                     legalName?: string;
-                    legalIdentifier?: string;
-                    countryCode?: string;
+                    legalIdentifier?: string | null;
+                    /**
+                     * @description Connect onboards UAE (AE) companies only
+                     * @constant
+                     */
+                    countryCode?: "AE";
                     /** @enum {string} */
                     status?: "active" | "inactive";
+                    /** @description Your own JSON object, at most 16384 bytes and 8 levels deep */
                     metadata?: Record<string, never>;
                 };
             };
@@ -7879,7 +7889,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    reason?: string;
+                    reason?: string | null;
                 };
             };
         };
@@ -8693,7 +8703,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    reason?: string;
+                    reason?: string | null;
                 };
             };
         };
@@ -9098,17 +9108,26 @@ export interface operations {
                         companyId: string;
                         /** @enum {string} */
                         operation: "replace_current" | "replace_scheduled" | "cancel_scheduled" | "pause" | "resume";
+                        /** @description The allowance version the operation expects: 0 creates (replacements only), otherwise the latest version */
                         expectedVersion: number;
-                        reason: string;
+                        reason?: string | null;
+                        /** @description Credits: a whole number */
                         limit?: number;
                         /** @enum {string} */
                         periodType?: "monthly" | "annual" | "custom";
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC, ending in Z (e.g. 2026-01-01T00:00:00Z)
+                         */
                         startAt?: string;
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC, ending in Z (e.g. 2026-01-01T00:00:00Z)
+                         */
                         endAt?: string;
-                        planReference?: string;
-                        metadata?: Record<string, never>;
+                        planReference?: string | null;
+                        /** @description Your own JSON object, at most 16384 bytes and 8 levels deep */
+                        metadata?: Record<string, never> | null;
                     }[];
                 };
             };
