@@ -52,6 +52,11 @@ export interface ServiceOptions {
   processes?: (deps: ProcessDeps) => Processes;
   /** False: workers are not ticked by timers (tests tick them with a manual clock). */
   startWorkers?: boolean;
+  /**
+   * False: the search projection does not run, so the search index is not fed (a benchmark
+   * measures what the service costs without it; the invoice query then answers from a stale index).
+   */
+  searchProjection?: boolean;
 }
 
 /**
@@ -142,7 +147,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     peppol: peppol.accessPoint,
   });
   const search = createSearchIndex(config, knex);
-  const runner = new ProjectionRunner(knex, runtime.store, [...allProjections(search), ...processes.reactors.map(reactorProjection)], {
+  const projections = allProjections(options.searchProjection === false ? undefined : search);
+  const runner = new ProjectionRunner(knex, runtime.store, [...projections, ...processes.reactors.map(reactorProjection)], {
     batchSize: config.projections.batchSize,
     batchBytes: config.projections.batchBytes,
     log: (msg, fields) => logger.warn(fields ?? {}, msg),

@@ -189,12 +189,16 @@ export class BenchServer {
     return JSON.parse(await this.run(['scripts/admin.ts', ...args])) as T;
   }
 
-  /** Starts the server (stdout, its request log, is discarded; stderr is shown) and waits for /readyz. */
-  async start(timeoutMs = 60_000): Promise<void> {
+  /**
+   * Starts the server (stdout, its request log, is discarded; stderr is shown) and waits for /readyz.
+   * `entry`: the entry point, `scripts/start.ts` (what `npm start` runs) unless a benchmark starts
+   * the service with parts left out (`scripts/bench-service-parts.ts`).
+   */
+  async start(timeoutMs = 60_000, entry = 'scripts/start.ts'): Promise<void> {
     // BENCH_SERVER_NODE_ARGS: extra node flags for the server only (e.g. "--cpu-prof --cpu-prof-dir=var/prof").
     const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
     // The node flags of `npm start` (package.json), then the server itself.
-    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs, '--import', 'tsx', 'scripts/start.ts'], { env: this.env, stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs, '--import', 'tsx', entry], { env: this.env, stdio: ['ignore', 'ignore', 'inherit'] });
     this.child = child;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     const deadline = Date.now() + timeoutMs;

@@ -3,7 +3,7 @@
  * numbers, lines with their net and tax amounts, the tax breakdown per category and rate, and the
  * document totals. Pure; tolerant of missing optional data (see core-document.ts).
  */
-import { Decimal } from 'decimal.js';
+import { Dec, ExactDecimal } from './exact-decimal.js';
 import type {
   ArtifactDocumentType,
   CoreDocument,
@@ -69,23 +69,23 @@ export function num(value: CoreNumber | null | undefined): number | undefined {
 }
 
 /**
- * Decimal arithmetic for amounts (decimal.js): a number enters as the decimal it is written as
- * (its shortest JavaScript form: 1.005 is 1.005, not the binary value below it), sums and
- * products are exact, and rounding is half away from zero to 2 decimals, as EN 16931 and the
- * Peppol rules compute (BR-CO-10..17, BR-CO-17's category tax). Figures leave this module as
- * numbers holding exactly the rounded decimal, which `formatAmount` writes back digit for digit.
+ * Decimal arithmetic for amounts (`exact-decimal.ts`: integers of units while they fit, decimal.js
+ * beyond): a number enters as the decimal it is written as (its shortest JavaScript form: 1.005
+ * is 1.005, not the binary value below it), sums and products are exact, and rounding is half
+ * away from zero to 2 decimals, as EN 16931 and the Peppol rules compute (BR-CO-10..17, BR-CO-17's
+ * category tax). Figures leave this module as numbers holding exactly the rounded decimal, which
+ * `formatAmount` writes back digit for digit.
  */
-export const Dec = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_UP });
-
+export { Dec, ExactDecimal };
 
 /** The decimal a number or numeric string stands for. */
-export function dec(n: number | string | Decimal): Decimal {
-  return new Dec(n);
+export function dec(n: number | string | ExactDecimal): ExactDecimal {
+  return ExactDecimal.of(n);
 }
 
 /** Rounds half away from zero to 2 decimals. */
-export function money(d: Decimal): Decimal {
-  return d.toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
+export function money(d: ExactDecimal): ExactDecimal {
+  return d.toDecimalPlaces(2);
 }
 
 /** Half-away-from-zero rounding to 2 decimals, in decimal arithmetic (1.005 → 1.01). */
@@ -368,7 +368,7 @@ export function taxBreakdown(
       };
     });
   }
-  const groups = new Map<string, { entry: BreakdownEntry; taxable: Decimal; tax: Decimal; given: boolean }>();
+  const groups = new Map<string, { entry: BreakdownEntry; taxable: ExactDecimal; tax: ExactDecimal; given: boolean }>();
   for (const line of lines) {
     const category = categoryOf(line.rawCategory, line.rate);
     const key = `${category}|${line.rate}`;

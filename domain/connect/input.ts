@@ -6,6 +6,19 @@
  * CONNECT_UNSUPPORTED_COUNTRY for a country other than AE).
  */
 import { DomainError } from '../errors.js';
+import { memberNames } from '../schema/json-schema.js';
+import {
+  BranchBody,
+  BranchBulkBody,
+  CompanyCreationBody,
+  CONNECT_INPUT_LIMITS,
+  EMAIL_PATTERN,
+  JobRow,
+  MOBILE_PATTERN,
+  OnboardingJobBody,
+  SourcePatchBody,
+  TIN_PATTERN,
+} from './codecs.js';
 import { checkMetadata, invalid, isPlainObject, printable, refuseUnknownFields, requireObject, refuseUnknownParams, single, type QueryValues } from './input-rules.js';
 
 export { isPlainObject, type QueryValues } from './input-rules.js';
@@ -25,13 +38,13 @@ export const LIMITS = {
   listLimitDefault: 10,
   listLimitMax: 100,
   listPageMax: 1_000_000,
-  branchesBulkMax: 100,
-  onboardingRowsMax: 500,
-  textMax: 255,
-  emailMax: 254,
+  branchesBulkMax: CONNECT_INPUT_LIMITS.branchesBulkMax,
+  onboardingRowsMax: CONNECT_INPUT_LIMITS.onboardingRowsMax,
+  textMax: CONNECT_INPUT_LIMITS.textMax,
+  emailMax: CONNECT_INPUT_LIMITS.emailMax,
   searchMax: 200,
-  metadataBytesMax: 16 * 1024,
-  metadataDepthMax: 8,
+  metadataBytesMax: CONNECT_INPUT_LIMITS.metadataBytesMax,
+  metadataDepthMax: CONNECT_INPUT_LIMITS.metadataDepthMax,
 } as const;
 
 const SYSTEM_MANAGED = ['companyId', 'sourceId', 'branchId', 'peppolParticipantId', 'workspaceId'] as const;
@@ -147,15 +160,15 @@ function optionalText(body: Record<string, unknown>, field: string, path: Path, 
   return text(body[field], at(path, field), field, rule);
 }
 
-const TIN_RULE: TextRule = { pattern: /^\d{10}$/, patternMessage: 'tin must be exactly 10 digits' };
+const TIN_RULE: TextRule = { pattern: TIN_PATTERN, patternMessage: 'tin must be exactly 10 digits' };
 const EMAIL_RULE: TextRule = {
   max: LIMITS.emailMax,
-  pattern: /^[^\s@]+@[^\s@]+\.[^\s@]+$/,
+  pattern: EMAIL_PATTERN,
   patternMessage: 'contactPersonEmail must be an email address',
 };
 const MOBILE_RULE: TextRule = {
-  max: 21,
-  pattern: /^\+?\d{1,20}$/,
+  max: CONNECT_INPUT_LIMITS.mobileMax,
+  pattern: MOBILE_PATTERN,
   patternMessage: 'contactPersonMobile must be digits with an optional leading "+", without spaces',
 };
 
@@ -196,7 +209,7 @@ function companyFields(
 /** POST /v3/connect/companies. */
 export function parseCompanyCreation(body: unknown): CompanyCreationInput {
   const b = requireObject(body, [], 'the request body');
-  refuseUnknownFields(b, COMPANY_FIELDS, [], SYSTEM_MANAGED);
+  refuseUnknownFields(b, memberNames(CompanyCreationBody), [], SYSTEM_MANAGED);
   const countryCode = country(b.countryCode, ['countryCode']);
   return companyFields(b, [], countryCode, environment(b.platformEnvironment, ['platformEnvironment']));
 }
@@ -204,7 +217,7 @@ export function parseCompanyCreation(body: unknown): CompanyCreationInput {
 /** POST /v3/connect/companies/onboarding-jobs: the job level; rows are checked one by one with parseJobRow. */
 export function parseOnboardingJob(body: unknown): OnboardingJobInput {
   const b = requireObject(body, [], 'the request body');
-  refuseUnknownFields(b, ['countryCode', 'platformEnvironment', 'rows', 'filename'], [], SYSTEM_MANAGED);
+  refuseUnknownFields(b, memberNames(OnboardingJobBody), [], SYSTEM_MANAGED);
   const countryCode = country(b.countryCode, ['countryCode']);
   const platformEnvironment = environment(b.platformEnvironment, ['platformEnvironment']);
   const filename = optionalText(b, 'filename', []);
@@ -220,7 +233,7 @@ export function parseOnboardingJob(body: unknown): OnboardingJobInput {
 /** One row of an onboarding job: the company-creation fields; countryCode and platformEnvironment may be left to the job. */
 export function parseJobRow(row: unknown, job: Pick<OnboardingJobInput, 'countryCode' | 'platformEnvironment'>): CompanyCreationInput {
   const b = requireObject(row, [], 'the row');
-  refuseUnknownFields(b, COMPANY_FIELDS, [], SYSTEM_MANAGED);
+  refuseUnknownFields(b, memberNames(JobRow), [], SYSTEM_MANAGED);
   const countryCode = b.countryCode === undefined || b.countryCode === null ? job.countryCode : country(b.countryCode, ['countryCode']);
   let platformEnvironment = job.platformEnvironment;
   if (b.platformEnvironment !== undefined && b.platformEnvironment !== null) {
@@ -243,7 +256,7 @@ export function echoText(value: unknown): string | null {
 /** POST /v3/connect/companies/{companyId}/branches, and each item of the bulk form. */
 export function parseBranch(body: unknown, what = 'the request body'): BranchInput {
   const b = requireObject(body, [], what);
-  refuseUnknownFields(b, ['branchName', 'sourceName', 'sourceVersion'], [], SYSTEM_MANAGED);
+  refuseUnknownFields(b, memberNames(BranchBody), [], SYSTEM_MANAGED);
   return {
     branchName: requiredText(b, 'branchName', []),
     sourceName: requiredText(b, 'sourceName', []),
@@ -254,7 +267,7 @@ export function parseBranch(body: unknown, what = 'the request body'): BranchInp
 /** POST …/branches/bulk: the array; each item is checked on its own with parseBranch. */
 export function parseBranchBulk(body: unknown): unknown[] {
   const b = requireObject(body, [], 'the request body');
-  refuseUnknownFields(b, ['branches'], [], SYSTEM_MANAGED);
+  refuseUnknownFields(b, memberNames(BranchBulkBody), [], SYSTEM_MANAGED);
   if (b.branches === undefined || b.branches === null) invalid(['branches'], 'branches is required');
   if (!Array.isArray(b.branches)) invalid(['branches'], 'branches must be an array');
   if (b.branches.length < 1 || b.branches.length > LIMITS.branchesBulkMax) {
@@ -267,7 +280,7 @@ export function parseBranchBulk(body: unknown): unknown[] {
 /** PATCH /v3/connect/companies/{sourceName}: only the fields sent change. */
 export function parseSourcePatch(body: unknown): SourcePatch {
   const b = requireObject(body, [], 'the request body');
-  refuseUnknownFields(b, ['sourceVersion', 'legalName', 'legalIdentifier', 'countryCode', 'status', 'metadata'], [], SYSTEM_MANAGED);
+  refuseUnknownFields(b, memberNames(SourcePatchBody), [], SYSTEM_MANAGED);
   const patch: SourcePatch = {};
   if (b.sourceVersion !== undefined) patch.sourceVersion = text(b.sourceVersion, ['sourceVersion'], 'sourceVersion');
   if (b.legalName !== undefined) patch.legalName = text(b.legalName, ['legalName'], 'legalName');

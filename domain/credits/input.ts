@@ -10,6 +10,8 @@ import { DomainError } from '../errors.js';
 import { checkMetadata, invalid, isPlainObject, printable, refuseUnknownFields, requireObject, refuseUnknownParams, single, type QueryValues } from '../connect/input-rules.js';
 
 export { isPlainObject, type QueryValues } from '../connect/input-rules.js';
+import { memberNames } from '../schema/json-schema.js';
+import { AllowanceBody, BulkBody, BulkOperationRow, ReasonOptionalBody, ReasonRequiredBody } from './codecs.js';
 import type { AllowanceInput, Precondition } from './credits.js';
 import type { BulkRow, LedgerFilters } from './jobs.js';
 import {
@@ -94,7 +96,10 @@ function periodTypeOf(body: Record<string, unknown>, path: Path): PeriodType {
   return value as PeriodType;
 }
 
-const ALLOWANCE_FIELDS = ['limit', 'periodType', 'startAt', 'endAt', 'reason', 'planReference', 'metadata'] as const;
+/** The members of each body, from its codec (codecs.ts), the description the OpenAPI document shows. */
+const ALLOWANCE_FIELDS = memberNames(AllowanceBody);
+const BULK_FIELDS = memberNames(BulkBody);
+const BULK_ROW_FIELDS = memberNames(BulkOperationRow);
 
 function allowanceFields(b: Record<string, unknown>, path: Path): AllowanceInput {
   const limit = limitOf(b, path);
@@ -124,7 +129,7 @@ export function parseAllowanceBody(body: unknown): AllowanceInput {
 export function parseActionBody(body: unknown, reasonRequired: boolean): { reason: string | null } {
   if (body === undefined && !reasonRequired) return { reason: null };
   const b = requireObject(body, [], 'the request body');
-  refuseUnknownFields(b, ['reason'], []);
+  refuseUnknownFields(b, memberNames(reasonRequired ? ReasonRequiredBody : ReasonOptionalBody), []);
   return { reason: reasonRequired ? requiredText(b, 'reason', []) : optionalText(b, 'reason', []) };
 }
 
@@ -174,7 +179,7 @@ export function bulkTarget(operation: BulkOperation): 'current' | 'scheduled' {
 /** POST /allowances/bulk: 1 to 500 operations, each checked here; the state-dependent rules are checked per row when the job runs. */
 export function parseBulkBody(body: unknown): BulkRow[] {
   const b = requireObject(body, [], 'the request body');
-  refuseUnknownFields(b, ['operations'], []);
+  refuseUnknownFields(b, BULK_FIELDS, []);
   const ops = b.operations;
   if (ops === undefined || ops === null) invalid(['operations'], 'operations is required');
   if (!Array.isArray(ops)) invalid(['operations'], 'operations must be an array');
@@ -193,7 +198,7 @@ export function parseBulkBody(body: unknown): BulkRow[] {
     }
     const operation = operationValue as BulkOperation;
     const replacement = operation === 'replace_current' || operation === 'replace_scheduled';
-    refuseUnknownFields(row, replacement ? [...ACTION_FIELDS, 'limit', 'periodType', 'startAt', 'endAt', 'planReference', 'metadata'] : ACTION_FIELDS, path);
+    refuseUnknownFields(row, replacement ? BULK_ROW_FIELDS : ACTION_FIELDS, path);
     const operationId = requiredText(row, 'operationId', path, CREDIT_LIMITS.operationIdMax);
     if (operationIds.has(operationId)) invalid(at(path, 'operationId'), `operationId "${printable(operationId)}" is used twice in this job`);
     operationIds.add(operationId);

@@ -7,6 +7,7 @@
  * message, its index and value.
  */
 import * as t from 'io-ts';
+import { annotate, describeCodec } from '../schema/json-schema.js';
 import { MAX_RESULT_WINDOW, type SearchFilter, type SearchQuery, type SearchSort, type SearchTerm } from './search-query.js';
 import { parseColumns, type Selector } from './columns.js';
 import { COUNTRY_FIELD, QUERY_TYPES, publicQueryField as queryField, publicQueryFields as queryFields, type QueryField, type QueryType } from './fields.js';
@@ -26,35 +27,75 @@ export const QUERY_ENVIRONMENTS = ['sandbox', 'simulation', 'production'] as con
 export type QueryEnvironment = (typeof QUERY_ENVIRONMENTS)[number];
 
 const keyOf = <V extends string>(values: readonly V[], name: string) =>
-  new t.Type<V, V, unknown>(
-    name,
-    (u): u is V => typeof u === 'string' && (values as readonly string[]).includes(u),
-    (u, c) => (typeof u === 'string' && (values as readonly string[]).includes(u) ? t.success(u as V) : t.failure(u, c, `expected one of ${values.join(', ')}`)),
-    t.identity,
+  describeCodec(
+    new t.Type<V, V, unknown>(
+      name,
+      (u): u is V => typeof u === 'string' && (values as readonly string[]).includes(u),
+      (u, c) => (typeof u === 'string' && (values as readonly string[]).includes(u) ? t.success(u as V) : t.failure(u, c, `expected one of ${values.join(', ')}`)),
+      t.identity,
+    ),
+    { type: 'string', enum: [...values] },
   );
 
-const PositiveInteger = new t.Type<number, number, unknown>(
-  'positive integer',
-  (u): u is number => typeof u === 'number' && Number.isSafeInteger(u) && u >= 1,
-  (u, c) => (typeof u === 'number' && Number.isSafeInteger(u) && u >= 1 ? t.success(u) : t.failure(u, c, 'expected a whole number of at least 1')),
-  t.identity,
+const PositiveInteger = describeCodec(
+  new t.Type<number, number, unknown>(
+    'positive integer',
+    (u): u is number => typeof u === 'number' && Number.isSafeInteger(u) && u >= 1,
+    (u, c) => (typeof u === 'number' && Number.isSafeInteger(u) && u >= 1 ? t.success(u) : t.failure(u, c, 'expected a whole number of at least 1')),
+    t.identity,
+  ),
+  { type: 'integer', minimum: 1 },
 );
 
-const CountryCode = new t.Type<string, string, unknown>(
-  'country',
-  (u): u is string => typeof u === 'string' && /^[A-Z]{2}$/.test(u),
-  (u, c) => (typeof u === 'string' && /^[A-Z]{2}$/.test(u) ? t.success(u) : t.failure(u, c, 'expected a two-letter country code in capitals (ISO 3166-1 alpha-2)')),
-  t.identity,
+const CountryCode = describeCodec(
+  new t.Type<string, string, unknown>(
+    'country',
+    (u): u is string => typeof u === 'string' && /^[A-Z]{2}$/.test(u),
+    (u, c) => (typeof u === 'string' && /^[A-Z]{2}$/.test(u) ? t.success(u) : t.failure(u, c, 'expected a two-letter country code in capitals (ISO 3166-1 alpha-2)')),
+    t.identity,
+  ),
+  { type: 'string', pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, in capitals' },
 );
 
-const PlainObject = new t.Type<Record<string, unknown>, Record<string, unknown>, unknown>(
-  'object',
-  (u): u is Record<string, unknown> => typeof u === 'object' && u !== null && !Array.isArray(u),
-  (u, c) => (typeof u === 'object' && u !== null && !Array.isArray(u) ? t.success(u as Record<string, unknown>) : t.failure(u, c, 'expected an object')),
-  t.identity,
-);
+/**
+ * An object whose members `checkInvoiceQuery` checks (so that each problem names the entry and
+ * its value); `schema` is the shape it enforces there, which the OpenAPI document shows.
+ */
+const entryOf = (name: string, schema: Record<string, unknown>) =>
+  describeCodec(
+    new t.Type<Record<string, unknown>, Record<string, unknown>, unknown>(
+      name,
+      (u): u is Record<string, unknown> => typeof u === 'object' && u !== null && !Array.isArray(u),
+      (u, c) => (typeof u === 'object' && u !== null && !Array.isArray(u) ? t.success(u as Record<string, unknown>) : t.failure(u, c, 'expected an object')),
+      t.identity,
+    ),
+    schema,
+  );
 
-/** The shape of the body; the rules of each entry are checked by `checkInvoiceQuery`. */
+const closed = (required: Record<string, unknown>, optional: Record<string, unknown> = {}) => ({
+  type: 'object',
+  properties: { ...required, ...optional },
+  required: Object.keys(required),
+  additionalProperties: false,
+});
+const fieldName = { type: 'string', minLength: 1, description: 'An accessor key of the query type (the field catalogue of the invoice query), no wildcards' };
+const bound = { type: ['string', 'number'], description: 'A date YYYY-MM-DD or a number, as the field holds' };
+
+const FilterEntry = entryOf('filter', {
+  description: 'Exactly one of `value` (exact match, any of the values; an empty list adds no condition), `range` (inclusive bounds) or `exists`',
+  oneOf: [
+    closed({ id: fieldName, value: { type: 'array', items: { type: ['string', 'number', 'boolean'] }, maxItems: MAX_FILTER_VALUES } }),
+    { ...closed({ id: fieldName, range: { ...closed({}, { gte: bound, lte: bound }), minProperties: 1 } }) },
+    closed({ id: fieldName, exists: { type: 'boolean' } }),
+  ],
+});
+const SearchEntry = entryOf('search', closed({ field: fieldName, term: { type: 'string', minLength: 1, maxLength: MAX_TERM_LENGTH } }));
+const SortEntry = entryOf('sort', closed({ field: fieldName }, { order: { type: 'string', enum: ['asc', 'desc'], description: 'asc when absent' } }));
+
+/**
+ * The shape of the body; the rules of each entry are checked by `checkInvoiceQuery`. The OpenAPI
+ * document's `InvoiceQuery` is this codec's JSON Schema.
+ */
 export const InvoiceQueryBody = t.exact(
   t.intersection([
     t.type({
@@ -64,11 +105,11 @@ export const InvoiceQueryBody = t.exact(
     }),
     t.partial({
       page: PositiveInteger,
-      limit: PositiveInteger,
-      filters: t.array(PlainObject),
-      searches: t.array(PlainObject),
-      columns: t.array(t.string),
-      sort: t.union([PlainObject, t.null]),
+      limit: annotate(PositiveInteger, { maximum: MAX_LIMIT, description: `Documents a page (${DEFAULT_LIMIT} when absent)` }),
+      filters: annotate(t.array(FilterEntry), { maxItems: MAX_FILTERS }),
+      searches: annotate(t.array(SearchEntry), { maxItems: MAX_SEARCHES }),
+      columns: annotate(t.array(t.string), { maxItems: MAX_COLUMNS, description: 'Accessor keys of the fields to return' }),
+      sort: t.union([SortEntry, t.null]),
     }),
   ]),
 );

@@ -172,6 +172,11 @@ export function unknownMembers(codec: t.Mixed, value: unknown, path: (string | n
   }
 }
 
+/** The member names an object codec (or an intersection of them, exact or not) declares. */
+export function memberNames(codec: t.Mixed): string[] {
+  return propsOf(codec);
+}
+
 function propsOf(codec: t.Mixed): string[] {
   const c = codec as any;
   switch ((codec as Tagged)._tag) {

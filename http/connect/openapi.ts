@@ -1,4 +1,6 @@
 /** Connect in the OpenAPI document (the Connect section of the OpenAPI document): companies, sources, branches, onboarding jobs, counts. */
+import { BranchBody, BranchBulkBody, CompanyCreationBody, OnboardingJobBody, SourcePatchBody } from '../../domain/connect/codecs.js';
+import { jsonSchemaOf } from '../../domain/schema/json-schema.js';
 import { errorResponses } from '../openapi/errors.js';
 import {
   exampleFile,
@@ -34,15 +36,6 @@ const readiness: Schema = {
 const envelope = (data: Schema, meta: Record<string, Schema> = {}) =>
   obj({ success: constant(true), data, meta: obj({ requestId: str, timestamp: dateTime, workspaceId: str, ...meta }) });
 
-const companyFields = {
-  sourceName: text,
-  sourceVersion: text,
-  countryCode: constant('AE'),
-  tin: { type: 'string', pattern: '^[0-9]{10}$' },
-  contactPersonEmail: { type: 'string', format: 'email' },
-  branchName: text,
-  platformEnvironment: environments,
-};
 const companyOptional = { contactPersonName: str, contactPersonMobile: { type: 'string', pattern: '^\\+?[0-9]+$' } };
 
 const listItem = {
@@ -68,7 +61,8 @@ const listItem = {
 
 const schemas: Record<string, Schema> = {
   MappingReadiness: readiness,
-  CompanyCreation: obj(companyFields, companyOptional, { description: 'Unknown fields and system-managed ones (companyId, sourceId, branchId, peppolParticipantId, workspaceId) are refused.' }),
+  // Request bodies: the JSON Schema of the codecs the request rules take their members from.
+  CompanyCreation: jsonSchemaOf(CompanyCreationBody),
   CompanyCreated: obj(
     {
       companyId: str,
@@ -105,7 +99,7 @@ const schemas: Record<string, Schema> = {
     contactPersonMobile: nullable(str),
     metadata: nullable(openObject),
   }),
-  Branch: obj({ branchName: text, sourceName: text, sourceVersion: text }),
+  Branch: jsonSchemaOf(BranchBody),
   BranchResult: obj(
     {
       companyId: str,
@@ -212,10 +206,7 @@ export const connectDocument: FamilyDocument = {
           required: true,
           content: {
             'application/json': {
-              schema: obj(
-                { rows: arr({ type: 'object', properties: { ...companyFields, ...companyOptional } }, { minItems: 1, maxItems: 500 }) },
-                { countryCode: constant('AE'), platformEnvironment: environments, filename: str },
-              ),
+              schema: jsonSchemaOf(OnboardingJobBody),
             },
           },
         },
@@ -236,7 +227,7 @@ export const connectDocument: FamilyDocument = {
         operationId: 'connectAddBranches',
         summary: 'Add 1 to 100 branches (each processed on its own)',
         parameters: [companyId, ...writeParams],
-        requestBody: { required: true, content: { 'application/json': { schema: obj({ branches: arr(ref('Branch'), { minItems: 1, maxItems: 100 }) }) } } },
+        requestBody: { required: true, content: { 'application/json': { schema: jsonSchemaOf(BranchBulkBody) } } },
         responses: {
           200: response(
             'Mixed results in request order',
@@ -274,7 +265,7 @@ export const connectDocument: FamilyDocument = {
           required: true,
           content: {
             'application/json': {
-              schema: obj({}, { sourceVersion: text, legalName: text, legalIdentifier: text, countryCode: str, status: enumOf(['active', 'inactive']), metadata: openObject }, { minProperties: 1 }),
+              schema: jsonSchemaOf(SourcePatchBody),
             },
           },
         },

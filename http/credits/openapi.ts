@@ -1,6 +1,8 @@
 /** Credits in the OpenAPI document (docs/api/credits.md); value lists come from the domain's own constants. */
 import { ALLOWANCE_STATUSES, BLOCK_REASONS, BULK_OPERATIONS, LEDGER_EVENT_TYPES, PERIOD_TYPES, WARNINGS } from '../../domain/credits/values.js';
 import { connectSecurity } from '../connect/openapi.js';
+import { AllowanceBody, BulkBody, ReasonOptionalBody, ReasonRequiredBody } from '../../domain/credits/codecs.js';
+import { jsonSchemaOf } from '../../domain/schema/json-schema.js';
 import { errorResponses } from '../openapi/errors.js';
 import {
   arr,
@@ -27,8 +29,6 @@ import {
 const companyId: ParameterObject = { name: 'companyId', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{24}$' } };
 const envelope = (data: Schema) => obj({ success: constant(true), data, meta: obj({ requestId: str, timestamp: dateTime, workspaceId: str }) });
 const etag = { ETag: { description: 'The quoted version', schema: str, required: true } };
-const reason: Schema = { type: 'string', maxLength: 500 };
-const utc: Schema = { type: 'string', format: 'date-time', pattern: 'Z$' };
 const writeHeaders = (precondition: boolean): ParameterObject[] => [
   headers.environment('Data environment of the write: sandbox|test|development (sandbox data), production|prod (production data); default production; other values 400 CONNECT_INVALID_ENVIRONMENT', [
     'sandbox',
@@ -64,7 +64,8 @@ const schemas: Record<string, Schema> = {
     reserved: num,
     updatedAt: dateTime,
   }),
-  AllowanceInput: obj({ limit: { type: 'integer', minimum: 0 }, periodType: enumOf(PERIOD_TYPES), startAt: utc, endAt: utc, reason }, { planReference: reason, metadata: openObject }),
+  // Request bodies: the JSON Schema of the codecs the request rules take their members from.
+  AllowanceInput: { ...jsonSchemaOf(AllowanceBody), description: 'endAt must be later than startAt.' },
   CompanyCredits: obj({
     companyId: str,
     current: nullable(ref('Allowance')),
@@ -205,27 +206,8 @@ const allowanceWrite = (target: 'current' | 'scheduled'): OperationObject =>
 
 const actionBody = (required: boolean) => ({
   required,
-  content: { 'application/json': { schema: obj(required ? { reason } : {}, required ? {} : { reason }) } },
+  content: { 'application/json': { schema: jsonSchemaOf(required ? ReasonRequiredBody : ReasonOptionalBody) } },
 });
-
-const bulkRow: Schema = {
-  type: 'object',
-  required: ['operationId', 'companyId', 'operation', 'expectedVersion', 'reason'],
-  properties: {
-    operationId: { type: 'string', minLength: 1, maxLength: 200 },
-    companyId: { type: 'string', pattern: '^[0-9a-f]{24}$' },
-    operation: enumOf(BULK_OPERATIONS),
-    expectedVersion: { type: 'integer', minimum: 0 },
-    reason,
-    limit: { type: 'integer', minimum: 0 },
-    periodType: enumOf(PERIOD_TYPES),
-    startAt: utc,
-    endAt: utc,
-    planReference: reason,
-    metadata: openObject,
-  },
-  additionalProperties: false,
-};
 
 const accepted = (fields: Record<string, Schema>): ResponseObject => response('Accepted', envelope(obj({ ...fields, replayed: bool })));
 
@@ -311,7 +293,7 @@ export const creditsDocument: FamilyDocument = {
         operationId: 'creditsBulk',
         summary: 'Submit a bulk allowance job (1 to 500 operations)',
         parameters: writeHeaders(false),
-        requestBody: { required: true, content: { 'application/json': { schema: obj({ operations: arr(bulkRow, { minItems: 1, maxItems: 500 }) }) } } },
+        requestBody: { required: true, content: { 'application/json': { schema: jsonSchemaOf(BulkBody) } } },
         responses: {
           202: accepted({ jobId: str, status: constant('accepted'), environment: str, totals: obj({ total: int, processed: int, succeeded: int, failed: int }), statusUrl: str }),
           ...writeErrors,

@@ -1,29 +1,14 @@
 /** The invoice query (POST /invoices/query, docs/api/invoice-query.md) in the OpenAPI document; errors in the documents shape. */
+import { InvoiceQueryBody } from '../../domain/query/request.js';
+import { jsonSchemaOf } from '../../domain/schema/json-schema.js';
 import { errorResponses } from '../openapi/errors.js';
-import { arr, constant, enumOf, int, json, obj, openObject, ref, response, str, type FamilyDocument, type Schema } from '../openapi/schema.js';
-
-const filter: Schema = {
-  oneOf: [
-    obj({ id: str, value: arr({ type: ['string', 'number', 'boolean'] }) }),
-    obj({ id: str, range: obj({}, { gte: { type: ['string', 'number'] }, lte: { type: ['string', 'number'] } }) }),
-    obj({ id: str, exists: { type: 'boolean' } }),
-  ],
-};
+import { arr, constant, int, json, obj, openObject, ref, response, type FamilyDocument } from '../openapi/schema.js';
 
 export const queryDocument: FamilyDocument = {
   tag: { name: 'Invoice query', description: 'Search stored sales, purchase and receipt documents. Bearer token or X-API-Key.' },
   schemas: {
-    InvoiceQuery: obj(
-      { country: { type: 'string', pattern: '^[A-Z]{2}$' }, type: enumOf(['sales', 'purchases', 'receipts']), environment: str },
-      {
-        page: { type: 'integer', minimum: 1 },
-        limit: { type: 'integer', minimum: 1 },
-        filters: arr(filter),
-        searches: arr(obj({ field: str, term: str })),
-        columns: arr(str),
-        sort: obj({ field: str, order: enumOf(['asc', 'desc']) }),
-      },
-    ),
+    // The request body's codec is its one description: the handler decodes with it.
+    InvoiceQuery: jsonSchemaOf(InvoiceQueryBody),
     InvoiceQueryResult: obj({
       status: constant('success'),
       data: obj({ documents: arr(openObject) }),

@@ -19,6 +19,7 @@ import { commandContext } from '../request-context.js';
 import { EARLIER_ENVIRONMENTS, ListRequest, SubmitRequest } from './codecs.js';
 import { resolveSource } from './source.js';
 import { submitUseCaseDeps } from './submit-deps.js';
+import { payloadUnknownFields, unknownFieldWarnings, withNearMiss } from './warnings.js';
 
 const ENVIRONMENTS = EARLIER_ENVIRONMENTS;
 
@@ -106,6 +107,7 @@ async function submit(ctx: Context, deps: HttpDeps, raw: Record<string, unknown>
         ...base, status: 'not_processed', resolvedDocumentType: null, derivedFlags: NO_FLAGS, payloadId: null, documentId: null,
         validation: { success: false, errors: [] }, submission: { success: false, errors: [], governmentResponse: null, submittedAt: null },
         errors: [{ code: 'NOT_PROCESSED', message: 'not processed: an earlier invoice failed and continueOnError is false', path: ['invoices', index] }],
+        warnings: [],
       });
       continue;
     }
@@ -115,7 +117,7 @@ async function submit(ctx: Context, deps: HttpDeps, raw: Record<string, unknown>
       const error = { code: 'REQ_INVALID_INPUT', message: resolved.error.message, path };
       results.push({
         ...base, status: 'failed', resolvedDocumentType: null, derivedFlags: NO_FLAGS, payloadId: null, documentId: null,
-        validation: { success: false, errors: [error] }, submission: { success: false, errors: [], governmentResponse: null, submittedAt: null }, errors: [error],
+        validation: { success: false, errors: [error] }, submission: { success: false, errors: [], governmentResponse: null, submittedAt: null }, errors: [error], warnings: [],
       });
       aborted = !continueOnError;
       continue;
@@ -126,7 +128,7 @@ async function submit(ctx: Context, deps: HttpDeps, raw: Record<string, unknown>
       const sample = await recordMappingSample(deps.store, { workspaceId: auth.workspaceId, source, payload: item.payload, externalId: item.externalId ?? null, documentType }, ctxBase);
       results.push({
         ...common, status: 'stored', payloadId: sample.payloadId, documentId: null,
-        validation: { success: true, errors: [] }, submission: { success: false, errors: [], governmentResponse: null, submittedAt: null }, errors: [],
+        validation: { success: true, errors: [] }, submission: { success: false, errors: [], governmentResponse: null, submittedAt: null }, errors: [], warnings: [],
       });
       continue;
     }
@@ -140,13 +142,24 @@ async function submit(ctx: Context, deps: HttpDeps, raw: Record<string, unknown>
       const error = { code: 'CREDITS_BLOCKED', message: result.message, path: ['invoices', index], blockReason: result.blockReason };
       results.push({
         ...common, status: 'failed', payloadId: null, documentId: null,
-        validation: { success: true, errors: [] }, submission: { success: false, errors: [error], governmentResponse: null, submittedAt: null }, errors: [error],
+        validation: { success: true, errors: [] }, submission: { success: false, errors: [error], governmentResponse: null, submittedAt: null }, errors: [error], warnings: [],
       });
       aborted = !continueOnError;
       continue;
     }
     const outcome = result.outcome;
-    const validationErrors = outcome.report.errors.map((e) => ({ code: e.code, message: e.message, path: ['invoices', index, 'payload', ...e.path], field: e.corePath }));
+    // Payload members the service does not read: the same UNKNOWN_FIELD warnings (and near misses
+    // in the messages of missing fields) as the new format gives.
+    const unknown = payloadUnknownFields(item.payload, source.templateId);
+    const validationErrors = outcome.report.errors.map((e) => ({
+      code: e.code,
+      message: withNearMiss(e.message, e.payloadPath ?? null, unknown),
+      path: ['invoices', index, 'payload', ...e.path],
+      field: e.corePath,
+    }));
+    const validationWarnings = outcome.accepted
+      ? []
+      : outcome.report.warnings.map((w) => ({ code: w.code, message: w.message, field: w.corePath, payloadField: w.payloadPath ?? null }));
     results.push({
       ...common,
       status: outcome.accepted ? 'success' : 'failed',
@@ -160,6 +173,7 @@ async function submit(ctx: Context, deps: HttpDeps, raw: Record<string, unknown>
         submittedAt: outcome.accepted ? ctxBase.now.toISOString() : null,
       },
       errors: validationErrors,
+      warnings: [...validationWarnings, ...unknownFieldWarnings(unknown)],
     });
     if (!outcome.accepted && !continueOnError) aborted = true;
   }

@@ -192,6 +192,10 @@ const schemas: Record<string, Schema> = {
           validation: obj({ success: bool, errors: arr(errorItem) }),
           submission: obj({ success: bool, errors: arr(errorItem), governmentResponse: any, submittedAt: nullable(dateTime) }),
           errors: arr(errorItem),
+          warnings: describe(
+            arr(ref('UnifyValidationWarning')),
+            'As in the new format: payload members the service does not read (`UNKNOWN_FIELD`), and, for a failed invoice, its validation warnings; empty when there are none.',
+          ),
         }),
       ),
     }),

@@ -45,6 +45,33 @@ describe('Unify earlier format (docs/api/unify.md)', function () {
     expect((await u.status(first.documentId)).json.data.state).to.equal('submitted');
   });
 
+  it('warns of payload members the service does not read as the new format does (UNKNOWN_FIELD, closest name, near miss)', async () => {
+    const typo = uaeInvoice() as any;
+    typo.header.buyerReferance = 'PO-1';
+    typo.remarks = 'kept nowhere';
+    const missing = uaeInvoice() as any;
+    missing.header.documentNumbr = missing.header.documentNumber;
+    delete missing.header.documentNumber;
+    const r = await u.legacy(submit([{ payload: typo }, { payload: missing }, { payload: uaeInvoice() }]));
+    expect(r.status, r.text).to.equal(200);
+    const [accepted, failed, clean] = r.json.data.results;
+    expect(accepted.status).to.equal('success');
+    const byField = Object.fromEntries(accepted.warnings.map((w: any) => [w.payloadField, w]));
+    expect(Object.keys(byField)).to.have.members(['header.buyerReferance', 'remarks']);
+    expect(byField['header.buyerReferance']).to.deep.equal({
+      code: 'UNKNOWN_FIELD',
+      message: 'header.buyerReferance is not read by the service; the closest known name is "buyerReference"',
+      field: null,
+      payloadField: 'header.buyerReferance',
+      suggestion: 'buyerReference',
+    });
+    expect(failed.status).to.equal('failed');
+    const numberError = failed.validation.errors.find((e: any) => e.field === 'header.documentNumber');
+    expect(numberError.message).to.contain('the payload has header.documentNumbr');
+    expect(failed.warnings.map((w: any) => w.payloadField)).to.include('header.documentNumbr');
+    expect(clean.warnings).to.deep.equal([]);
+  });
+
   it('continues after a failed invoice when continueOnError is true, and stops at it when false', async () => {
     const bad = uaeInvoice();
     delete bad.header.issueDate;

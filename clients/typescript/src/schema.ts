@@ -1693,6 +1693,8 @@ export interface components {
                         field?: string | null;
                         blockReason?: string | null;
                     }[];
+                    /** @description As in the new format: payload members the service does not read (`UNKNOWN_FIELD`), and, for a failed invoice, its validation warnings; empty when there are none. */
+                    warnings: components["schemas"]["UnifyValidationWarning"][];
                 }[];
             };
             errors: unknown[];
@@ -1896,35 +1898,49 @@ export interface components {
             };
         };
         InvoiceQuery: {
+            /** @description ISO 3166-1 alpha-2, in capitals */
             country: string;
             /** @enum {string} */
             type: "sales" | "purchases" | "receipts";
-            environment: string;
+            /** @enum {string} */
+            environment: "sandbox" | "simulation" | "production";
             page?: number;
+            /** @description Documents a page (20 when absent) */
             limit?: number;
             filters?: ({
+                /** @description An accessor key of the query type (the field catalogue of the invoice query), no wildcards */
                 id: string;
                 value: (string | number | boolean)[];
             } | {
+                /** @description An accessor key of the query type (the field catalogue of the invoice query), no wildcards */
                 id: string;
                 range: {
+                    /** @description A date YYYY-MM-DD or a number, as the field holds */
                     gte?: string | number;
+                    /** @description A date YYYY-MM-DD or a number, as the field holds */
                     lte?: string | number;
                 };
             } | {
+                /** @description An accessor key of the query type (the field catalogue of the invoice query), no wildcards */
                 id: string;
                 exists: boolean;
             })[];
             searches?: {
+                /** @description An accessor key of the query type (the field catalogue of the invoice query), no wildcards */
                 field: string;
                 term: string;
             }[];
+            /** @description Accessor keys of the fields to return */
             columns?: string[];
             sort?: {
+                /** @description An accessor key of the query type (the field catalogue of the invoice query), no wildcards */
                 field: string;
-                /** @enum {string} */
-                order: "asc" | "desc";
-            };
+                /**
+                 * @description asc when absent
+                 * @enum {string}
+                 */
+                order?: "asc" | "desc";
+            } | null;
         };
         InvoiceQueryResult: {
             /** @constant */
@@ -1952,16 +1968,20 @@ export interface components {
         CompanyCreation: {
             sourceName: string;
             sourceVersion: string;
-            /** @constant */
-            countryCode: "AE";
+            /** @description The company TIN: 10 digits */
             tin: string;
-            /** Format: email */
             contactPersonEmail: string;
             branchName: string;
+            /**
+             * @description Connect onboards UAE (AE) companies only
+             * @constant
+             */
+            countryCode: "AE";
             /** @enum {string} */
             platformEnvironment: "sandbox" | "simulation" | "production";
-            contactPersonName?: string;
-            contactPersonMobile?: string;
+            contactPersonName?: string | null;
+            /** @description Digits with an optional leading "+", without spaces */
+            contactPersonMobile?: string | null;
         };
         CompanyCreated: {
             companyId: string;
@@ -2044,6 +2064,7 @@ export interface components {
             contactPersonMobile: string | null;
             metadata: Record<string, never> | null;
         };
+        /** @description Unknown fields and system-managed ones (companyId, sourceId, branchId, peppolParticipantId, workspaceId) are refused. */
         Branch: {
             branchName: string;
             sourceName: string;
@@ -2129,17 +2150,26 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        /** @description endAt must be later than startAt. */
         AllowanceInput: {
+            /** @description Credits: a whole number */
             limit: number;
             /** @enum {string} */
             periodType: "monthly" | "annual" | "custom";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description ISO 8601 in UTC, ending in Z (e.g. 2026-01-01T00:00:00Z)
+             */
             startAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description ISO 8601 in UTC, ending in Z (e.g. 2026-01-01T00:00:00Z)
+             */
             endAt: string;
             reason: string;
-            planReference?: string;
-            metadata?: Record<string, never>;
+            planReference?: string | null;
+            /** @description Your own JSON object, at most 16384 bytes and 8 levels deep */
+            metadata?: Record<string, never> | null;
         };
         CompanyCredits: {
             companyId: string;
@@ -4646,25 +4676,15 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    rows: {
-                        sourceName?: string;
-                        sourceVersion?: string;
-                        /** @constant */
-                        countryCode?: "AE";
-                        tin?: string;
-                        /** Format: email */
-                        contactPersonEmail?: string;
-                        branchName?: string;
-                        /** @enum {string} */
-                        platformEnvironment?: "sandbox" | "simulation" | "production";
-                        contactPersonName?: string;
-                        contactPersonMobile?: string;
-                    }[];
-                    /** @constant */
-                    countryCode?: "AE";
+                    /**
+                     * @description Connect onboards UAE (AE) companies only
+                     * @constant
+                     */
+                    countryCode: "AE";
                     /** @enum {string} */
-                    platformEnvironment?: "sandbox" | "simulation" | "production";
-                    filename?: string;
+                    platformEnvironment: "sandbox" | "simulation" | "production";
+                    rows: Record<string, never>[];
+                    filename?: string | null;
                 };
             };
         };
@@ -5255,7 +5275,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    branches: components["schemas"]["Branch"][];
+                    /** @description Each branch is processed on its own; a failed one is reported in the results. */
+                    branches: Record<string, never>[];
                 };
             };
         };
@@ -6036,10 +6057,15 @@ export interface operations {
                 "application/json": {
                     sourceVersion?: string;
                     legalName?: string;
-                    legalIdentifier?: string;
-                    countryCode?: string;
+                    legalIdentifier?: string | null;
+                    /**
+                     * @description Connect onboards UAE (AE) companies only
+                     * @constant
+                     */
+                    countryCode?: "AE";
                     /** @enum {string} */
                     status?: "active" | "inactive";
+                    /** @description Your own JSON object, at most 16384 bytes and 8 levels deep */
                     metadata?: Record<string, never>;
                 };
             };
@@ -8300,7 +8326,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    reason?: string;
+                    reason?: string | null;
                 };
             };
         };
@@ -9114,7 +9140,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    reason?: string;
+                    reason?: string | null;
                 };
             };
         };
@@ -9519,17 +9545,26 @@ export interface operations {
                         companyId: string;
                         /** @enum {string} */
                         operation: "replace_current" | "replace_scheduled" | "cancel_scheduled" | "pause" | "resume";
+                        /** @description The allowance version the operation expects: 0 creates (replacements only), otherwise the latest version */
                         expectedVersion: number;
-                        reason: string;
+                        reason?: string | null;
+                        /** @description Credits: a whole number */
                         limit?: number;
                         /** @enum {string} */
                         periodType?: "monthly" | "annual" | "custom";
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC, ending in Z (e.g. 2026-01-01T00:00:00Z)
+                         */
                         startAt?: string;
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC, ending in Z (e.g. 2026-01-01T00:00:00Z)
+                         */
                         endAt?: string;
-                        planReference?: string;
-                        metadata?: Record<string, never>;
+                        planReference?: string | null;
+                        /** @description Your own JSON object, at most 16384 bytes and 8 levels deep */
+                        metadata?: Record<string, never> | null;
                     }[];
                 };
             };

@@ -10,8 +10,7 @@
  * Line categories are the PINT AE aligned codes (ibr-139-ae): S standard, Z zero, E exempt,
  * O not subject, AE reverse charge, N margin scheme ("standard rate additional VAT").
  */
-import type { Decimal } from 'decimal.js';
-import { dec, money } from '../../artifacts/normalize.js';
+import { dec, money, type ExactDecimal } from '../../artifacts/normalize.js';
 import { PINT_AE_TAX_CATEGORIES, pintAeIsCommercial } from '../../artifacts/pint-ae.js';
 import { all, baseIs, fieldEquals, hasAnyModifier, hasModifier, not } from '../conditions.js';
 import { codeList, countryFormat, type StringFormat } from '../formats.js';
@@ -249,7 +248,7 @@ const lineQuantity = eachLine((line, fail) => {
 const breakdownTax: CheckFn = (doc, ctx) => {
   const list = lineViews(doc, ctx);
   if (!list) return false;
-  const groups = new Map<string, { taxable: Decimal; tax: Decimal; rate: number }>();
+  const groups = new Map<string, { taxable: ExactDecimal; tax: ExactDecimal; rate: number }>();
   for (const { line, category: c } of list) {
     const rate = rateOf(line);
     const taxable = num(line['lineTaxableValue']);
