@@ -16,6 +16,7 @@ import { turnBatcher } from '../../platform/batching.js';
 import { recordSandboxReceipts, type NewSandboxReceipt, type SandboxReceipt } from '../../readmodels/sandbox-receipts.js';
 import type { PeppolNetwork } from '../purchases/sandbox-network.js';
 import { participantIdText, type ParticipantId } from '../../domain/purchases/ubl-reader.js';
+import { PeppolIdentifierError, peppolIdentifiersOf } from '../../domain/peppol/identifiers.js';
 import type { CheckedDocument } from '../purchases/import.js';
 import type { ReceivingCompany } from '../../readmodels/purchases.js';
 import type { Connector, ConnectorRegistry, DeliveryAnswer, DeliveryRequest } from './connector.js';
@@ -196,13 +197,36 @@ class MyInvoisSandbox extends SandboxConnector {
  * before (the record says `receiverRegistered: false`). A message that cannot be routed, or that
  * a receiving access point cannot read, is refused.
  */
+/**
+ * The document type (`busdox-docid-qns`) and process of a Peppol document, from its own
+ * CustomizationID and ProfileID (a German XRechnung document is its own document type); null when
+ * the XML does not give them (the network then refuses it when it reads the document).
+ */
+function peppolDocumentType(xml: Uint8Array): { documentTypeId: string; processId: string } | null {
+  try {
+    const ids = peppolIdentifiersOf(xml);
+    return { documentTypeId: ids.documentTypeId, processId: ids.processId };
+  } catch (err) {
+    if (err instanceof PeppolIdentifierError) return null;
+    throw err;
+  }
+}
+
 class PeppolSandbox extends SandboxConnector {
   readonly name = 'peppol-sandbox-ap';
   readonly destination = 'PEPPOL' as const;
   /** What deliver() learnt about a request before the base class asks for its first answer. */
   private readonly pending = new WeakMap<
     DeliveryRequest,
-    { sender: ParticipantId | null; receiver: ParticipantId | null; checked: CheckedDocument | null; refusal: string | null; receivers: ReceivingCompany[] }
+    {
+      sender: ParticipantId | null;
+      receiver: ParticipantId | null;
+      /** The Peppol document type and process of the XML (null: it has none), as a real access point sends them. */
+      peppol: { documentTypeId: string; processId: string } | null;
+      checked: CheckedDocument | null;
+      refusal: string | null;
+      receivers: ReceivingCompany[];
+    }
   >();
 
   constructor(recordReceipt: RecordReceipt, clock: Clock, options: SandboxOptions, private readonly network: PeppolNetwork | null) {
@@ -214,12 +238,15 @@ class PeppolSandbox extends SandboxConnector {
     if (this.network && xml) {
       const scenario = scenarioOf(this.destination, request);
       const route = this.network.route(xml);
+      // Read with the route, before the first await: the deliveries of a batch stay in one turn (platform/batching.ts).
+      const peppol = peppolDocumentType(xml);
       const receivers = route.ok && scenario !== 'participant_not_found' ? await this.network.receiversOf(route.receiver, request.environment) : [];
       // Only a receiving access point on the network reads the whole document.
       const read = receivers.length > 0 ? await this.network.read(xml) : null;
       this.pending.set(request, {
         sender: route.ok ? route.sender : null,
         receiver: route.ok ? route.receiver : null,
+        peppol,
         checked: read?.ok ? read.checked : null,
         refusal: !route.ok ? route.reason : read && !read.ok ? read.reason : null,
         receivers,
@@ -237,6 +264,7 @@ class PeppolSandbox extends SandboxConnector {
           environment: request.environment,
           xml,
           checked: pending.checked,
+          ...(pending.peppol ?? {}),
         },
         pending.receivers,
       );
@@ -258,6 +286,7 @@ class PeppolSandbox extends SandboxConnector {
       receiverParticipantId: participantIdText(pending?.receiver ?? null) ?? `${scheme}:${str(buyer.peppolId) ?? 'unknown'}`,
       sentAt: now.toISOString(),
     };
+    if (pending?.peppol) Object.assign(record, pending.peppol);
     if (pending) {
       record.receiverRegistered = pending.receivers.length > 0;
       if (pending.receivers.length > 0) record.receivingAccessPoint = 'sandbox-ap';

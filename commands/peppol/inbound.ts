@@ -2,17 +2,17 @@
  * What the receiving access point does with a checked Peppol message: the receiver participant
  * (the SBDH's) must be held by an active company onboarded in the access point's environment —
  * else the message is refused and nothing is stored — and the UBL payload is stored as a purchase
- * of each such company through the purchases import used by the sandbox network
- * (commands/purchases/receive.ts), so list, read, counts, query and the purchase webhook see it
+ * of each such company through the purchases import used by the sandbox network and the file
+ * import (commands/purchases/import.ts: the same UBL 2.1 schema check), so list, read, counts, query and the purchase webhook see it
  * unchanged. Storing is idempotent: the same document received again (a retried or replayed
  * message) finds its purchase stored and is answered as a duplicate.
  */
 import type { Knex } from 'knex';
-import { participantIdText, readUbl, screenXml, UblRefusal } from '../../domain/purchases/ubl-reader.js';
+import { participantIdText } from '../../domain/purchases/ubl-reader.js';
 import type { Clock } from '../../platform/clock.js';
 import type { EventStore, Position } from '../../platform/eventstore/port.js';
 import { companiesHoldingParticipants } from '../../readmodels/purchases.js';
-import { storeReceivedPurchase } from '../purchases/receive.js';
+import { checkReceivedDocument, ImportRefused, receivePurchaseDocument, type CheckedDocument } from '../purchases/import.js';
 import type { Acceptance, InboundMessage } from './as4/receive.js';
 
 export interface InboundDeps {
@@ -33,52 +33,43 @@ export function as4Acceptor(deps: InboundDeps): (message: InboundMessage) => Pro
     if (companies.length === 0) {
       return { kind: 'refused', error: 'OTHER', description: `PEPPOL:NOT_SERVICED: the receiver participant ${receiver} is not an active company of this access point` };
     }
-    let parsed;
+    // The one receiving path of every channel (commands/purchases/import.ts): the same checks as an
+    // imported file (size, UTF-8, well-formedness, UBL 2.1 schema, number) before anything is stored.
+    let checked: CheckedDocument;
     try {
-      parsed = readUbl(screenXml(message.sbd.payload, deps.maxXmlBytes));
+      checked = await checkReceivedDocument(message.sbd.payload, deps.maxXmlBytes);
     } catch (err) {
-      if (err instanceof UblRefusal) return { kind: 'refused', error: 'VALUE_INCONSISTENT', description: `${err.code}: ${err.message}` };
+      if (err instanceof ImportRefused) return { kind: 'refused', error: 'VALUE_INCONSISTENT', description: `${err.code}: ${err.message}` };
       throw err;
     }
-    const stored = [];
-    const positions: Position[] = [];
-    for (const company of companies) {
-      const now = deps.clock.now();
-      const one = await storeReceivedPurchase(
-        deps.store,
-        {
-          channel: 'peppol_as4',
-          environment: deps.environment,
-          bytes: message.sbd.payload,
-          parsed,
-          company,
-          fallbackCountry: message.sbd.facts.countryC1,
-          // The AS4 message id and the SBDH instance identifier are identity keys of the purchase:
-          // a replayed message, or the same SBDH in a new message, is answered as a duplicate.
-          identity: {
-            as4MessageId: message.messageId,
-            sbdhInstanceId: message.sbd.facts.instanceId,
-            sbdhSender: message.sbd.facts.sender.value,
-          },
-          transmission: {
-            accessPoint: 'as4',
-            messageId: message.messageId,
-            sbdhInstanceId: message.sbd.facts.instanceId,
-            conversationId: message.conversationId,
-            sendingAccessPoint: message.sendingAccessPoint,
-            senderParticipantId: message.sbd.facts.sender.value,
-            receiverParticipantId: participantIdText(parsed.receiver) ?? receiver,
-            documentTypeId: message.sbd.facts.documentTypeId,
-            processId: message.sbd.facts.processId,
-          },
-          receivedAt: now,
-          storedAt: deps.clock.now(),
+    const { purchases: stored } = await receivePurchaseDocument(
+      deps,
+      {
+        bytes: message.sbd.payload,
+        checked,
+        environment: deps.environment === 'production' ? 'production' : 'sandbox',
+        channel: 'peppol_as4',
+        to: { companies },
+        fallbackCountry: message.sbd.facts.countryC1,
+        // The AS4 message id and the SBDH instance identifier are identity keys of the purchase:
+        // a replayed message, or the same SBDH in a new message, is answered as a duplicate.
+        transmission: {
+          as4MessageId: message.messageId,
+          sbdhInstanceId: message.sbd.facts.instanceId,
+          sbdhSender: message.sbd.facts.sender.value,
+          accessPoint: 'as4',
+          messageId: message.messageId,
+          conversationId: message.conversationId,
+          sendingAccessPoint: message.sendingAccessPoint,
+          senderParticipantId: message.sbd.facts.sender.value,
+          receiverParticipantId: participantIdText(checked.parsed.receiver) ?? receiver,
+          documentTypeId: message.sbd.facts.documentTypeId,
+          processId: message.sbd.facts.processId,
         },
-        { now, actor: 'peppol-as4', correlationId: message.messageId },
-      );
-      stored.push(one);
-      if (one.position) positions.push(one.position);
-    }
+      },
+      { now: deps.clock.now(), actor: 'peppol-as4', correlationId: message.messageId },
+    );
+    const positions = stored.flatMap((one) => (one.position ? [one.position] : []));
     if (positions.length) deps.onStored?.(positions);
     return { kind: stored.every((s) => s.duplicate) ? 'duplicate' : 'stored', documentIds: stored.map((s) => s.documentId) };
   };

@@ -27,6 +27,9 @@ export interface Transmission {
   xml: Uint8Array;
   /** The document as the receiving access point checked it (`read`). */
   checked: CheckedDocument;
+  /** The Peppol document type and process the message travelled with (kept in the transmission record). */
+  documentTypeId?: string;
+  processId?: string;
 }
 
 export type Refusable<T> = ({ ok: true } & T) | { ok: false; reason: string };
@@ -85,7 +88,13 @@ export function sandboxPeppolNetwork(deps: { store: EventStore; knex: Knex; cloc
           environment: transmission.environment === 'production' ? 'production' : 'sandbox',
           channel: 'peppol_sandbox',
           to: { companies: receivers },
-          transmission: { accessPoint: 'sandbox-ap', messageId: transmission.messageId, salesDocumentId: transmission.documentId, as4MessageId: transmission.messageId },
+          transmission: {
+            accessPoint: 'sandbox-ap',
+            messageId: transmission.messageId,
+            salesDocumentId: transmission.documentId,
+            as4MessageId: transmission.messageId,
+            ...(transmission.documentTypeId ? { documentTypeId: transmission.documentTypeId, processId: transmission.processId } : {}),
+          },
           fallbackCountry: transmission.country,
         },
         { now: deps.clock.now(), actor: 'peppol-sandbox', correlationId: transmission.documentId },

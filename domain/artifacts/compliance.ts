@@ -5,7 +5,7 @@
  */
 import type { ArtifactDocumentType } from './core-document.js';
 import { resolveDocumentType } from './normalize.js';
-import { PEPPOL_BIS_CUSTOMIZATION_ID, PEPPOL_BIS_PROFILE_ID } from './peppol-bis.js';
+import { peppolBisSpecification } from './peppol-bis.js';
 import { pintAeIdentifiers } from './pint-ae.js';
 
 export interface ComplianceIdentifiers {
@@ -20,8 +20,11 @@ export function complianceIdentifiers(country: string, documentType: ArtifactDoc
       return { businessProcessIdentifier: ids.profileId, specificationIdentifier: ids.customizationId };
     }
     case 'BE':
-    case 'DE':
-      return { businessProcessIdentifier: PEPPOL_BIS_PROFILE_ID, specificationIdentifier: PEPPOL_BIS_CUSTOMIZATION_ID };
+    case 'DE': {
+      // The identifiers the XML carries: BIS Billing (Belgium), XRechnung 3.0 (Germany), BIS Self-Billing (self-billed).
+      const ids = peppolBisSpecification(country.trim().toUpperCase(), resolveDocumentType(documentType));
+      return { businessProcessIdentifier: ids.profileId, specificationIdentifier: ids.customizationId };
+    }
     default:
       return { businessProcessIdentifier: null, specificationIdentifier: null };
   }

@@ -83,6 +83,9 @@ const BIS_BREAKDOWN_CATEGORY: TaxCategoryOptions = {
   },
 };
 
+/** Germany: XRechnung asks for the rate of every breakdown category, 0 for not subject (BR-DE-14). */
+const XRECHNUNG_BREAKDOWN_CATEGORY: TaxCategoryOptions = { ...BIS_BREAKDOWN_CATEGORY, withPercent: () => true };
+
 /** Line level (ClassifiedTaxCategory): ID, Percent and scheme only. */
 const BIS_LINE_CATEGORY: TaxCategoryOptions = { withPercent: (category) => category !== 'O', exemption: () => undefined };
 
@@ -200,7 +203,7 @@ export function buildPeppolBisDocument(input: PeppolBisInput): XmlOutput {
   }
   if (str(doc.payment?.paymentTerms)) leaf(branch(root, 'cac:PaymentTerms'), 'cbc:Note', doc.payment?.paymentTerms);
 
-  taxTotalWithBreakdown(root, totals.tax, breakdown, cur, BIS_BREAKDOWN_CATEGORY);
+  taxTotalWithBreakdown(root, totals.tax, breakdown, cur, input.country === 'DE' ? XRECHNUNG_BREAKDOWN_CATEGORY : BIS_BREAKDOWN_CATEGORY);
   if (foreignTax) {
     const inTaxCurrency = num(ext['peppol_totalTaxAmountInTaxCurrency'] as number | string | undefined) ?? (rate !== undefined ? round2(totals.tax * rate) : undefined);
     if (inTaxCurrency !== undefined && taxCurrency) taxTotalAmountOnly(root, inTaxCurrency, taxCurrency);

@@ -233,10 +233,19 @@ describe('artifacts: UAE PINT AE billing XML', function () {
       businessProcessIdentifier: 'urn:peppol:bis:selfbilling',
       specificationIdentifier: 'urn:peppol:pint:selfbilling-1@ae-1',
     });
+    expect(complianceIdentifiers('BE', { base: 'tax_invoice', modifiers: [] })).to.deep.equal({
+      businessProcessIdentifier: 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0',
+      specificationIdentifier: 'urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0',
+    });
+    // Germany: XRechnung 3.0 under the Peppol billing process (the XML's own identifiers).
+    expect(complianceIdentifiers('DE', { base: 'credit_note', modifiers: [] })).to.deep.equal({
+      businessProcessIdentifier: 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0',
+      specificationIdentifier: 'urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0',
+    });
     for (const country of ['BE', 'DE']) {
-      expect(complianceIdentifiers(country, { base: 'tax_invoice', modifiers: [] })).to.deep.equal({
-        businessProcessIdentifier: 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0',
-        specificationIdentifier: 'urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0',
+      expect(complianceIdentifiers(country, { base: 'tax_invoice', modifiers: ['self_billed'] })).to.deep.equal({
+        businessProcessIdentifier: 'urn:fdc:peppol.eu:2017:poacc:selfbilling:01:1.0',
+        specificationIdentifier: 'urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:selfbilling:3.0',
       });
     }
     for (const country of ['SA', 'MY', 'SG']) {

@@ -195,7 +195,7 @@ function saCases(): CorpusCase[] {
     c('tax-invoice-zero-rated', t('tax_invoice'), [{ category: 'S', rate: 15 }, { category: 'Z', rate: 0, reasonCode: 'VATEX-SA-32', reason: 'Export of goods' }], ACCEPTED, nationalAddress),
     c('tax-invoice-exempt', t('tax_invoice'), [{ category: 'S', rate: 15 }, { category: 'E', rate: 0, reasonCode: 'VATEX-SA-29', reason: 'Financial services mentioned in Article 29 of the VAT Regulations' }], ACCEPTED, nationalAddress),
     c('tax-invoice-not-subject', t('tax_invoice'), [{ category: 'S', rate: 15 }, { category: 'O', rate: 0, reasonCode: 'VATEX-SA-OOS', reason: 'Not subject to VAT' }], ACCEPTED, nationalAddress),
-    c('tax-invoice-exempt-without-code', t('tax_invoice'), [{ category: 'S', rate: 15 }, { category: 'E', rate: 0 }], refused('SA-LINE-001', 'BR-E-10'), nationalAddress),
+    c('tax-invoice-exempt-without-code', t('tax_invoice'), [{ category: 'S', rate: 15 }, { category: 'E', rate: 0 }], { verdict: 'accepted', warns: ['SA-LINE-001'] }, nationalAddress),
     c('simplified', t('tax_invoice', [], 'simplified'), SA_S, ACCEPTED, simplifiedBuyer),
     c('credit-note', t('credit_note'), SA_S, ACCEPTED, (d) => {
       nationalAddress(d);
@@ -231,7 +231,7 @@ function saCases(): CorpusCase[] {
       };
     }),
     c('self-billed', t('tax_invoice', ['self_billed']), SA_S, ACCEPTED, nationalAddress),
-    c('tax-invoice-not-subject-without-reason', t('tax_invoice'), [{ category: 'S', rate: 15 }, { category: 'O', rate: 0 }], refused('SA-LINE-002', 'BR-O-10'), nationalAddress),
+    c('tax-invoice-not-subject-without-reason', t('tax_invoice'), [{ category: 'S', rate: 15 }, { category: 'O', rate: 0 }], { verdict: 'accepted', warns: ['SA-LINE-002'] }, nationalAddress),
     c('simplified-self-billed', t('tax_invoice', ['self_billed'], 'simplified'), SA_S, refused('SA-HEAD-026', 'BR-KSA-31'), simplifiedBuyer),
     c('third-party', t('tax_invoice', ['disclosed_agent']), SA_S, ACCEPTED, nationalAddress),
     c('nominal-supply', t('tax_invoice', ['deemed_supply']), SA_S, ACCEPTED, nationalAddress),
@@ -303,6 +303,13 @@ function euCases(country: 'BE' | 'DE'): CorpusCase[] {
     };
     d.extensions.peppol_buyer_peppolIdScheme = '0009';
   };
+  const O = { category: 'O', rate: 0, reasonCode: 'VATEX-EU-O', reason: 'Not subject to VAT' };
+  // A seller identified by its legal registration number only, and a buyer without VAT identifier.
+  const registrationOnly = (d: Doc) => {
+    delete d.parties.seller.taxIds;
+    d.parties.seller.registrationNumbers = [country === 'BE' ? { type: '0208', value: '0123456749' } : { type: '0204', value: '991-12345-67' }];
+    delete d.parties.buyer.taxIds;
+  };
   const common = [
     c('tax-invoice', t('tax_invoice'), S, ACCEPTED),
     c('tax-invoice-with-order-reference', t('tax_invoice'), S, ACCEPTED, (d) => {
@@ -329,6 +336,18 @@ function euCases(country: 'BE' | 'DE'): CorpusCase[] {
     c('self-billed-debit-note', t('debit_note', ['self_billed']), S, ACCEPTED),
     c('margin-scheme', t('tax_invoice', ['margin_scheme']), [{ category: 'E', rate: 0, reasonCode: 'VATEX-EU-J', reason: 'Margin scheme - Collectors items and antiques' }], ACCEPTED),
     c('prepayment', t('tax_invoice', [], 'prepayment'), S, ACCEPTED),
+    // The seller VAT identifier as EN 16931 asks for it: by the lines' VAT categories, not always.
+    c('not-subject-seller-with-registration-only', t('tax_invoice'), [O, O], ACCEPTED, registrationOnly),
+    c('not-subject-with-seller-vat', t('tax_invoice'), [O], refused(`${country}-LINE-003`, 'BR-O-02'), (d) => {
+      delete d.parties.buyer.taxIds;
+    }),
+    c('not-subject-mixed-with-standard', t('tax_invoice'), [{ category: 'S', rate }, O], refused(`${country}-LINE-002`, 'BR-O-11'), registrationOnly),
+    c('standard-without-seller-vat', t('tax_invoice'), S, refused(`${country}-SELL-010`, 'BR-S-02'), registrationOnly),
+    c('zero-rated-without-seller-vat', t('tax_invoice'), [{ category: 'Z', rate: 0 }], refused(`${country}-SELL-030`, 'BR-Z-02'), registrationOnly),
+    c('seller-without-any-identifier', t('tax_invoice'), [O], refused(`${country}-SELL-009`, 'BR-CO-26'), (d) => {
+      registrationOnly(d);
+      delete d.parties.seller.registrationNumbers;
+    }),
     c('endpoint-scheme-outside-eas', t('tax_invoice'), S, refused(`${country}-SELL-019`, 'PEPPOL-EN16931-CL008'), (d) => {
       d.extensions.peppol_seller_peppolIdScheme = 'EM';
       d.parties.seller.peppolId = 'rechnung@example.com';
@@ -354,8 +373,11 @@ function euCases(country: 'BE' | 'DE'): CorpusCase[] {
     c('without-delivery-date', t('tax_invoice'), S, { verdict: 'accepted', warns: ['DE-HEAD-031'] }, (d) => {
       delete d.parties.delivery;
     }),
-    c('seller-without-contact', t('tax_invoice'), S, refused('DE-SELL-020', 'BR-DE-5'), (d) => {
+    c('seller-without-contact', t('tax_invoice'), S, refused('DE-SELL-024', 'BR-DE-2'), (d) => {
       delete d.parties.seller.contact;
+    }),
+    c('seller-contact-without-phone', t('tax_invoice'), S, refused('DE-SELL-021', 'BR-DE-6'), (d) => {
+      delete d.parties.seller.contact.phone;
     }),
   ];
 }

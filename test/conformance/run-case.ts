@@ -1,5 +1,5 @@
 /** Runs a corpus case through the service's own steps: validation, then the XML the delivery sends. */
-import { generateInvoiceXml, type CoreDocument } from '../../domain/artifacts/index.js';
+import { generateInvoiceXml, generateTaxDataDocument, type CoreDocument } from '../../domain/artifacts/index.js';
 import { applyTemplate, identityTemplate, validateDocument, type ValidationReport } from '../../domain/validation/index.js';
 import type { CorpusCase } from './corpus.js';
 
@@ -42,4 +42,16 @@ export function ruleGroup(c: CorpusCase): string | undefined {
   const sb = (c.documentType.modifiers ?? []).includes('self_billed');
   if (c.country === 'SA') return 'SA';
   return sb ? `${c.country}-SB` : c.country;
+}
+
+/** The UAE Tax Data Document of an AE case, around the XML the delivery step sends (`xml`). */
+export function corpusTdd(c: CorpusCase, xml: string): string {
+  return generateTaxDataDocument({
+    documentType: c.documentType,
+    document: c.document as CoreDocument,
+    uuid: CORPUS_UUID,
+    reportedAt: CORPUS_NOW.toISOString(),
+    transportHeaderId: `${CORPUS_UUID}-sbdh`,
+    sourceXml: xml,
+  }).xml;
 }

@@ -142,6 +142,32 @@ describe('Peppol access point: two service instances exchanging over AS4', funct
     expect(items).to.have.length(1);
   });
 
+  it('a received document passes the same UBL 2.1 schema check as an imported one: a schema-invalid payload is refused (EBMS:0003), nothing stored', async () => {
+    const payload = deInvoice(buyer.tin);
+    const salesId = await submit(payload);
+    const sales = await final(salesId);
+    expect(sales.state).to.equal('final_valid');
+    // The same document, with an element UBL 2.1 does not have, sent as a new message (another UUID).
+    const xml = Buffer.from(sales.artifacts.invoiceXmlBase64, 'base64').toString('utf8').replace('</cbc:IssueDate>', '</cbc:IssueDate><cbc:NotUbl>1</cbc:NotUbl>');
+    const number = freshNumber('AS4XSD');
+    const connector = a.service.processes.connectors.connectorFor('production', 'PEPPOL')!;
+    const answer = await connector.deliver({
+      documentId: salesId,
+      uuid: '6f1f1a52-0000-4000-8000-000000000001',
+      attempt: 1,
+      environment: 'production',
+      country: 'DE',
+      documentType: { base: 'tax_invoice', modifiers: [] },
+      documentNumber: number,
+      coreDocument: payload,
+      xml: Buffer.from(xml.replace(`<cbc:ID>${payload.header.documentNumber}</cbc:ID>`, `<cbc:ID>${number}</cbc:ID>`)),
+    });
+    expect(answer.kind, JSON.stringify(answer)).to.equal('refused');
+    const error = JSON.stringify(answer);
+    expect(error).to.contain('EBMS:0003').and.contain('XML_SCHEMA_INVALID');
+    expect(await purchases(buyer, number)).to.have.length(0);
+  });
+
   it('the sandbox is unchanged, /readyz lists the production Peppol connector as present, and GET /as4 is refused', async () => {
     const ready = await call(`${a.url}/readyz`);
     const connectors = ready.json.checks.connectors;

@@ -128,6 +128,26 @@ describe('AS4 exchange (own sender and receiver over HTTP)', function () {
     expect((outcome as { errors: { code: string; description: string }[] }).errors[0]).to.include({ code: 'EBMS:0003' }).and.to.have.property('description').that.matches(/DOCUMENTID/);
   });
 
+  it('refuses an originalSender or finalRecipient that is not the SBDH sender or receiver (EBMS:0003); nothing is handed on', async () => {
+    const other = { scheme: 'iso6523-actorid-upis', value: '0235:1999999999' };
+    for (const [name, header] of [
+      ['finalRecipient', { finalRecipient: other }],
+      ['originalSender', { originalSender: other }],
+    ] as const) {
+      const m = message(`X-9-${name}`);
+      const outcome = await sendAs4(sender(), { ...m, header: { ...m.header, ...header } });
+      expect(outcome.kind, name).to.equal('refused');
+      const e = (outcome as { errors: { code: string; description: string }[] }).errors[0]!;
+      expect(e.code, name).to.equal('EBMS:0003');
+      expect(e.description, name).to.contain(name).and.contain('0235:1999999999');
+      expect(received.some((r) => r.messageId === m.messageId), name).to.equal(false);
+    }
+    // Participant ids compare case-insensitively (Peppol policy for identifiers): not a mismatch.
+    const m = message('X-9-case');
+    const outcome = await sendAs4(sender(), { ...m, header: { ...m.header, finalRecipient: { ...m.header.finalRecipient, value: m.header.finalRecipient.value.toUpperCase() } } });
+    expect(outcome.kind).to.equal('receipt');
+  });
+
   it('passes an unknown receiver refusal through as a permanent error', async () => {
     acceptAs = () => ({ kind: 'refused', error: 'OTHER', description: 'PEPPOL:NOT_SERVICED the receiver participant is not served here' });
     try {

@@ -17,6 +17,9 @@ import { peppolIdentifiersOf } from '../../domain/peppol/identifiers.js';
 import { TDD_DOCUMENT_TYPE_ID } from '../../commands/peppol/connector.js';
 import { readUbl, screenXml } from '../../domain/purchases/ubl-reader.js';
 
+/** XRechnung 3.0 UBL Invoice as registered in the Peppol code lists, under the Peppol billing process. */
+const XRECHNUNG_INVOICE = 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0::2.1';
+const BILLING_PROCESS = 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0';
 const CORNER5 = { scheme: 'iso6523-actorid-upis', value: '0242:000773' };
 
 describe('Peppol access point against phase4', function () {
@@ -100,6 +103,19 @@ describe('Peppol access point against phase4', function () {
       }
     });
 
+    it('a German XRechnung 3.0 invoice travels with its own document type and becomes a purchase', async () => {
+      const number = freshNumber('P4XR');
+      const xml = invoiceXml({ number, buyerTin: buyer.tin, country: 'DE' });
+      const ids = peppolIdentifiersOf(xml);
+      expect(ids).to.include({ documentTypeId: XRECHNUNG_INVOICE, processId: BILLING_PROCESS });
+      const result = await send(xml);
+      expect(result, JSON.stringify(result)).to.include({ success: true, receiptVerified: true });
+      const [item] = await purchases(number);
+      expect(item, number).to.not.equal(undefined);
+      const received = (await t.service.runtime.store.readStream(`purchase-${item.documentId}`))[0]!;
+      expect((received.data as any).transmission).to.include({ documentTypeId: XRECHNUNG_INVOICE, processId: BILLING_PROCESS });
+    });
+
     it('a replayed message id stores no second purchase', async () => {
       const number = freshNumber('P4RE');
       const xml = invoiceXml({ number, buyerTin: buyer.tin });
@@ -146,7 +162,7 @@ describe('Peppol access point against phase4', function () {
       }
     }
 
-    it('a BIS 3.0 document: phase4 receives the exact UBL and the SBDH, the service accepts its receipt (final_valid)', async () => {
+    it('a German (XRechnung 3.0) document: phase4 receives the exact UBL and the SBDH with the XRechnung document type, the service accepts its receipt (final_valid)', async () => {
       const payload = sampleDocument('DE', { lines: 2, documentNumber: freshNumber('TOP4') }) as Record<string, any>;
       payload.parties.buyer.peppolId = peerBuyerTin;
       payload.extensions = { ...(payload.extensions ?? {}), peppol_buyer_peppolIdScheme: '0235' };
@@ -159,7 +175,8 @@ describe('Peppol access point against phase4', function () {
       expect(received, 'phase4 received the message').to.not.equal(undefined);
       const sent = Buffer.from(sales.artifacts.invoiceXmlBase64, 'base64').toString('utf8').replace(/^<\?xml[^?]*\?>\s*/, '').trim();
       expect(received!.payload.toString('utf8')).to.equal(sent);
-      expect(received!).to.include({ receiverId: `0235:${peerBuyerTin}`, countryC1: 'DE', documentTypeId: sales.government.documentTypeId, processId: sales.government.processId });
+      expect(sales.government).to.include({ documentTypeId: XRECHNUNG_INVOICE, processId: BILLING_PROCESS });
+      expect(received!).to.include({ receiverId: `0235:${peerBuyerTin}`, countryC1: 'DE', documentTypeId: XRECHNUNG_INVOICE, processId: BILLING_PROCESS });
       expect(received!.sbdh).to.contain(`<InstanceIdentifier>${sales.government.sbdhInstanceId}</InstanceIdentifier>`);
     });
 

@@ -8,6 +8,9 @@ import { receiver, type Receiver } from './support.js';
 import { sourcePath } from '../connect/support.js';
 import { companiesHoldingParticipants, companiesHoldingParticipantsQuery } from '../../readmodels/purchases.js';
 
+const XRECHNUNG_INVOICE_DOCTYPE =
+  'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0::2.1';
+
 describe('purchases: the sandbox Peppol network between onboarded companies', function () {
   this.timeout(120000);
   let t: TestService;
@@ -134,18 +137,28 @@ describe('purchases: the sandbox Peppol network between onboarded companies', fu
     expect(Number(row!.n)).to.equal(2);
   });
 
-  it('a DE invoice addressed to an onboarded participant is received too', async () => {
+  it('a DE invoice addressed to an onboarded participant is received too, as an XRechnung 3.0 document type', async () => {
     const payload = sampleDocument('DE', { lines: 2, documentNumber: freshNumber('DE') }) as Record<string, any>;
     payload.parties.buyer.peppolId = buyer.tin;
     payload.extensions = { ...(payload.extensions ?? {}), peppol_buyer_peppolIdScheme: '0235' };
     const salesId = await send(payload, 'DE');
     const sales = await final(salesId);
     expect(sales.state).to.equal('final_valid');
-    expect(sales.government).to.include({ receiverParticipantId: `0235:${buyer.tin}`, receiverRegistered: true });
+    // XRechnung travels on Peppol with its own registered document type, under the Peppol billing process.
+    expect(sales.government).to.include({
+      receiverParticipantId: `0235:${buyer.tin}`,
+      receiverRegistered: true,
+      documentTypeId: XRECHNUNG_INVOICE_DOCTYPE,
+      processId: 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0',
+    });
+    expect(sales.compliance).to.include({ specificationIdentifier: 'urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0' });
     const item = (await purchasesOf(buyer, 4)).find((i) => i.invoiceNumber === payload.header.documentNumber);
     // Filed under the receiving company's country; the supplier's is a field of its own.
     expect(item).to.include({ country: 'AE' });
     expect((await buyer.read(item!.documentId)).json.data).to.include({ country: 'AE', supplierCountry: 'DE' });
+    // The received event keeps the transmission record, with the document type the message carried.
+    const received = (await t.service.runtime.store.readStream(`purchase-${item!.documentId}`))[0]!;
+    expect((received.data as any).transmission).to.include({ documentTypeId: XRECHNUNG_INVOICE_DOCTYPE });
   });
 
   it('an invoice to a participant no onboarded company holds keeps the sandbox behaviour: delivered, final_valid, received by nobody', async () => {

@@ -67,12 +67,10 @@ describe('mandatory party fields', () => {
     ['BE', 'seller.name', 'BE-SELL-002'],
     ['BE', 'seller.peppolId', 'BE-SELL-004'],
     ['BE', 'seller.address.country', 'BE-SELL-008'],
-    ['BE', 'seller.taxIds[0].value', 'BE-SELL-010'],
     ['BE', 'buyer.peppolId', 'BE-BUY-004'],
     ['BE', 'buyer.name', 'BE-BUY-002'],
     ['DE', 'seller.address.city', 'DE-SELL-006'],
     ['DE', 'seller.peppolId', 'DE-SELL-004'],
-    ['DE', 'seller.taxIds[0].value', 'DE-SELL-010'],
     ['DE', 'buyer.address.country', 'DE-BUY-008'],
     ['DE', 'buyer.peppolId', 'DE-BUY-004'],
   ];
@@ -86,6 +84,22 @@ describe('mandatory party fields', () => {
     const type = dt('tax_invoice', [], 'simplified');
     expect(run('SA', (d) => delete d.parties.buyer, type).errors).to.deep.equal([]);
     expect(codes(run('SA', (d) => delete d.parties.buyer).errors)).to.deep.equal(['SA-BUY-002', 'SA-BUY-005', 'SA-BUY-006', 'SA-BUY-008']);
+  });
+  it('BE and DE sellers: a VAT id or a registration number (BR-CO-26), the VAT id as the lines\' categories ask (BR-S-02...)', () => {
+    for (const country of ['BE', 'DE'] as const) {
+      // Standard-rated lines and no identifier at all: both official rules refuse.
+      const r = run(country, (d) => unset(d, 'parties.seller.taxIds[0].value'));
+      expect(r.errors.map((e) => [e.code, e.corePath, e.officialRule])).to.deep.equal([
+        [`${country}-SELL-009`, 'parties.seller.taxIds[0].value', 'BR-CO-26'],
+        [`${country}-SELL-010`, 'parties.seller.taxIds', 'BR-S-02'],
+      ]);
+      // A registration number identifies the seller, but standard-rated lines still need the VAT id.
+      const registered = run(country, (d) => {
+        delete d.parties.seller.taxIds;
+        d.parties.seller.registrationNumbers = [{ type: '0208', value: '0123456749' }];
+      });
+      expect(registered.errors.map((e) => [e.code, e.officialRule])).to.deep.equal([[`${country}-SELL-010`, 'BR-S-02']]);
+    }
   });
   it('BE and DE buyers need no tax id', () => {
     expect(run('BE', (d) => delete d.parties.buyer.taxIds).errors).to.deep.equal([]);

@@ -30,8 +30,8 @@ const PARTY_MANDATORY: readonly PartyField[] = ['registrationType', 'name', 'reg
 
 /** The PINT AE rules behind rule 1's party fields (address: ibr-143/144-ae; registration: ibr-150/180/181-ae, ibr-136-ae). */
 const PARTY_OFFICIAL: Record<'seller' | 'buyer', Partial<Record<PartyField, string>>> = {
-  seller: { registrationType: 'ibr-181-ae', registrationValue: 'ibr-150-ae', addressLine1: 'ibr-143-ae', city: 'ibr-143-ae', stateOrProvince: 'ibr-143-ae', country: 'ibr-009' },
-  buyer: { registrationType: 'ibr-180-ae', registrationValue: 'ibr-136-ae', addressLine1: 'ibr-144-ae', city: 'ibr-144-ae', stateOrProvince: 'ibr-144-ae', country: 'ibr-011' },
+  seller: { registrationType: 'ibr-181-ae', registrationValue: 'ibr-150-ae', name: 'ibr-006', addressLine1: 'ibr-143-ae', city: 'ibr-143-ae', stateOrProvince: 'ibr-143-ae', country: 'ibr-009' },
+  buyer: { registrationType: 'ibr-180-ae', registrationValue: 'ibr-136-ae', name: 'ibr-007', addressLine1: 'ibr-144-ae', city: 'ibr-144-ae', stateOrProvince: 'ibr-144-ae', country: 'ibr-011' },
 };
 
 export const aeMandatory = ruleSet(
@@ -39,9 +39,9 @@ export const aeMandatory = ruleSet(
   'Rule 1: document number, issue date, currency, base; per party registration type and value, name, Peppol id, address line 1, city, state/province, country; seller tax id type',
   AE,
   [
-    headerRequired('AE', 'documentNumber'),
-    headerRequired('AE', 'issueDate'),
-    headerRequired('AE', 'currency'),
+    headerRequired('AE', 'documentNumber', { official: 'ibr-002' }),
+    headerRequired('AE', 'issueDate', { official: 'ibr-003' }),
+    headerRequired('AE', 'currency', { official: 'ibr-005' }),
     headerRequired('AE', 'base'),
     ...PARTY_MANDATORY.map((f) => partyRequired('AE', 'seller', f, { official: PARTY_OFFICIAL.seller[f] })),
     partyRequired('AE', 'seller', 'taxIdType'),
@@ -136,7 +136,7 @@ export const aeDelivery = ruleSet(
     required('AE-DLV-001', 'parties.delivery.address.addressLine1', 'Delivery address line 1 is required with e_commerce or export', { official: 'ibr-142-ae' }),
     required('AE-DLV-002', 'parties.delivery.address.city', 'Delivery city is required with e_commerce or export', { official: 'ibr-142-ae' }),
     required('AE-DLV-003', 'parties.delivery.address.countrySubdivision', 'Delivery country subdivision is required with e_commerce or export', { official: 'ibr-142-ae' }),
-    required('AE-DLV-004', 'parties.delivery.address.country', 'Delivery country is required with e_commerce or export'),
+    required('AE-DLV-004', 'parties.delivery.address.country', 'Delivery country is required with e_commerce or export', { official: 'ibr-057' }),
   ],
   hasAnyModifier('e_commerce', 'export'),
 );

@@ -13,7 +13,7 @@ export const beMandatory = ruleSet(
   'be.mandatory',
   'Document number, issue date, currency, base; seller name, Peppol id, country, VAT number; buyer name, Peppol id, country',
   BE,
-  peppolMandatory('BE', { seller: ['name', 'peppolId', 'country', 'taxIdType', 'taxIdValue'], buyer: ['name', 'peppolId', 'country'] }),
+  peppolMandatory('BE', { seller: ['name', 'peppolId', 'country'], buyer: ['name', 'peppolId', 'country'] }),
 );
 
 const vat = nationalVat('BE', beVatFormat);

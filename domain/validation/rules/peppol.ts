@@ -6,22 +6,25 @@
  *   payload's `extensions.peppol_<role>_peppolIdScheme`, a `NNNN:` prefix of the id, or the
  *   country default the generator writes (0208 Belgium, 9930 Germany, else 0088);
  * - Belgian enterprise numbers (scheme 0208) with their mod-97 check digits (PEPPOL-COMMON-R043);
- * - an exempt (E) line carries an exemption reason code or text (BR-E-10).
+ * - an exempt (E) line carries an exemption reason code or text (BR-E-10);
+ * - the seller VAT id when a line's category needs it (BR-S-02, BR-Z-02, BR-E-02, BR-AE-02,
+ *   BR-IC-02, BR-G-02), and none with not-subject (O) lines, which stand alone (BR-O-02, BR-O-11).
  */
 import { belgianEnterpriseNumberOk, defaultEndpointScheme, PEPPOL_EAS_CODES } from '../../artifacts/codes.js';
 import { splitParticipantId, uncl5305Category } from '../../artifacts/normalize.js';
 import type { Country } from '../document-types.js';
 import { isRecord, recordAt } from '../paths.js';
-import { check, headerRequired, partyCode, PARTY_PEPPOL_FORMAT, partyRequired, type CheckFn, type PartyField, type PartyRole, type Rule } from './define.js';
+import { check, headerRequired, partyCode, PARTY_PEPPOL_FORMAT, partyRequired, required, type CheckFn, type PartyField, type PartyRole, type Rule } from './define.js';
 
 /**
  * The mandatory fields of a Peppol BIS document with the official rule behind each: EN 16931
  * BR-02/03/05 (number, issue date, currency), BR-06/07 (names), BR-09/11 (countries), the Peppol
- * electronic addresses (PEPPOL-EN16931-R020 seller, R010 buyer), the seller VAT id (BR-CO-26 /
- * BR-S-02: a seller identifier, and the VAT id when a line is taxed); `fields` in their order.
+ * electronic addresses (PEPPOL-EN16931-R020 seller, R010 buyer), a seller identifier (BR-CO-26: a
+ * VAT id or a legal registration number); `fields` in their order. The seller VAT id itself is
+ * required by the VAT categories of the lines (`peppolBisRules`).
  */
 export function peppolMandatory(country: Country, fields: { seller: readonly PartyField[]; buyer: readonly PartyField[] }, official: Partial<Record<string, string>> = {}): Rule[] {
-  const SELLER: Partial<Record<PartyField, string>> = { name: 'BR-06', country: 'BR-09', peppolId: 'PEPPOL-EN16931-R020', taxIdType: 'BR-CO-26', taxIdValue: 'BR-CO-26' };
+  const SELLER: Partial<Record<PartyField, string>> = { name: 'BR-06', country: 'BR-09', peppolId: 'PEPPOL-EN16931-R020' };
   const BUYER: Partial<Record<PartyField, string>> = { name: 'BR-07', country: 'BR-11', peppolId: 'PEPPOL-EN16931-R010' };
   const party = (role: PartyRole, fields: readonly PartyField[], table: Partial<Record<PartyField, string>>) =>
     fields.map((f) => {
@@ -34,9 +37,71 @@ export function peppolMandatory(country: Country, fields: { seller: readonly Par
     headerRequired(country, 'currency', { official: 'BR-05' }),
     headerRequired(country, 'base'),
     ...party('seller', fields.seller, SELLER),
+    // BR-CO-26: the seller is identified by its VAT identifier or its legal registration number.
+    required(partyCode(country, 'seller', '009'), 'parties.seller.taxIds[0].value', 'The seller needs a VAT identifier (taxIds) or a legal registration number (registrationNumbers)', {
+      official: 'BR-CO-26',
+      alternatives: ['parties.seller.registrationNumbers[0].value'],
+    }),
     ...party('buyer', fields.buyer, BUYER),
   ];
 }
+
+/**
+ * The seller's VAT identifier, required as the EN 16931 rules require it: only when a line is of
+ * a VAT category that needs it (BR-S-02 standard, BR-Z-02 zero-rated, BR-E-02 exempt, BR-AE-02
+ * reverse charge, BR-IC-02 intra-community, BR-G-02 export); codes `<CC>-SELL-010` (S) and
+ * `<CC>-SELL-030..034`.
+ */
+const SELLER_VAT_CATEGORIES: readonly { category: string; n: string; official: string; label: string }[] = [
+  { category: 'S', n: '010', official: 'BR-S-02', label: 'standard-rated' },
+  { category: 'Z', n: '030', official: 'BR-Z-02', label: 'zero-rated' },
+  { category: 'E', n: '031', official: 'BR-E-02', label: 'exempt' },
+  { category: 'AE', n: '032', official: 'BR-AE-02', label: 'reverse-charge' },
+  { category: 'K', n: '033', official: 'BR-IC-02', label: 'intra-community' },
+  { category: 'G', n: '034', official: 'BR-G-02', label: 'export' },
+];
+
+/** The UNCL 5305 categories of the document's lines. */
+function lineCategories(doc: Rec): Set<string> {
+  const out = new Set<string>();
+  const lines = doc['lineItems'];
+  if (!Array.isArray(lines)) return out;
+  for (const line of lines) {
+    if (!isRecord(line)) continue;
+    const raw = text(line['taxCategory'])?.toUpperCase();
+    const rate = typeof line['taxRate'] === 'number' ? line['taxRate'] : 0;
+    if (raw) out.add(uncl5305Category(raw, rate, new Set()));
+  }
+  return out;
+}
+
+const hasTaxId = (doc: Rec, role: PartyRole): boolean => {
+  const ids = recordAt(doc, 'parties') && recordAt(recordAt(doc, 'parties'), role)?.['taxIds'];
+  return Array.isArray(ids) && ids.some((id) => isRecord(id) && text(id['value']) !== undefined);
+};
+
+function sellerVatFor(category: string): CheckFn {
+  return (doc, ctx) => {
+    if (!lineCategories(doc).has(category)) return false;
+    if (!hasTaxId(doc, 'seller')) ctx.report(['parties', 'seller', 'taxIds']);
+    return true;
+  };
+}
+
+/** Not subject to VAT (O): no seller or buyer VAT identifier (BR-O-02). */
+const noVatIdsWhenNotSubject: CheckFn = (doc, ctx) => {
+  if (!lineCategories(doc).has('O')) return false;
+  for (const role of ['seller', 'buyer'] as const) if (hasTaxId(doc, role)) ctx.report(['parties', role, 'taxIds'], `A document with not-subject (O) lines carries no ${role} VAT identifier`);
+  return true;
+};
+
+/** Not subject to VAT (O) lines only with other O lines (BR-O-11: an O breakdown is the only one). */
+const notSubjectAlone: CheckFn = (doc, ctx) => {
+  const categories = lineCategories(doc);
+  if (!categories.has('O')) return false;
+  if (categories.size > 1) ctx.report(['lineItems'], `Not-subject (O) lines cannot be mixed with lines of other VAT categories (${[...categories].filter((c) => c !== 'O').join(', ')})`);
+  return true;
+};
 
 export const PARTY_ENDPOINT_SCHEME = '019';
 
@@ -115,6 +180,20 @@ export function peppolBisRules(country: Country): Rule[] {
     check(`${country}-LINE-001`, ['lineItems[].taxExemptionReasonCode', 'lineItems[].taxExemptionReason'], 'An exempt (E) line needs an exemption reason code or text', 'a VATEX code or a reason text on E lines', exemptionReason('E', { orText: true }), {
       official: 'BR-E-10',
       requires: 'taxCategory is E',
+    }),
+    ...SELLER_VAT_CATEGORIES.map((c) =>
+      check(partyCode(country, 'seller', c.n), ['parties.seller.taxIds'], `A document with ${c.label} (${c.category}) lines needs the seller VAT identifier`, `a seller VAT identifier when a line is ${c.category}`, sellerVatFor(c.category), {
+        official: c.official,
+        requires: `a line of category ${c.category}`,
+      }),
+    ),
+    check(`${country}-LINE-002`, ['lineItems[].taxCategory'], 'Not-subject (O) lines cannot be mixed with lines of other VAT categories', 'only O lines when one line is O', notSubjectAlone, {
+      official: 'BR-O-11',
+      requires: 'a line of category O',
+    }),
+    check(`${country}-LINE-003`, ['parties.seller.taxIds', 'parties.buyer.taxIds'], 'A document with not-subject (O) lines carries no seller or buyer VAT identifier', 'no VAT identifiers when a line is O', noVatIdsWhenNotSubject, {
+      official: 'BR-O-02',
+      requires: 'a line of category O',
     }),
   ];
 }

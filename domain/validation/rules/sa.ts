@@ -101,14 +101,20 @@ export const saIdentifiers = ruleSet('sa.identifiers', 'Saudi VAT number format'
   identifierFormatRule('SA', PARTY_TAX_ID_FORMAT, 'buyer', 'taxIds', vat, 'type VAT (Saudi buyer): 15 digits starting and ending with 3'),
 ]);
 
-/** Exemption reasons on E and O lines (EN 16931 BR-E-10, BR-O-10) and the reason code on Z lines (BR-KSA-69, a warning). */
-export const saExemptions = ruleSet('sa.exemptions', 'Exemption reason codes or texts on exempt, not-subject and zero-rated lines', SA, [
-  check('SA-LINE-001', ['lineItems[].taxExemptionReasonCode', 'lineItems[].taxExemptionReason'], 'An exempt (E) line needs an exemption reason code or text', 'a VATEX-SA code or a reason text on E lines', exemptionReason('E', { orText: true }), {
-    official: 'BR-E-10',
+/**
+ * Exemption reason codes on E, O and Z lines. ZATCA's rules ask for the code as warnings only
+ * (BR-KSA-23 exempt, BR-KSA-24 not subject, BR-KSA-69 zero-rated; its EN 16931 layer does not
+ * apply BR-E-10 / BR-O-10), so the service warns too.
+ */
+export const saExemptions = ruleSet('sa.exemptions', 'Exemption reason codes on exempt, not-subject and zero-rated lines (warnings)', SA, [
+  check('SA-LINE-001', ['lineItems[].taxExemptionReasonCode'], 'An exempt (E) line should carry its exemption reason code', 'a VATEX-SA code on E lines', exemptionReason('E', { orText: false }), {
+    official: 'BR-KSA-23',
+    severity: 'warning',
     requires: 'taxCategory is E',
   }),
-  check('SA-LINE-002', ['lineItems[].taxExemptionReasonCode', 'lineItems[].taxExemptionReason'], 'A not-subject (O) line needs an exemption reason code or text', 'a VATEX-SA code or a reason text on O lines', exemptionReason('O', { orText: true }), {
-    official: 'BR-O-10',
+  check('SA-LINE-002', ['lineItems[].taxExemptionReasonCode'], 'A not-subject (O) line should carry its exemption reason code', 'a VATEX-SA code on O lines', exemptionReason('O', { orText: false }), {
+    official: 'BR-KSA-24',
+    severity: 'warning',
     requires: 'taxCategory is O',
   }),
   check('SA-LINE-003', ['lineItems[].taxExemptionReasonCode'], 'A zero-rated (Z) line should carry its exemption reason code', 'a VATEX-SA code on Z lines', exemptionReason('Z', { orText: false }), {
