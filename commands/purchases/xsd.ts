@@ -12,9 +12,11 @@ import type { UblRoot } from '../../domain/purchases/ubl-reader.js';
 export const XSD_DIR = fileURLToPath(new URL('./ubl-2.1-xsd/', import.meta.url));
 
 let common: XMLFileInfo[] | undefined;
-const mains = new Map<UblRoot, XMLFileInfo>();
+/** The main documents checked here: the received Invoice and CreditNote, the Invoice Response sent. */
+export type SchemaRoot = UblRoot | 'ApplicationResponse';
+const mains = new Map<SchemaRoot, XMLFileInfo>();
 
-function schemasFor(root: UblRoot): { main: XMLFileInfo; common: XMLFileInfo[] } {
+function schemasFor(root: SchemaRoot): { main: XMLFileInfo; common: XMLFileInfo[] } {
   common ??= readdirSync(`${XSD_DIR}common`)
     .filter((f) => f.endsWith('.xsd'))
     .map((f) => ({ fileName: `common/${f}`, contents: readFileSync(`${XSD_DIR}common/${f}`, 'utf8') }));
@@ -36,11 +38,11 @@ export const XSD_CONCURRENCY = 2;
 const limit = pLimit(XSD_CONCURRENCY);
 
 /** The schema errors of `xml` (empty when valid), each as one line. */
-export async function ublSchemaErrors(xml: string, root: UblRoot): Promise<string[]> {
+export async function ublSchemaErrors(xml: string, root: SchemaRoot): Promise<string[]> {
   return limit(() => validate(xml, root));
 }
 
-async function validate(xml: string, root: UblRoot): Promise<string[]> {
+async function validate(xml: string, root: SchemaRoot): Promise<string[]> {
   const { main, common: preload } = schemasFor(root);
   const result = await validateXML({
     xml: [{ fileName: 'received.xml', contents: xml }],

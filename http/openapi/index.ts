@@ -10,6 +10,7 @@ import { connectDocument } from '../connect/openapi.js';
 import { creditsDocument } from '../credits/openapi.js';
 import { documentsDocument } from '../documents/openapi.js';
 import { purchasesDocument } from '../documents/purchases-openapi.js';
+import { responsesDocument } from '../documents/responses-openapi.js';
 import { queryDocument } from '../query/openapi.js';
 import { unifyDocument } from '../unify/openapi.js';
 import { webhooksDocument } from '../webhooks/openapi.js';
@@ -22,6 +23,7 @@ export const FAMILY_DOCUMENTS: readonly FamilyDocument[] = [
   unifyDocument,
   documentsDocument,
   purchasesDocument,
+  responsesDocument,
   queryDocument,
   connectDocument,
   creditsDocument,

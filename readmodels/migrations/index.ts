@@ -26,6 +26,7 @@ import { searchDocumentStatesMigration } from './0072_search_document_states.js'
 import { purchasesReceiverCountryMigration } from './0080_purchases_receiver_country.js';
 import { searchServiceValuesMigration } from './0090_search_service_values.js';
 import { searchSupplierCountryMigration } from './0091_search_supplier_country.js';
+import { salesDocumentsByNumberMigration } from './0140_sales_documents_by_number.js';
 
 interface Migration {
   name: string;
@@ -63,6 +64,7 @@ export const migrations: readonly Migration[] = [
   purchasesReceiverCountryMigration,
   searchServiceValuesMigration,
   searchSupplierCountryMigration,
+  salesDocumentsByNumberMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

@@ -97,6 +97,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v3/documents/{documentId}/responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The answers sent for a received purchase invoice, oldest first */
+        get: operations["purchaseResponses"];
+        put?: never;
+        /**
+         * Answer a received purchase invoice (accept, reject, query, …) with a Peppol Invoice Response
+         * @description Sends a Peppol BIS 3.0 Invoice Response back to the seller's access point over the network the purchase came by (the sandbox network, or AS4). Answers follow the BIS order: nothing after `RE` or `PD`, only `PD` after `AP`. Idempotent with `Idempotency-Key`. Errors: 400 (`INVALID_RESPONSE_CODE`, `INVALID_STATUS_REASON`, `STATUS_REASON_REQUIRED`, `VALIDATION_ERROR`), 403 read-only key, 404 unknown purchase, 409 `RESPONSE_NOT_ALLOWED` (order of answers), `RESPONSE_NOT_ROUTABLE` (an imported purchase, or no access point for its channel), or an Idempotency-Key reused with another body.
+         */
+        post: operations["purchaseRespond"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/documents/{documentId}/responses/{responseId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One answer sent, with its Invoice Response XML */
+        get: operations["purchaseResponse"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/invoices/query": {
         parameters: {
             query?: never;
@@ -1634,7 +1672,7 @@ export interface components {
                 }[];
             }[];
         };
-        /** @description The status of a submitted sales document; `compliance` for UAE, Belgium and Germany only. */
+        /** @description The status of a submitted sales document; `compliance` for UAE, Belgium and Germany only; `buyerResponse` once the buyer answered it (docs/api/invoice-response.md). */
         DocumentStatus: {
             documentId: string;
             documentNumber: string | null;
@@ -1646,6 +1684,7 @@ export interface components {
             isTerminal: boolean;
             /** Format: date-time */
             lastUpdatedAt: string;
+            /** @description A buyer's rejection (Peppol Invoice Response `RE`) is `BUYER_REJECTED`, source `delivery`, with the buyer's reason codes and text in `message`. */
             errors: {
                 code: string;
                 message: string;
@@ -1680,6 +1719,7 @@ export interface components {
                 businessProcessIdentifier: string | null;
                 specificationIdentifier: string | null;
             };
+            buyerResponse?: components["schemas"]["BuyerResponse"];
         };
         /** @description The status object plus `pdfBase64` (null unless compliant, or when the PDF could not be produced). */
         DocumentStatusWithPdf: {
@@ -1693,6 +1733,7 @@ export interface components {
             isTerminal: boolean;
             /** Format: date-time */
             lastUpdatedAt: string;
+            /** @description A buyer's rejection (Peppol Invoice Response `RE`) is `BUYER_REJECTED`, source `delivery`, with the buyer's reason codes and text in `message`. */
             errors: {
                 code: string;
                 message: string;
@@ -1728,6 +1769,7 @@ export interface components {
                 businessProcessIdentifier: string | null;
                 specificationIdentifier: string | null;
             };
+            buyerResponse?: components["schemas"]["BuyerResponse"];
         };
         PurchaseListItem: {
             documentId: string;
@@ -1769,6 +1811,127 @@ export interface components {
                 invoiceXmlSha256: string;
                 invoiceXmlBytes: number;
             };
+        };
+        /** @description The buyer's latest answer to a sales document (Peppol Invoice Response), as received. */
+        BuyerResponse: {
+            responseId: string;
+            /**
+             * @description `AB` Message acknowledgement: the invoice was received by the buyer; `IP` In process: the buyer is processing the invoice; `UQ` Under query: the buyer needs more information or a correction before going on; `CA` Conditionally accepted: accepted under the conditions stated; `RE` Rejected: the buyer will not process the invoice; `AP` Accepted: the buyer will pay the invoice; `PD` Paid: the buyer has paid the invoice
+             * @enum {string}
+             */
+            code: "AB" | "IP" | "UQ" | "CA" | "RE" | "AP" | "PD";
+            meaning: string;
+            /**
+             * @description The value the answer gives `meta.statuses.business.current`
+             * @enum {string}
+             */
+            businessStatus: "ACKNOWLEDGED" | "IN_PROCESS" | "UNDER_QUERY" | "CONDITIONALLY_ACCEPTED" | "REJECTED" | "ACCEPTED" | "PAID";
+            message: string | null;
+            reasons: {
+                /**
+                 * @description `NON` No issue; `REF` References incorrect; `LEG` Legal information incorrect; `REC` Receiver unknown; `QUA` Item quality insufficient; `DEL` Delivery issues; `PRI` Prices incorrect; `QTY` Quantity incorrect; `ITM` Items incorrect; `PAY` Payment terms incorrect; `UNR` Not recognized; `FIN` Finance terms incorrect; `PPD` Partially paid; `OTH` Other
+                 * @enum {string}
+                 */
+                code: "NON" | "REF" | "LEG" | "REC" | "QUA" | "DEL" | "PRI" | "QTY" | "ITM" | "PAY" | "UNR" | "FIN" | "PPD" | "OTH";
+                text: string | null;
+            }[];
+            actions: {
+                /**
+                 * @description `NOA` No action required; `PIN` Provide information; `NIN` Issue new invoice; `CNF` Credit fully; `CNP` Credit partially; `CNA` Credit the amount; `OTH` Other
+                 * @enum {string}
+                 */
+                code: "NOA" | "PIN" | "NIN" | "CNF" | "CNP" | "CNA" | "OTH";
+                text: string | null;
+            }[];
+            note: string | null;
+            /** Format: date */
+            issueDate: string;
+            invoiceNumber: string;
+            /** @description The buyer's endpoint id (`scheme:value`) */
+            senderParticipantId: string;
+            /** @description The seller's endpoint id (`scheme:value`) */
+            receiverParticipantId: string;
+            /** @enum {string} */
+            channel: "peppol_sandbox" | "peppol_as4";
+            /** Format: date-time */
+            receivedAt: string;
+        };
+        /** @description An answer the buyer sent for a received purchase invoice. */
+        PurchaseResponse: {
+            responseId: string;
+            /**
+             * @description `AB` Message acknowledgement: the invoice was received by the buyer; `IP` In process: the buyer is processing the invoice; `UQ` Under query: the buyer needs more information or a correction before going on; `CA` Conditionally accepted: accepted under the conditions stated; `RE` Rejected: the buyer will not process the invoice; `AP` Accepted: the buyer will pay the invoice; `PD` Paid: the buyer has paid the invoice
+             * @enum {string}
+             */
+            code: "AB" | "IP" | "UQ" | "CA" | "RE" | "AP" | "PD";
+            meaning: string;
+            /**
+             * @description The value the answer gives `meta.statuses.business.current`
+             * @enum {string}
+             */
+            businessStatus: "ACKNOWLEDGED" | "IN_PROCESS" | "UNDER_QUERY" | "CONDITIONALLY_ACCEPTED" | "REJECTED" | "ACCEPTED" | "PAID";
+            message: string | null;
+            reasons: {
+                /**
+                 * @description `NON` No issue; `REF` References incorrect; `LEG` Legal information incorrect; `REC` Receiver unknown; `QUA` Item quality insufficient; `DEL` Delivery issues; `PRI` Prices incorrect; `QTY` Quantity incorrect; `ITM` Items incorrect; `PAY` Payment terms incorrect; `UNR` Not recognized; `FIN` Finance terms incorrect; `PPD` Partially paid; `OTH` Other
+                 * @enum {string}
+                 */
+                code: "NON" | "REF" | "LEG" | "REC" | "QUA" | "DEL" | "PRI" | "QTY" | "ITM" | "PAY" | "UNR" | "FIN" | "PPD" | "OTH";
+                text: string | null;
+            }[];
+            actions: {
+                /**
+                 * @description `NOA` No action required; `PIN` Provide information; `NIN` Issue new invoice; `CNF` Credit fully; `CNP` Credit partially; `CNA` Credit the amount; `OTH` Other
+                 * @enum {string}
+                 */
+                code: "NOA" | "PIN" | "NIN" | "CNF" | "CNP" | "CNA" | "OTH";
+                text: string | null;
+            }[];
+            note: string | null;
+            /** Format: date */
+            issueDate: string;
+            invoiceNumber: string;
+            /** @description The buyer's endpoint id (`scheme:value`) */
+            senderParticipantId: string;
+            /** @description The seller's endpoint id (`scheme:value`) */
+            receiverParticipantId: string;
+            /** @enum {string} */
+            channel: "peppol_sandbox" | "peppol_as4";
+            /** Format: date-time */
+            sentAt: string;
+            responseXmlSha256: string;
+            transmission: {
+                /**
+                 * @description `delivered`: the seller's access point received it; `failed`: it did not (the answer may be given again)
+                 * @enum {string}
+                 */
+                status: "delivered" | "failed";
+                messageId: string | null;
+                detail: string | null;
+            };
+            responseXmlBase64?: string | null;
+        };
+        PurchaseResponseRequest: {
+            /**
+             * @description `AB` Message acknowledgement: the invoice was received by the buyer; `IP` In process: the buyer is processing the invoice; `UQ` Under query: the buyer needs more information or a correction before going on; `CA` Conditionally accepted: accepted under the conditions stated; `RE` Rejected: the buyer will not process the invoice; `AP` Accepted: the buyer will pay the invoice; `PD` Paid: the buyer has paid the invoice
+             * @enum {string}
+             */
+            code: "AB" | "IP" | "UQ" | "CA" | "RE" | "AP" | "PD";
+            /** @description Required for `RE`: the reason the seller sees (in `errors[]` of its document) */
+            message?: string;
+            /** @description OPStatusReason codes. `RE`, `UQ` and `CA` need at least one reason or action; `AB`, `IP`, `AP`, `PD` allow only `NON`. */
+            reasons?: {
+                /** @enum {string} */
+                code: "NON" | "REF" | "LEG" | "REC" | "QUA" | "DEL" | "PRI" | "QTY" | "ITM" | "PAY" | "UNR" | "FIN" | "PPD" | "OTH";
+                text?: string;
+            }[];
+            /** @description OPStatusAction codes: what the seller is asked to do */
+            actions?: {
+                /** @enum {string} */
+                code: "NOA" | "PIN" | "NIN" | "CNF" | "CNP" | "CNA" | "OTH";
+                text?: string;
+            }[];
+            note?: string;
         };
         InvoiceQuery: {
             country: string;
@@ -3218,6 +3381,347 @@ export interface operations {
                      *       "requestId": "req_63c4f928-b9da-4ca4-898c-1d1ed74d2478"
                      *     }
                      */
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description INTERNAL_ERROR: the document could not be read */
+            500: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+        };
+    };
+    purchaseResponses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A received purchase invoice (`pur_…`) */
+                documentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answers */
+            200: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["PurchaseResponse"][];
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description Missing or wrong key, or more than one credential (`code` + `message`) */
+            401: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description RFC 6750 challenge: `Bearer realm="einvoicing"`, with `error_description` saying what is expected (e.g. that a Bearer-only API does not read `X-API-Key`). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthFailure"];
+                };
+            };
+            /** @description NOT_FOUND: no such document in the workspace */
+            404: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description INTERNAL_ERROR: the document could not be read */
+            500: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+        };
+    };
+    purchaseRespond: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description A received purchase invoice (`pur_…`) */
+                documentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PurchaseResponseRequest"];
+            };
+        };
+        responses: {
+            /** @description The answer, as sent */
+            201: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The URL of the created resource. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PurchaseResponse"];
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description Missing or wrong key, or more than one credential (`code` + `message`) */
+            401: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description RFC 6750 challenge: `Bearer realm="einvoicing"`, with `error_description` saying what is expected (e.g. that a Bearer-only API does not read `X-API-Key`). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthFailure"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description NOT_FOUND: no such document in the workspace */
+            404: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description CONCURRENT_MODIFICATION (with `Retry-After`): a concurrent write touched the same record, retry */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description Error */
+            413: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description Error */
+            415: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description INTERNAL_ERROR: the document could not be read */
+            500: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+        };
+    };
+    purchaseResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A received purchase invoice (`pur_…`) */
+                documentId: string;
+                responseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer */
+            200: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PurchaseResponse"];
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description Missing or wrong key, or more than one credential (`code` + `message`) */
+            401: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description RFC 6750 challenge: `Bearer realm="einvoicing"`, with `error_description` saying what is expected (e.g. that a Bearer-only API does not read `X-API-Key`). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthFailure"];
+                };
+            };
+            /** @description NOT_FOUND: no such document in the workspace */
+            404: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["DocumentsError"];
                 };
             };
