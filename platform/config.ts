@@ -18,6 +18,8 @@ export interface Config {
   projections: { batchSize: number; batchBytes: number; waitTimeoutMs: number; stalledAfterMs: number };
   /** Connect requests per second per workspace (token bucket; 0 disables) and burst size. */
   connectRateLimit: { perSecond: number; burst: number };
+  /** Participant lookup (docs/api/participant-lookup.md): its own limit per workspace, discovery being costly. */
+  participantLookupRateLimit: { perSecond: number; burst: number };
   /** Back-pressure (http/write-limit.ts): write requests executing at once (0: no limit), waiting at most, longest wait. */
   writeLimit: { concurrency: number; queueLength: number; queueTimeoutMs: number };
   /** Where the invoice query finds documents (readmodels/search). */
@@ -226,6 +228,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     connectRateLimit: {
       perSecond: intFrom('CONNECT_RATE_LIMIT_PER_SECOND', 100, env),
       burst: intFrom('CONNECT_RATE_LIMIT_BURST', 200, env),
+    },
+    participantLookupRateLimit: {
+      perSecond: intFrom('PARTICIPANT_LOOKUP_RATE_LIMIT_PER_SECOND', 5, env),
+      burst: intFrom('PARTICIPANT_LOOKUP_RATE_LIMIT_BURST', 20, env),
     },
     writeLimit: {
       concurrency: intFrom('WRITE_CONCURRENCY', 32, env),

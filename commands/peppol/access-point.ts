@@ -24,6 +24,8 @@ export interface AccessPoint {
   identity: AccessPointIdentity;
   trust: PeppolTrust;
   connector: Connector;
+  /** SML/SMP discovery (also behind participant lookup). */
+  discovery: PeppolDiscovery;
   receive: ReceiveDeps;
   /** Largest AS4 HTTP body accepted. */
   maxBodyBytes: number;
@@ -53,6 +55,7 @@ export function createAccessPoint(
     identity,
     trust,
     connector,
+    discovery,
     // The SBDH around the largest accepted document, compressed: never more than the document plus its envelope.
     maxBodyBytes: maxXmlBytes + 256 * 1024,
     receive: {

@@ -13,6 +13,7 @@ import { purchasesDocument } from '../documents/purchases-openapi.js';
 import { responsesDocument } from '../documents/responses-openapi.js';
 import { queryDocument } from '../query/openapi.js';
 import { unifyDocument } from '../unify/openapi.js';
+import { participantsDocument } from '../unify/participants-openapi.js';
 import { webhooksDocument } from '../webhooks/openapi.js';
 import { errorSchemas } from './errors.js';
 import type { FamilyDocument, OperationObject, PathItem, ResponseObject, Schema } from './schema.js';
@@ -21,6 +22,7 @@ import { webhookSchemas, webhooks } from './webhooks.js';
 
 export const FAMILY_DOCUMENTS: readonly FamilyDocument[] = [
   unifyDocument,
+  participantsDocument,
   documentsDocument,
   purchasesDocument,
   responsesDocument,

@@ -43,6 +43,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v3/unify/participants/{participantId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Look up a Peppol participant: registered? for which document types and processes?
+         * @description A sandbox key asks the sandbox network, a production key the SML/SMP (through the access point's discovery). Optional `documentTypeId` (and `processId`) ask about one document type. Its own rate limit per workspace.
+         */
+        get: operations["participantLookup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v3/documents/{documentId}": {
         parameters: {
             query?: never;
@@ -1672,6 +1692,48 @@ export interface components {
                 }[];
             }[];
         };
+        /** @description Whether a Peppol participant can be sent to, and which document types and processes it receives. */
+        ParticipantLookup: {
+            /** @description `<EAS scheme>:<identifier>`, e.g. `0208:0123456789` */
+            participantId: string;
+            participantScheme: string;
+            /** @enum {string} */
+            environment: "sandbox" | "production";
+            /**
+             * @description `sandbox_network`: the companies onboarded in sandbox; `smp`: the SML and the participant's SMP
+             * @enum {string}
+             */
+            source: "sandbox_network" | "smp";
+            /**
+             * @description `NOT_REGISTERED`: unknown to the network; `DOCUMENT_TYPE_NOT_SUPPORTED` / `PROCESS_NOT_SUPPORTED`: registered, but not for the document type (process) asked; `TRANSPORT_NOT_SUPPORTED`: no active AS4 endpoint for it
+             * @enum {string}
+             */
+            status: "REGISTERED" | "NOT_REGISTERED" | "DOCUMENT_TYPE_NOT_SUPPORTED" | "PROCESS_NOT_SUPPORTED" | "TRANSPORT_NOT_SUPPORTED";
+            /** @description Registered and, when a document type was asked, able to receive it from this service */
+            reachable: boolean;
+            detail: string | null;
+            requested: {
+                documentTypeId: string;
+                processId: string | null;
+            } | null;
+            documentTypes: {
+                documentTypeId: string;
+                processes: {
+                    processId: string;
+                    transportProfiles: string[];
+                }[];
+            }[];
+            /** @description Document types the SMP lists whose signed metadata could not be used */
+            unreadableDocumentTypes: {
+                documentTypeId: string;
+                reason: string;
+            }[];
+            /**
+             * Format: date-time
+             * @description Until when this answer is cached (the SMP's validity; the sandbox network is read live)
+             */
+            validUntil: string;
+        };
         /** @description The status of a submitted sales document; `compliance` for UAE, Belgium and Germany only; `buyerResponse` once the buyer answered it (docs/api/invoice-response.md). */
         DocumentStatus: {
             documentId: string;
@@ -2876,6 +2938,110 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
                     "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyError"];
+                };
+            };
+        };
+    };
+    participantLookup: {
+        parameters: {
+            query?: {
+                /** @description A Peppol document type identifier (with or without `busdox-docid-qns::`) */
+                documentTypeId?: string;
+                /** @description A Peppol process identifier (with or without `cenbii-procid-ubl::`); needs documentTypeId */
+                processId?: string;
+            };
+            header?: never;
+            path: {
+                /** @description `0208:0123456789` or `iso6523-actorid-upis::0208:0123456789` */
+                participantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The lookup */
+            200: {
+                headers: {
+                    /** @description `private, max-age=<seconds until validUntil>` */
+                    "Cache-Control": string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ParticipantLookup"];
+                };
+            };
+            /** @description `invalid_argument`: a malformed participant identifier (path `["path","participantId"]`), an unknown or repeated query parameter */
+            400: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyError"];
+                };
+            };
+            /** @description Key missing, invalid, revoked or expired */
+            401: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description RFC 6750 challenge: `Bearer realm="einvoicing"`, with `error_description` saying what is expected (e.g. that a Bearer-only API does not read `X-API-Key`). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyUnauthorized"];
+                };
+            };
+            /** @description The workspace exceeded the participant lookup limit (PARTICIPANT_LOOKUP_RATE_LIMIT_PER_SECOND, _BURST); honor Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyError"];
+                };
+            };
+            /** @description Service failure */
+            500: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyError"];
+                };
+            };
+            /** @description `discovery_smp_*`: the participant's SMP answered with something unusable (unsigned, untrusted, malformed) */
+            502: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyError"];
+                };
+            };
+            /** @description `peppol_not_configured` (production without an access point) or `discovery_unavailable` (DNS or SMP unreachable; with Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
