@@ -169,6 +169,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     search,
     as4,
     peppolDiscovery: accessPoint?.discovery ?? null,
+    peppolResponses: accessPoint?.responses ?? null,
   };
   const app = createHttpApp(deps, [...(options.extraFamilies ?? []), ...apiFamilies()]);
   const server = http.createServer(app.callback());

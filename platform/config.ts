@@ -41,6 +41,8 @@ export interface Config {
     /** Simulated time a sandbox destination takes per delivery, and until a Peppol final result. */
     sandboxLatencyMs: number;
     sandboxFinalResultAfterMs: number;
+    /** Production Peppol: how long a delivered document awaits the buyer's answer before final_valid (0: final_valid at the receipt). */
+    peppolBuyerResponseWindowMs: number;
   };
   /** Received purchase invoices: the largest XML accepted (sandbox Peppol network and UBL import). */
   purchases: { maxXmlBytes: number };
@@ -248,6 +250,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       workerIntervalMs: Math.max(10, intFrom('DELIVERY_WORKER_INTERVAL_MS', 1000, env)),
       sandboxLatencyMs: intFrom('SANDBOX_LATENCY_MS', 0, env),
       sandboxFinalResultAfterMs: intFrom('SANDBOX_FINAL_RESULT_AFTER_MS', 0, env),
+      peppolBuyerResponseWindowMs: intFrom('PEPPOL_BUYER_RESPONSE_WINDOW_MS', 0, env),
     },
     purchases: { maxXmlBytes: Math.max(1024, intFrom('PURCHASE_MAX_XML_BYTES', 10 * 1024 * 1024, env)) },
     webhooks: {

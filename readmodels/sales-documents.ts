@@ -285,3 +285,60 @@ export async function deliveredDocumentsByNumber(knex: Knex, environment: string
     .limit(20);
   return rows.map((r: { document_id: string; workspace_id: string | null }) => ({ documentId: r.document_id, workspaceId: r.workspace_id }));
 }
+
+export interface UnmatchedResponseRow {
+  xmlSha256: string;
+  environment: string;
+  channel: string;
+  messageId: string | null;
+  responseId: string | null;
+  code: string | null;
+  invoiceNumber: string | null;
+  senderParticipantId: string | null;
+  receiverParticipantId: string | null;
+  reason: string;
+  receivedAt: string;
+}
+
+/** Records kept unmatched responses (idempotent: a replayed event writes nothing new). */
+export async function insertUnmatchedResponses(trx: Knex.Transaction, rows: readonly UnmatchedResponseRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await trx('peppol_unmatched_responses')
+    .insert(
+      rows.map((r) => ({
+        xml_sha256: r.xmlSha256,
+        environment: r.environment,
+        channel: r.channel,
+        message_id: r.messageId,
+        response_id: r.responseId,
+        code: r.code,
+        invoice_number: r.invoiceNumber,
+        sender_participant_id: r.senderParticipantId,
+        receiver_participant_id: r.receiverParticipantId,
+        reason: r.reason,
+        received_at: r.receivedAt,
+      })),
+    )
+    .onConflict('xml_sha256')
+    .ignore();
+}
+
+/** The newest unmatched responses first. */
+export async function listUnmatchedResponses(knex: Knex, options: { environment?: string | null; limit: number }): Promise<UnmatchedResponseRow[]> {
+  const q = knex('peppol_unmatched_responses').select('*').orderBy('received_at', 'desc').limit(options.limit);
+  if (options.environment) q.where({ environment: options.environment });
+  const rows = await q;
+  return rows.map((r: Record<string, any>) => ({
+    xmlSha256: r.xml_sha256,
+    environment: r.environment,
+    channel: r.channel,
+    messageId: r.message_id,
+    responseId: r.response_id,
+    code: r.code,
+    invoiceNumber: r.invoice_number,
+    senderParticipantId: r.sender_participant_id,
+    receiverParticipantId: r.receiver_participant_id,
+    reason: r.reason,
+    receivedAt: new Date(r.received_at).toISOString(),
+  }));
+}

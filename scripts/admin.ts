@@ -20,6 +20,7 @@ import { createSearchIndex } from '../readmodels/search/index.js';
 import { registerConnectCommands } from './admin-connect.js';
 import { registerCreditCommands } from './admin-credits.js';
 import { registerPurchaseCommands } from './admin-purchases.js';
+import { registerPeppolCommands } from './admin-peppol.js';
 
 class UsageError extends Error {}
 
@@ -152,6 +153,7 @@ export function buildProgram(): Command {
   registerConnectCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
   registerCreditCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
   registerPurchaseCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
+  registerPeppolCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
   return program;
 }
 

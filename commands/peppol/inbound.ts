@@ -14,6 +14,7 @@ import type { EventStore, Position } from '../../platform/eventstore/port.js';
 import { companiesHoldingParticipants } from '../../readmodels/purchases.js';
 import { storeReceivedPurchase } from '../purchases/receive.js';
 import type { Acceptance, InboundMessage } from './as4/receive.js';
+import { acceptInvoiceResponse, isInvoiceResponseMessage } from './invoice-response-inbound.js';
 
 export interface InboundDeps {
   store: EventStore;
@@ -33,6 +34,8 @@ export function as4Acceptor(deps: InboundDeps): (message: InboundMessage) => Pro
     if (companies.length === 0) {
       return { kind: 'refused', error: 'OTHER', description: `PEPPOL:NOT_SERVICED: the receiver participant ${receiver} is not an active company of this access point` };
     }
+    // Dispatch by document type: a buyer's Invoice Response answers one of our sales documents.
+    if (isInvoiceResponseMessage(message.sbd.facts.documentTypeId)) return acceptInvoiceResponse(deps, message);
     let parsed;
     try {
       parsed = readUbl(screenXml(message.sbd.payload, deps.maxXmlBytes));

@@ -13,7 +13,8 @@ import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { Delivered, documentDecider, documentStream, type BuyerResponseData } from '../../domain/document/document.js';
 import { decodeEventData } from '../../domain/events/envelope.js';
-import { InvoiceResponseRefusal, readInvoiceResponse, responseView, type InvoiceResponseFacts } from '../../domain/peppol/invoice-response.js';
+import { INVOICE_RESPONSE_DOCUMENT_TYPE_ID, InvoiceResponseRefusal, readInvoiceResponse, responseView, type InvoiceResponseFacts } from '../../domain/peppol/invoice-response.js';
+import type { Acceptance, InboundMessage } from './as4/receive.js';
 import { unmatchedResponseDecider, unmatchedResponseStream } from '../../domain/peppol/unmatched-response.js';
 import type { Clock } from '../../platform/clock.js';
 import type { EventStore, Position } from '../../platform/eventstore/port.js';
@@ -101,4 +102,27 @@ export async function receiveInvoiceResponse(
     { artifacts: [{ sha256, content: bytes }] },
   );
   return { kind: 'unmatched', reason, position: kept.appended?.position ?? null };
+}
+
+/** Whether an AS4 message's document type (the SBDH's) is the Peppol Invoice Response. */
+export const isInvoiceResponseMessage = (documentTypeId: string): boolean => documentTypeId === INVOICE_RESPONSE_DOCUMENT_TYPE_ID;
+
+/**
+ * An Invoice Response received over AS4 (commands/peppol/inbound.ts dispatches it here): recorded
+ * on the sales document it answers, or kept as unmatched; both are accepted with a receipt. One the
+ * service cannot read is refused (ebMS VALUE_INCONSISTENT) and nothing is stored.
+ */
+export async function acceptInvoiceResponse(
+  deps: ResponseInboundDeps & { environment: string; onStored?: (positions: Position[]) => void },
+  message: InboundMessage,
+): Promise<Acceptance> {
+  const receipt = await receiveInvoiceResponse(
+    deps,
+    { xml: message.sbd.payload, environment: deps.environment, channel: 'peppol_as4', messageId: message.messageId },
+    { now: deps.clock.now(), actor: 'peppol-as4', correlationId: message.messageId },
+  );
+  if (receipt.kind === 'refused') return { kind: 'refused', error: 'VALUE_INCONSISTENT', description: `INVOICE_RESPONSE_UNREADABLE: ${receipt.reason}` };
+  if (receipt.position) deps.onStored?.([receipt.position]);
+  if (receipt.kind === 'unmatched') return { kind: receipt.position ? 'stored' : 'duplicate', documentIds: [] };
+  return { kind: receipt.recorded ? 'stored' : 'duplicate', documentIds: [receipt.documentId] };
 }

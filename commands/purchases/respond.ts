@@ -34,7 +34,7 @@ import { ublSchemaErrors } from './xsd.js';
 
 /** How an answer reaches the seller's access point. */
 export interface ResponseTransport {
-  send(input: { xml: Buffer; facts: InvoiceResponseFacts; environment: string; responseId: string }): Promise<PurchaseResponseData['transmission']>;
+  send(input: { xml: Buffer; facts: InvoiceResponseFacts; environment: string; responseId: string; countryC1: string }): Promise<PurchaseResponseData['transmission']>;
 }
 
 export interface RespondDeps {
@@ -106,7 +106,9 @@ export async function respondToPurchase(
   if (schemaErrors.length > 0) throw new Error(`the Invoice Response built fails the UBL 2.1 schema: ${schemaErrors.join('; ')}`);
   const bytes = Buffer.from(xml, 'utf8');
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  const transmission = await transport.send({ xml: bytes, facts, environment: stored.environment, responseId });
+  // The SBDH's COUNTRY_C1 of an answer: the buyer's (its sender's) country.
+  const countryC1 = stored.receiverCountry ?? stored.country;
+  const transmission = await transport.send({ xml: bytes, facts, environment: stored.environment, responseId, countryC1 });
   const response: PurchaseResponseData = { ...facts, xml: { sha256 }, channel, sentAt: now.toISOString(), transmission };
   const done = await execute(deps.store, purchaseDecider, stream, { type: 'RecordResponse', response }, ctx, { artifacts: [{ sha256, content: bytes }] });
   return { response, position: done.appended?.position ?? null };

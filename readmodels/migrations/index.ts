@@ -27,6 +27,7 @@ import { purchasesReceiverCountryMigration } from './0080_purchases_receiver_cou
 import { searchServiceValuesMigration } from './0090_search_service_values.js';
 import { searchSupplierCountryMigration } from './0091_search_supplier_country.js';
 import { salesDocumentsByNumberMigration } from './0140_sales_documents_by_number.js';
+import { peppolUnmatchedResponsesMigration } from './0141_peppol_unmatched_responses.js';
 
 interface Migration {
   name: string;
@@ -65,6 +66,7 @@ export const migrations: readonly Migration[] = [
   searchServiceValuesMigration,
   searchSupplierCountryMigration,
   salesDocumentsByNumberMigration,
+  peppolUnmatchedResponsesMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

@@ -11,6 +11,7 @@ import { buildInvoiceResponseXml, readInvoiceResponse } from '../../domain/peppo
 import { call, startTestService, type TestService } from '../support/http.js';
 import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant } from '../unify/support.js';
 import { receiver, storePurchase, type Receiver } from './support.js';
+import { admin } from '../support/cli.js';
 
 const WINDOW_MS = 10 * 60_000;
 
@@ -217,6 +218,15 @@ describe('the buyer\'s answer over the sandbox network (Peppol Invoice Response)
       { now: new Date(), actor: 'test' },
     );
     expect(receipt.kind).to.equal('unmatched');
+    if (receipt.kind === 'unmatched' && receipt.position) await t.settle(receipt.position);
+    // Operators list it.
+    const listed = await admin(['peppol', 'unmatched-responses', '--environment', 'sandbox']);
+    expect(listed.code, listed.stderr).to.equal(0);
+    const rows = listed.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const row = rows.find((r) => r.invoiceNumber === 'NO-SUCH-INVOICE');
+    expect(row).to.include({ environment: 'sandbox', channel: 'peppol_sandbox', code: 'RE', senderParticipantId: '0235:1111111111', receiverParticipantId: '0235:2222222222' });
+    expect(row.reason).to.contain('no delivered sales document NO-SUCH-INVOICE');
+    expect((await admin(['peppol', 'unmatched-responses', '--limit', '0'])).code).to.not.equal(0);
     const refused = await receiveInvoiceResponse(
       { store: t.service.runtime.store, knex: t.service.runtime.db.knex, clock: t.clock },
       { xml: Buffer.from('<Invoice/>'), environment: 'sandbox', channel: 'peppol_sandbox', messageId: 'm-2' },
