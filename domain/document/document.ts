@@ -214,6 +214,8 @@ export interface DocumentStateView {
   responses?: readonly string[];
   /** A final answer received before the delivery was recorded: applied when it is. */
   pendingFinal?: FinalResult | null;
+  /** The buyer's latest answer as the status object shows it (`government.buyerResponse`). */
+  lastBuyerResponse?: unknown;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -267,9 +269,13 @@ export const documentDecider: Decider<DocumentCommand, DocumentStateView, Docume
         });
         if (command.final) events.push(finalEvent({ outcome: 'invalid', ...command.final }));
         break;
-      case 'Finalize':
-        events.push(finalEvent(command));
+      case 'Finalize': {
+        // A final result that comes later (the buyer-response window closing) keeps the buyer's last answer on record.
+        const answer = s.lastBuyerResponse;
+        const government = answer && isObject(command.government) && !command.government.buyerResponse ? { ...command.government, buyerResponse: answer } : command.government;
+        events.push(finalEvent({ ...command, government }));
         break;
+      }
       case 'RecordBuyerResponse': {
         if (s.responses?.includes(command.response.responseId)) return [];
         if (s.state === 'none' || !BUYER_RESPONSE_STATES.has(s.state)) {
@@ -299,7 +305,13 @@ export const documentDecider: Decider<DocumentCommand, DocumentStateView, Docume
     if (event.type === 'DocumentBuyerResponded') {
       const final = finalOfResponse(event.data);
       const before = s.state === 'processing' || s.state === 'delivery_failed';
-      return { ...s, responses: [...(s.responses ?? []), event.data.responseId], pendingFinal: before && final ? final : (s.pendingFinal ?? null) };
+      const shown = isObject(event.data.government) ? event.data.government.buyerResponse : undefined;
+      return {
+        ...s,
+        responses: [...(s.responses ?? []), event.data.responseId],
+        pendingFinal: before && final ? final : (s.pendingFinal ?? null),
+        lastBuyerResponse: shown ?? s.lastBuyerResponse ?? null,
+      };
     }
     const next = TRANSITIONS[s.state][event.type];
     if (!next) return s; // never written by decide; tolerated on read so an old log still folds

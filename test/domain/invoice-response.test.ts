@@ -130,6 +130,12 @@ describe('sales document decider: the buyer\'s answer', () => {
     const finalized = events[1] as DocumentEvent & { type: 'DocumentFinalized' };
     expect(finalized.data.government).to.deep.include({ status: 'DELIVERED', buyerResponse: { code: 'RE' } });
   });
+  it('a final result that comes later (the window closing) keeps the buyer\'s last answer on record', () => {
+    const closed: DocumentCommand = { type: 'Finalize', outcome: 'valid', government: { status: 'VALID', buyerResponse: null, buyerResponseWindowClosed: true }, errors: [] };
+    const { state, events } = run([submit, start, awaiting, answer('UQ'), closed]);
+    expect(state.state).to.equal('final_valid');
+    expect((events[0] as DocumentEvent & { type: 'DocumentFinalized' }).data.government).to.deep.equal({ status: 'VALID', buyerResponse: { code: 'UQ' }, buyerResponseWindowClosed: true });
+  });
   it('records an answer once, and refuses one for a document never delivered', () => {
     expect(run([submit, start, awaiting, answer('UQ', 'same'), answer('UQ', 'same')]).events).to.deep.equal([]);
     expect(() => run([submit, answer('AP')])).to.throw(DomainError, /never delivered/);
