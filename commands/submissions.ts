@@ -158,15 +158,11 @@ function toNewEvent(id: string, type: string, version: number, data: unknown, ct
 }
 
 /**
- * Submits one document. The number claim and the document's first event are one multi-stream
- * append (with the idempotency record of the request, when it has a key): there is no instant at
- * which a number is claimed by a document that does not exist, nor a document without its answer
- * recorded for its key. Concurrent submissions of one number: the claim stream's expected
- * revision lets one through; the others look again and find the number taken.
+ * The validation path of a submission, recording nothing: the source's mapping template, the
+ * validator, the document number, and the report of a document whose number is taken
+ * (CORE-HEAD-010). Shared by the submission and its dry run.
  */
-export async function submitDocument(store: EventStore, input: SubmissionInput, ctx: CommandContext, produceXml: XmlProducer): Promise<SubmissionOutcome> {
-  const slot = takeSlot<SubmissionRecord>();
-  if (slot?.recorded) return recordedOutcome(store, slot.recorded.documentId);
+function validateSubmission(input: SubmissionInput, ctx: CommandContext) {
   const template = builtInTemplates.get(input.source.templateId);
   if (!template) {
     throw new DomainError('validation', 'SOURCE_NOT_READY', `the source's mapping template ${input.source.templateId} is not available`, ['source']);
@@ -184,6 +180,67 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
   });
   const header = (mapped.document as { header?: { documentNumber?: unknown } } | null)?.header;
   const documentNumber = typeof header?.documentNumber === 'string' && header.documentNumber.trim() !== '' ? header.documentNumber : null;
+  const rejectedForReuse = (): ValidationReport => ({
+    ...validated,
+    success: false,
+    errors: [...validated.errors, documentNumberReuseFinding(mapped.pathMap)],
+    metadata: { ...validated.metadata, totals: { ...validated.metadata.totals, errors: validated.metadata.totals.errors + 1 } },
+  });
+  return { mapped, validated, documentNumber, rejectedForReuse };
+}
+
+/** What a dry run finds: the report a submission would get, and the XML it would produce. */
+export interface DryRunOutcome {
+  accepted: boolean;
+  documentNumber: string | null;
+  xmlBase64: string | null;
+  report: ValidationReport;
+}
+
+/**
+ * A submission's dry run: the same validation path and the same number check as submitDocument
+ * (the claim is read and decided, not appended), and the XML a valid document would get. Appends
+ * nothing, claims no number and stores no artifact.
+ */
+export async function dryRunDocument(store: EventStore, input: SubmissionInput, ctx: CommandContext, produceXml: XmlProducer): Promise<DryRunOutcome> {
+  const { mapped, validated, documentNumber, rejectedForReuse } = validateSubmission(input, ctx);
+  let report = validated;
+  if (validated.success && documentNumber) {
+    const { claim, holderStatus } = await claimFacts(store, numberClaimStream(input, documentNumber), false);
+    try {
+      numberClaimDecider.decide(
+        {
+          type: 'Claim',
+          documentNumber,
+          documentId: randomUUID(),
+          holderId: claim.state.holder,
+          holderStatus,
+          now: ctx.now.toISOString(),
+          orphanedAfterMs: store.atomicMultiStream ? 0 : ABANDONED_CLAIM_MS,
+        },
+        claim.state,
+      );
+    } catch (err) {
+      // Stale facts would be read again by a submission; the number is free as far as can be known.
+      if (err instanceof DomainError && err.code === DOCUMENT_NUMBER_REUSED) report = rejectedForReuse();
+      else if (!(err instanceof DomainError && err.code === STALE_CLAIM_FACTS)) throw err;
+    }
+  }
+  const xml = report.success ? produceXml({ country: input.country, documentType: input.documentType, document: mapped.document, uuid: randomUUID() }) : null;
+  return { accepted: report.success, documentNumber, xmlBase64: xml ? xml.toString('base64') : null, report };
+}
+
+/**
+ * Submits one document. The number claim and the document's first event are one multi-stream
+ * append (with the idempotency record of the request, when it has a key): there is no instant at
+ * which a number is claimed by a document that does not exist, nor a document without its answer
+ * recorded for its key. Concurrent submissions of one number: the claim stream's expected
+ * revision lets one through; the others look again and find the number taken.
+ */
+export async function submitDocument(store: EventStore, input: SubmissionInput, ctx: CommandContext, produceXml: XmlProducer): Promise<SubmissionOutcome> {
+  const slot = takeSlot<SubmissionRecord>();
+  if (slot?.recorded) return recordedOutcome(store, slot.recorded.documentId);
+  const { mapped, validated, documentNumber, rejectedForReuse } = validateSubmission(input, ctx);
   // Under an Idempotency-Key the ids are the same on every attempt of the request.
   const documentId = slot ? slot.id('document') : randomUUID();
   const uuid = slot ? slot.id('uuid') : randomUUID();
@@ -223,13 +280,6 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
       xmlBase64: xmlBytes ? xmlBytes.toString('base64') : null,
     };
   };
-  const rejectedForReuse = (): ValidationReport => ({
-    ...validated,
-    success: false,
-    errors: [...validated.errors, documentNumberReuseFinding(mapped.pathMap)],
-    metadata: { ...validated.metadata, totals: { ...validated.metadata.totals, errors: validated.metadata.totals.errors + 1 } },
-  });
-
   if (!validated.success || !documentNumber) {
     const document = documentPart(validated);
     const [result] = await appendWithEffect(store, [streamPart(document)], effect, document.artifacts);

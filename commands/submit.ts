@@ -8,7 +8,7 @@ import type { EventStore, Position } from '../platform/eventstore/port.js';
 import { produceInvoiceXml } from './artifacts.js';
 import { checkCreditsForSubmission } from './credits/metering.js';
 import type { CommandContext } from './execute.js';
-import { submitDocument, type SubmissionInput, type SubmissionOutcome } from './submissions.js';
+import { dryRunDocument, submitDocument, type DryRunOutcome, type SubmissionInput, type SubmissionOutcome } from './submissions.js';
 import type { BlockReason } from '../domain/credits/values.js';
 
 export interface SubmitUseCaseDeps {
@@ -28,4 +28,17 @@ export async function submitInvoice(deps: SubmitUseCaseDeps, input: SubmissionIn
   const outcome = await submitDocument(deps.store, input, ctx, produceInvoiceXml);
   await deps.readYourWrites(outcome.position);
   return { kind: 'submitted', outcome };
+}
+
+export type DryRunResult = { kind: 'credits_blocked'; blockReason: BlockReason; message: string } | { kind: 'validated'; outcome: DryRunOutcome };
+
+/**
+ * The dry run of a submission: the same credit check (it reads, it does not reserve) and the same
+ * validation path and number check as submitInvoice, and the XML a valid document would get;
+ * nothing is appended, no number claimed, no credit reserved.
+ */
+export async function dryRunInvoice(deps: Pick<SubmitUseCaseDeps, 'store' | 'knex'>, input: SubmissionInput, ctx: CommandContext): Promise<DryRunResult> {
+  const credit = await checkCreditsForSubmission(deps, { workspaceId: input.workspaceId, companyId: input.source.companyId, now: ctx.now });
+  if (!credit.allowed) return { kind: 'credits_blocked', blockReason: credit.blockReason, message: credit.message };
+  return { kind: 'validated', outcome: await dryRunDocument(deps.store, input, ctx, produceInvoiceXml) };
 }

@@ -113,6 +113,7 @@ const DEFAULT_CODES: Record<Exclude<Family, 'unify_legacy'>, Record<number, stri
     413: 'payload_too_large',
     415: 'unsupported_media_type',
     422: 'validation_failed',
+    429: 'resource_exhausted',
     500: 'internal',
     503: 'unavailable',
   },

@@ -16,25 +16,32 @@ export interface RateLimitOptions {
   burst: number;
 }
 
-export function workspaceRateLimit(options: RateLimitOptions) {
+/** The check of `workspaceRateLimit`, for a handler that counts only the requests it accepts. */
+export function workspaceRateLimiter(options: RateLimitOptions): (ctx: Context) => Promise<void> {
   // `burst` requests per window of burst/perSecond seconds: `perSecond` sustained, `burst` at once.
   const limiter =
     options.perSecond > 0 ? new RateLimiterMemory({ keyPrefix: 'workspace', points: Math.max(1, options.burst), duration: Math.max(1, options.burst) / options.perSecond }) : null;
-  return async (ctx: Context, next: Next) => {
+  return async (ctx: Context) => {
     const workspaceId: string | undefined = ctx.state.auth?.workspaceId;
-    if (limiter && workspaceId) {
-      try {
-        await limiter.consume(workspaceId);
-      } catch (refused) {
-        if (!(refused instanceof RateLimiterRes)) throw refused;
-        recordRateLimitRefusal(ctx.state.family ?? 'connect');
-        const retryAfter = Math.max(1, Math.ceil(refused.msBeforeNext / 1000));
-        throw new HttpProblem(429, 'This workspace has exceeded its request limit; retry after the Retry-After delay.', {
-          retryable: true,
-          headers: { 'Retry-After': String(retryAfter) },
-        });
-      }
+    if (!limiter || !workspaceId) return;
+    try {
+      await limiter.consume(workspaceId);
+    } catch (refused) {
+      if (!(refused instanceof RateLimiterRes)) throw refused;
+      recordRateLimitRefusal(ctx.state.family ?? 'connect');
+      const retryAfter = Math.max(1, Math.ceil(refused.msBeforeNext / 1000));
+      throw new HttpProblem(429, 'This workspace has exceeded its request limit; retry after the Retry-After delay.', {
+        retryable: true,
+        headers: { 'Retry-After': String(retryAfter) },
+      });
     }
+  };
+}
+
+export function workspaceRateLimit(options: RateLimitOptions) {
+  const check = workspaceRateLimiter(options);
+  return async (ctx: Context, next: Next) => {
+    await check(ctx);
     await next();
   };
 }

@@ -20,6 +20,8 @@ export interface Config {
   connectRateLimit: { perSecond: number; burst: number };
   /** Participant lookup (docs/api/participant-lookup.md): its own limit per workspace, discovery being costly. */
   participantLookupRateLimit: { perSecond: number; burst: number };
+  /** Dry runs of Unify submissions (POST /api/v3/unify/dry-run) per workspace and minute (0 disables). */
+  dryRunRateLimit: { perMinute: number };
   /** Back-pressure (http/write-limit.ts): write requests executing at once (0: no limit), waiting at most, longest wait. */
   writeLimit: { concurrency: number; queueLength: number; queueTimeoutMs: number };
   /** Where the invoice query finds documents (readmodels/search). */
@@ -235,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perSecond: intFrom('PARTICIPANT_LOOKUP_RATE_LIMIT_PER_SECOND', 5, env),
       burst: intFrom('PARTICIPANT_LOOKUP_RATE_LIMIT_BURST', 20, env),
     },
+    dryRunRateLimit: { perMinute: intFrom('UNIFY_DRY_RUN_PER_MINUTE', 60, env) },
     writeLimit: {
       concurrency: intFrom('WRITE_CONCURRENCY', 32, env),
       queueLength: intFrom('WRITE_QUEUE_LENGTH', 256, env),

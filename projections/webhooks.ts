@@ -8,7 +8,9 @@
  * by the delivery worker, ten times as many as the occurrences when ten subscriptions match)
  * are the webhook_attempts projection's (projections/webhook-attempts.ts), so new deliveries
  * never wait behind their bookkeeping; this one reads an attempt only for a test ping's
- * delivery row. A batch costs one statement per table.
+ * delivery row. A redelivery request (WebhookRedeliveryRequested) adds new deliveries, due at
+ * once, copied from their originals (earlier in the log, so there in a rebuild too). A batch
+ * costs one statement per table.
  */
 import { EventEmitter } from 'node:events';
 import type { Knex } from 'knex';
@@ -17,13 +19,16 @@ import { decodeEventData } from '../domain/events/envelope.js';
 import { WebhookDeliveryAttempted, type Occurrence } from '../domain/webhooks/delivery.js';
 import { OCCURRENCE_SOURCES } from '../domain/webhooks/occurrences/index.js';
 import { WebhookSubscriptionCreated, WebhookSubscriptionDeleted, WebhookSubscriptionUpdated } from '../domain/webhooks/subscription.js';
+import { WebhookRedeliveryRequested } from '../domain/webhooks/redelivery.js';
 import { deliveryIdFor } from '../domain/webhooks/values.js';
 import {
   insertDeliveries,
+  insertRedeliveries,
   subscriptionRecord,
   subscriptionsOfWorkspaces,
   writeSubscriptions,
   type DeliveryRecord,
+  type RedeliveryRecordRow,
   type SubscriptionRecord,
 } from '../readmodels/webhooks.js';
 import { defineProjection } from './projection.js';
@@ -70,6 +75,7 @@ async function applyWebhookEvents(trx: Knex.Transaction, events: readonly Record
   for (const r of await subscriptionsOfWorkspaces(trx, [...workspaces])) index(r);
   const changedSubs = new Map<string, SubscriptionRecord>();
   const fresh = new Map<string, DeliveryRecord>();
+  const redelivered: RedeliveryRecordRow[] = [];
 
   for (const event of events) {
     if (SUBSCRIPTION_TYPES.has(event.type)) {
@@ -112,6 +118,22 @@ async function applyWebhookEvents(trx: Knex.Transaction, events: readonly Record
       }
       index(row!);
       changedSubs.set(row!.subscription_id, row!);
+      continue;
+    }
+    if (event.type === WebhookRedeliveryRequested.type) {
+      // New deliveries of earlier events, due at once: copies of their originals (written by
+      // earlier events of the log, or earlier in this batch), inserted after them below.
+      const r = decodeEventData(WebhookRedeliveryRequested, event.schemaVersion, event.data);
+      for (const d of r.deliveries) {
+        redelivered.push({
+          delivery_id: d.deliveryId,
+          redelivery_of: d.redeliveryOf,
+          redelivery_id: r.redeliveryId,
+          next_attempt_at: r.requestedAt,
+          log_commit: event.position.commit.toString(),
+          log_prepare: event.position.prepare.toString(),
+        });
+      }
       continue;
     }
     if (event.type === WebhookDeliveryAttempted.type) {
@@ -160,7 +182,8 @@ async function applyWebhookEvents(trx: Knex.Transaction, events: readonly Record
 
   await writeSubscriptions(trx, [...changedSubs.values()]);
   await insertDeliveries(trx, [...fresh.values()]);
-  if (fresh.size > 0 && occurrences.size > 0) {
+  await insertRedeliveries(trx, redelivered);
+  if ((fresh.size > 0 && occurrences.size > 0) || redelivered.length > 0) {
     // After the commit (the runner's transaction), never before: the worker must see the rows.
     trx.executionPromise?.then(
       () => deliveriesCommitted.emit('committed'),
@@ -174,7 +197,7 @@ export const webhooksProjection = defineProjection({
   // 2: the deliveries' state and the attempt log are the webhook_attempts projection's.
   version: 2,
   tables: ['webhook_subscriptions', 'webhook_deliveries'],
-  eventTypes: new Set([...SUBSCRIPTION_TYPES, WebhookDeliveryAttempted.type, ...SOURCE_BY_TYPE.keys()]),
+  eventTypes: new Set([...SUBSCRIPTION_TYPES, WebhookDeliveryAttempted.type, WebhookRedeliveryRequested.type, ...SOURCE_BY_TYPE.keys()]),
   // Of the attempts, only a test ping's (it brings its delivery row): the others are skipped unread.
   accepts: (event) => event.type !== WebhookDeliveryAttempted.type || isPing(event),
   apply: (trx, event) => applyWebhookEvents(trx, [event]),

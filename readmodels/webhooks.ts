@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import type { WebhookTarget } from '../domain/webhooks/delivery.js';
 import type { DeliveryFilters } from '../domain/webhooks/input.js';
+import type { RedeliveryCandidate } from '../domain/webhooks/redelivery.js';
 
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 
@@ -348,6 +349,9 @@ export interface DeliveryLogRow {
   lastError: string | null;
   logCommit: string;
   logPrepare: string;
+  /** The delivery a redelivery delivered again, and that redelivery (null for an original). */
+  redeliveryOf: string | null;
+  redeliveryId: string | null;
   attemptLog: AttemptRow[];
 }
 
@@ -378,6 +382,7 @@ export async function listDeliveries(
   if (q.filters.eventType !== null) query.where('d.event_type', q.filters.eventType);
   if (q.filters.outcome !== null) query.whereRaw(`coalesce(st.status, 'pending') = ?`, [q.filters.outcome]);
   if (q.filters.eventId !== null) query.where('d.event_id', q.filters.eventId);
+  if (q.filters.redeliveryId !== undefined) query.where('d.redelivery_id', q.filters.redeliveryId);
   if (q.after) query.whereRaw('(d.log_commit, d.log_prepare, d.delivery_id) < (?::bigint, ?::bigint, ?)', q.after);
   const rows = await query;
   const page = rows.slice(0, q.limit);
@@ -411,10 +416,81 @@ export async function listDeliveries(
       lastError: r.last_error,
       logCommit: String(r.log_commit),
       logPrepare: String(r.log_prepare),
+      redeliveryOf: r.redelivery_of ?? null,
+      redeliveryId: r.redelivery_id ?? null,
       attemptLog: byDelivery.get(r.delivery_id) ?? [],
     })),
     hasMore: rows.length > q.limit,
   };
+}
+
+// Redelivery ----------------------------------------------------------------------------------
+
+/**
+ * The original deliveries a redelivery request names, with whether their event is still being
+ * delivered to the subscription (a delivery of it, original or redelivered, pending: no attempt
+ * recorded yet, or a retry scheduled). One delivery: that one, resolved to its original when it
+ * is a redelivery. Since an instant: the originals (no test pings) whose event occurred in
+ * [since, until), oldest first, up to `limit`.
+ */
+export async function redeliveryCandidates(
+  knex: Knex,
+  subscriptionId: string,
+  request: { kind: 'delivery'; deliveryId: string } | { kind: 'since'; since: string; until: string },
+  limit: number,
+): Promise<RedeliveryCandidate[]> {
+  const pending = `exists (select 1 from webhook_deliveries o left join webhook_delivery_state os on os.delivery_id = o.delivery_id
+                            where o.subscription_id = d.subscription_id and o.event_id = d.event_id and o.next_attempt_at is not null
+                              and coalesce(os.status, 'pending') = 'pending') as pending`;
+  let rows: any[];
+  if (request.kind === 'delivery') {
+    ({ rows } = await knex.raw(
+      `select d.delivery_id, d.event_id, d.event_type, d.occurred_at, ${pending}
+         from webhook_deliveries n
+         join webhook_deliveries d on d.delivery_id = coalesce(n.redelivery_of, n.delivery_id)
+        where n.subscription_id = ? and n.delivery_id = ?`,
+      [subscriptionId, request.deliveryId],
+    ));
+  } else {
+    ({ rows } = await knex.raw(
+      `select d.delivery_id, d.event_id, d.event_type, d.occurred_at, ${pending}
+         from webhook_deliveries d
+        where d.subscription_id = ? and d.redelivery_of is null and d.next_attempt_at is not null
+          and d.occurred_at >= ? and d.occurred_at < ?
+        order by d.occurred_at, d.log_commit, d.log_prepare, d.delivery_id
+        limit ?`,
+      [subscriptionId, request.since, request.until, limit],
+    ));
+  }
+  return rows.map((r) => ({ deliveryId: r.delivery_id, eventId: r.event_id, eventType: r.event_type, occurredAt: iso(r.occurred_at)!, pending: r.pending }));
+}
+
+/** A delivery a redelivery creates: a copy of its original's event, due at `next_attempt_at`. */
+export interface RedeliveryRecordRow {
+  delivery_id: string;
+  redelivery_of: string;
+  redelivery_id: string;
+  next_attempt_at: string;
+  log_commit: string;
+  log_prepare: string;
+}
+
+/**
+ * The deliveries of redeliveries: each copies its original's subscription, workspace, event id,
+ * type, time and payload (the original is earlier in the log, so it is there, in a rebuild too).
+ * A delivery written already is left as it is.
+ */
+export async function insertRedeliveries(trx: Knex.Transaction, rows: readonly RedeliveryRecordRow[]): Promise<void> {
+  await chunked(rows, 5000, (chunk) =>
+    trx.raw(
+      `insert into webhook_deliveries (delivery_id, subscription_id, workspace_id, environment, event_id, event_type, occurred_at, payload, next_attempt_at, log_commit, log_prepare, redelivery_of, redelivery_id)
+       select v.delivery_id, o.subscription_id, o.workspace_id, o.environment, o.event_id, o.event_type, o.occurred_at, o.payload, v.next_attempt_at, v.log_commit, v.log_prepare, v.redelivery_of, v.redelivery_id
+         from json_to_recordset(?::json) as v(delivery_id text, redelivery_of text, redelivery_id text, next_attempt_at timestamptz, log_commit bigint, log_prepare bigint)
+         join webhook_deliveries o on o.delivery_id = v.redelivery_of
+       on conflict (delivery_id) do nothing`,
+      [JSON.stringify(chunk)],
+    ),
+  );
 }
 
 // Projection writes -----------------------------------------------------------------------------

@@ -65,6 +65,17 @@ export function validationSteps(state: DocumentState, errors: DocumentErrorItem[
   return steps;
 }
 
+/**
+ * The step a change to `state` reached: the one `validationSteps` shows last for that state
+ * (`Queue Admitted` for a submitted document, `Validation Failed` for a rejected one, `Delivery
+ * Processing Started` for a delivery under way, else the fourth step).
+ */
+export function changedStep(state: DocumentState, errors: DocumentErrorItem[]): Step {
+  const steps = validationSteps(state, errors);
+  const index = state === 'rejected' ? 0 : state === 'submitted' ? 1 : state === 'processing' ? 2 : 3;
+  return steps[index]!;
+}
+
 export function ftaApprovedStatus(state: DocumentState): 'APPROVED' | 'REJECTED' | 'PENDING' {
   if (state === 'final_valid') return 'APPROVED';
   if (state === 'final_invalid' || state === 'rejected') return 'REJECTED';

@@ -3,14 +3,18 @@
  * queries) into commands and filters; every refusal names the field. Pure.
  */
 import { createHash } from 'node:crypto';
+import * as t from 'io-ts';
 import { DomainError } from '../errors.js';
+import { annotate, unknownMembers } from '../schema/json-schema.js';
 import type { SubscriptionChanges } from './subscription.js';
+import { REDELIVERY_ID } from './redelivery.js';
 import { urlProblem, type TargetPolicy } from './targets.js';
 import {
   DELIVERY_STATUSES,
   SIGNATURE_ALGORITHMS,
   SUBSCRIPTION_ID,
   TEST_EVENT_TYPE,
+  WEBHOOK_EVENT_TYPES,
   WEBHOOK_LIMITS,
   WebhookErrorCodes,
   isWebhookEventType,
@@ -26,12 +30,6 @@ function invalid(path: Path, message: string): never {
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function refuseUnknown(body: Record<string, unknown>, allowed: readonly string[]): void {
-  for (const key of Object.keys(body)) {
-    if (!allowed.includes(key)) invalid([key], `unknown field "${key.slice(0, 40)}"; allowed: ${allowed.join(', ')}`);
-  }
-}
 
 function webhookUrlOf(value: unknown, policy: TargetPolicy): string {
   if (typeof value !== 'string' || value.trim() === '') invalid(['webhookUrl'], 'webhookUrl is required: an absolute https URL');
@@ -83,13 +81,52 @@ export interface SubscriptionInput {
   description: string | null;
 }
 
+// The request bodies as io-ts codecs: the one description of their members, from which the
+// OpenAPI document derives their schemas (domain/schema/json-schema.ts) and against which a body's
+// unknown members are refused. The parsers below check each member with a precise message.
+const WebhookUrl = annotate(t.string, { format: 'uri', maxLength: WEBHOOK_LIMITS.urlMax, description: 'https (production); no credentials; a public address' });
+const EventTypes = annotate(t.array(t.keyof(Object.fromEntries(WEBHOOK_EVENT_TYPES.map((e) => [e, null])) as Record<WebhookEventType, null>)), {
+  minItems: 1,
+  maxItems: WEBHOOK_LIMITS.eventsMax,
+  uniqueItems: true,
+});
+const SecretKey = annotate(t.string, { minLength: 1, maxLength: WEBHOOK_LIMITS.secretKeyMax, description: 'Write-only: never returned' });
+const Algorithm = t.keyof({ sha256: null, sha512: null });
+const Description = annotate(t.union([t.string, t.null]), { maxLength: WEBHOOK_LIMITS.descriptionMax });
+
+export const SubscriptionCreateCodec = t.exact(
+  t.intersection([
+    t.type({ webhookUrl: WebhookUrl, events: EventTypes }),
+    t.partial({ secretKey: SecretKey, signatureAlgorithm: annotate(Algorithm, { default: 'sha256' }), description: Description }),
+  ]),
+);
+export const SubscriptionPatchCodec = annotate(
+  t.exact(
+    t.partial({
+      webhookUrl: WebhookUrl,
+      events: EventTypes,
+      secretKey: annotate(t.union([SecretKey, t.null]), { description: 'A new secret rotates it; null removes it (deliveries are then unsigned)' }),
+      signatureAlgorithm: Algorithm,
+      description: Description,
+      active: annotate(t.boolean, { description: 'false pauses the subscription (nothing is delivered), true resumes it' }),
+    }),
+  ),
+  { minProperties: 1 },
+);
+
 const CREATE_FIELDS = ['webhookUrl', 'events', 'secretKey', 'signatureAlgorithm', 'description'] as const;
 const PATCH_FIELDS = ['webhookUrl', 'events', 'secretKey', 'signatureAlgorithm', 'description', 'active'] as const;
+
+/** Refuses the first member of `body` that `codec` does not name. */
+function refuseUnknownMembers(codec: t.Mixed, body: Record<string, unknown>, allowed: readonly string[]): void {
+  const [first] = unknownMembers(codec, body);
+  if (first) invalid(first, `unknown field "${String(first[0]).slice(0, 40)}"; allowed: ${allowed.join(', ')}`);
+}
 
 export function parseSubscriptionBody(body: unknown, policy: TargetPolicy): SubscriptionInput {
   if (!isPlainObject(body)) invalid([], 'the request body must be a JSON object');
   const b = body as Record<string, unknown>;
-  refuseUnknown(b, CREATE_FIELDS);
+  refuseUnknownMembers(SubscriptionCreateCodec, b, CREATE_FIELDS);
   return {
     webhookUrl: webhookUrlOf(b.webhookUrl, policy),
     events: eventsOf(b.events),
@@ -102,7 +139,7 @@ export function parseSubscriptionBody(body: unknown, policy: TargetPolicy): Subs
 export function parseSubscriptionPatch(body: unknown, policy: TargetPolicy): SubscriptionChanges {
   if (!isPlainObject(body)) invalid([], 'the request body must be a JSON object');
   const b = body as Record<string, unknown>;
-  refuseUnknown(b, PATCH_FIELDS);
+  refuseUnknownMembers(SubscriptionPatchCodec, b, PATCH_FIELDS);
   if (Object.keys(b).length === 0) invalid([], `an update names at least one of: ${PATCH_FIELDS.join(', ')}`);
   const changes: SubscriptionChanges = {};
   if (b.webhookUrl !== undefined) changes.webhookUrl = webhookUrlOf(b.webhookUrl, policy);
@@ -186,6 +223,8 @@ export interface DeliveryFilters {
   eventType: string | null;
   outcome: DeliveryStatus | null;
   eventId: string | null;
+  /** Only the deliveries of this redelivery (absent: every delivery). */
+  redeliveryId?: string;
 }
 
 export interface DeliveryListQuery {
@@ -198,14 +237,17 @@ export interface DeliveryListQuery {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function parseDeliveryListQuery(query: Query): DeliveryListQuery {
-  refuseUnknownParams(query, ['cursor', 'limit', 'eventType', 'outcome', 'eventId']);
+  refuseUnknownParams(query, ['cursor', 'limit', 'eventType', 'outcome', 'eventId', 'redeliveryId']);
   const eventType = single(query, 'eventType');
   if (eventType !== null && !isWebhookEventType(eventType) && eventType !== TEST_EVENT_TYPE) invalid(['query', 'eventType'], `unknown event type "${eventType.slice(0, 80)}"`);
   const outcome = single(query, 'outcome');
   if (outcome !== null && !(DELIVERY_STATUSES as readonly string[]).includes(outcome)) invalid(['query', 'outcome'], `outcome must be one of ${DELIVERY_STATUSES.join(', ')}`);
   const eventId = single(query, 'eventId');
   if (eventId !== null && !UUID.test(eventId)) invalid(['query', 'eventId'], 'eventId must be an event id (a UUID)');
-  const filters: DeliveryFilters = { eventType, outcome: outcome as DeliveryStatus | null, eventId: eventId?.toLowerCase() ?? null };
+  const redeliveryId = single(query, 'redeliveryId');
+  if (redeliveryId !== null && !REDELIVERY_ID.test(redeliveryId)) invalid(['query', 'redeliveryId'], 'redeliveryId must be a redelivery id (whr_ and 24 hex digits)');
+  // The key is left out when not given, so cursors issued before this filter existed stay valid.
+  const filters: DeliveryFilters = { eventType, outcome: outcome as DeliveryStatus | null, eventId: eventId?.toLowerCase() ?? null, ...(redeliveryId !== null ? { redeliveryId } : {}) };
   const limit = limitOf(query);
   const after = cursorOf(query, filters, 3);
   if (after && !(/^\d+$/.test(after[0]!) && /^\d+$/.test(after[1]!))) invalid(['query', 'cursor'], 'cursor is not a cursor this service issued');

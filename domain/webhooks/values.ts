@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { v5 as uuidv5 } from 'uuid';
 
-/** The ten credit event types of docs/api/webhooks.md and the purchase-stored event of docs/api/webhooks.md. */
+/** The ten credit event types, the purchase-stored event and the sales-document status event of docs/api/webhooks.md. */
 export const WEBHOOK_EVENT_TYPES = [
   'isv.credits.allowance.changed',
   'isv.credits.allowance.paused',
@@ -18,6 +18,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'isv.credits.consumption.reversed',
   'isv.credits.bulk.completed',
   'purchase.invoice.stored',
+  'document.status.changed',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export const isWebhookEventType = (s: string): s is WebhookEventType => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(s);

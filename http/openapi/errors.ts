@@ -80,7 +80,7 @@ const overloadRetryAfter = {
   'Retry-After': { description: 'Present when the service refused a write at its limit of concurrent write requests: seconds to wait before retrying.', schema: { type: 'string' } },
 };
 const OVERLOAD = 'the service is at its limit of concurrent write requests and its wait queue is full, or the request waited too long for a slot (WRITE_CONCURRENCY, WRITE_QUEUE_LENGTH, WRITE_QUEUE_TIMEOUT_MS): nothing was written, retry after Retry-After';
-const extraHeaders = (s: number) => (s === 409 ? conflictRetryAfter : s === 503 ? overloadRetryAfter : undefined);
+const extraHeaders = (s: number) => (s === 409 ? conflictRetryAfter : s === 503 ? overloadRetryAfter : s === 429 ? retryAfter : undefined);
 
 /** Error responses per family, keyed by status, with the reason the family gives that status. */
 export const errorResponses = {
@@ -117,6 +117,7 @@ export const errorResponses = {
       409: 'Idempotency key reused with another payload; `aborted` (earlier format `CONCURRENT_MODIFICATION`; with `Retry-After`): a concurrent write touched the same record, retry',
       413: 'Body too large',
       415: 'Body is not JSON',
+      429: '`resource_exhausted`: the workspace exceeded the rate of the operation (dry runs); honor Retry-After',
       500: 'Service failure',
       503: `\`unavailable\` (earlier format \`SERVICE_UNAVAILABLE\`): ${OVERLOAD}`,
     };

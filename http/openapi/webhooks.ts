@@ -1,8 +1,10 @@
 /**
- * The webhook events under the document's `webhooks`: the credit events of docs/api/webhooks.md and the
- * purchase-stored event of docs/api/webhooks.md (its payload is this service's choice): headers and payloads.
+ * The webhook events under the document's `webhooks`: the credit events of docs/api/webhooks.md, the
+ * purchase-stored event and the sales-document status event (their payloads are this service's
+ * choice): headers and payloads.
  */
 import { ALLOWANCE_STATUSES, PERIOD_TYPES } from '../../domain/credits/values.js';
+import { DOCUMENT_STATES } from '../../domain/document/document.js';
 import { arr, bool, constant, dateTime, enumOf, int, nullable, num, obj, openObject, ref, str, type OperationObject, type PathItem, type Schema } from './schema.js';
 
 const common = { schemaVersion: constant('1.0') };
@@ -84,6 +86,22 @@ export const webhookSchemas: Record<string, Schema> = {
     companyId: str,
     probableResendOf: { ...arr(str), description: 'Purchases stored earlier with the same supplier, document type and number: this one is probably a re-send of them (a different document, stored all the same)' },
   }),
+  DocumentStatusChangedPayload: obj({
+    ...common,
+    documentId: str,
+    state: enumOf(DOCUMENT_STATES),
+    isTerminal: bool,
+    errors: {
+      ...arr(obj({ code: str, message: str, path: arr({ oneOf: [str, int] }), source: enumOf(['validation', 'delivery', 'government']) })),
+      description: 'The errors this change recorded (a rejection, a failed delivery, an invalid final result); empty otherwise',
+    },
+    step: {
+      ...obj({ name: str, status: nullable(enumOf(['Valid', 'Invalid', 'Pending'])), error: nullable(obj({ code: str, message: str })) }),
+      description: 'The validation step the change reached, as in the status object (validationResults.validationSteps)',
+    },
+    environment: enumOf(['sandbox', 'production']),
+    occurredAt: dateTime,
+  }),
 };
 
 const EVENTS: [string, string, string][] = [
@@ -98,7 +116,13 @@ const EVENTS: [string, string, string][] = [
   ['isv.credits.consumption.reversed', 'ConsumptionReversedPayload', 'A finalized consumption reversed'],
   ['isv.credits.bulk.completed', 'BulkCompletedPayload', 'A bulk allowance job finished'],
   ['purchase.invoice.stored', 'PurchaseInvoiceStoredPayload', 'A received purchase invoice was stored; fetch it with GET /api/v3/documents/{documentId}?type=purchases'],
+  [
+    'document.status.changed',
+    'DocumentStatusChangedPayload',
+    'A sales document changed state (submitted, rejected, delivery started, delivered, delivery failed, final valid or invalid), one event per change; only to subscriptions that name this type (without one, sales documents send no webhook)',
+  ],
 ];
+const TAGS: Record<string, string> = { isv: 'Credit webhooks', purchase: 'Purchase webhooks', document: 'Sales document webhooks' };
 
 const header = (name: string, description: string, required = true) => ({ name, in: 'header' as const, required, description, schema: str });
 
@@ -109,7 +133,7 @@ export function webhooks(): Record<string, PathItem> {
       operationId: `webhook_${event.replace(/\./g, '_')}`,
       summary: event,
       description: `${when}. Delivered at least once by HTTP POST to the subscription URL; deduplicate on X-Webhook-ID. A 2xx answer is success; 4xx is permanent; 5xx, time-outs and network failures are retried up to 5 attempts (60 s, 5 min, 15 min).`,
-      tags: [event.startsWith('isv.credits.') ? 'Credit webhooks' : 'Purchase webhooks'],
+      tags: [TAGS[event.split('.')[0]!]!],
       parameters: [
         header('X-Webhook-ID', 'Unique, deterministic event id'),
         header('X-Webhook-Event', 'The event type'),

@@ -131,6 +131,23 @@ const schemas: Record<string, Schema> = {
     {},
     { description: '422: the document failed validation; it is stored as needing correction.' },
   ),
+  UnifyDryRunResult: obj(
+    {
+      kind: constant('dry_run'),
+      dryRun: constant(true),
+      documentNumber: nullable(str),
+      message: str,
+      Base64XML: describe(str, 'Base64 of the e-invoice XML the document would get; empty where it is produced on delivery (Saudi)'),
+      warnings: describe(arr(ref('UnifyValidationWarning')), 'Validation warnings and payload members the service does not read (`UNKNOWN_FIELD`).'),
+    },
+    {},
+    { description: 'Dry run: the document passed validation. Nothing was stored, no number claimed, no credit reserved.' },
+  ),
+  UnifyDryRunFailure: obj(
+    { documentId: constant(null), documentNumber: nullable(str), dryRun: constant(true), message: str, errors: arr(validationError), warnings: arr(ref('UnifyValidationWarning')) },
+    {},
+    { description: 'Dry run, 422: the errors and warnings a submission would get (as `UnifyValidationFailure`); nothing was stored, so there is no document id.' },
+  ),
   UnifyBatchResult: obj({
     kind: constant('batch'),
     summary: obj({ total: int, success: int, failed: int }),
@@ -256,6 +273,26 @@ export const unifyDocument: FamilyDocument = {
           }),
           422: response('New format: the document failed validation', ref('UnifyValidationFailure')),
           ...errorResponses.unify([400, 403, 404, 409, 413, 415, 500, 503]),
+        },
+      },
+    },
+    '/api/v3/unify/dry-run': {
+      post: {
+        operationId: 'unifyDryRun',
+        summary: 'Validate a new-format submission without sending it',
+        description:
+          'The body of a new-format submission (`UnifySubmission`, one document; no `new-api` header needed). The same request checks, credit check, validation and document-number check as `POST /api/v3/unify`, answered with the same 422 (without a document id) or a 200 with the e-invoice XML and the warnings. Nothing is stored: no event, no number claimed, no credit reserved. Rate limited per workspace (`UNIFY_DRY_RUN_PER_MINUTE`, 60 by default): 429 `resource_exhausted` with `Retry-After`.',
+        tags: ['Unify'],
+        security: bearer,
+        parameters: [headers.correlationId],
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: ref('UnifySubmission'), examples: { aeTaxInvoice: { summary: 'UAE tax invoice', value: exampleFile('ae-tax-invoice.json') } } } },
+        },
+        responses: {
+          200: response('The document passed validation (nothing stored)', ref('UnifyDryRunResult')),
+          422: response('The document failed validation (nothing stored)', ref('UnifyDryRunFailure')),
+          ...errorResponses.unify([400, 403, 404, 413, 415, 429, 500, 503]),
         },
       },
     },

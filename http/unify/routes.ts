@@ -1,15 +1,16 @@
 /**
  * Unify (`/api/v3/unify`): the new request format (`new-api: true`, docs/api/unify.md/2.4), the
- * earlier action-based format (2.3/2.5, in earlier-format.ts) and, beyond the spec, the
- * field-requirement catalogue generated from the validator's own rule sets.
+ * earlier action-based format (2.3/2.5, in earlier-format.ts) and, beyond the spec, the dry run
+ * of a new-format submission (docs/api/dry-run.md) and the field-requirement catalogue generated
+ * from the validator's own rule sets.
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import type { SubmissionOutcome } from '../../commands/submissions.js';
-import { submitInvoice } from '../../commands/submit.js';
+import type { SubmissionInput, SubmissionOutcome } from '../../commands/submissions.js';
+import { dryRunInvoice, submitInvoice } from '../../commands/submit.js';
 import { environmentRefusal, purposeAllowed, submissionCountryAllowed } from '../../domain/document/submission-rules.js';
 import { DomainError } from '../../domain/errors.js';
-import { checkDocumentType, requirementsCatalogue, supportedCountries } from '../../domain/validation/index.js';
+import { checkDocumentType, requirementsCatalogue, supportedCountries, type ValidationReport } from '../../domain/validation/index.js';
 import type { FamilyRoutes, HttpDeps } from '../app.js';
 import { requireWritePermission, type AuthContext } from '../auth.js';
 import { decode } from '../decode.js';
@@ -19,6 +20,7 @@ import { payloadLimitProblem } from '../../domain/validation/limits.js';
 import { payloadUnknownFields, unknownFieldWarnings, withNearMiss } from './warnings.js';
 import { HttpProblem, renderProblem, toProblem, type ErrorPath } from '../errors.js';
 import { idempotent } from '../idempotency.js';
+import { workspaceRateLimiter } from '../rate-limit.js';
 import { commandContext } from '../request-context.js';
 import { handleEarlierFormat } from './earlier-format.js';
 import { resolveSource } from './source.js';
@@ -53,21 +55,34 @@ function outcomeBody(outcome: SubmissionOutcome, unknown: readonly UnknownField[
       documentId: outcome.documentId,
       documentNumber: outcome.documentNumber,
       message: 'The document failed validation; it is stored as needing correction. Fix it and submit it again.',
-      errors: outcome.report.errors.map((e) => ({
-        code: e.code,
-        message: withNearMiss(e.message, e.payloadPath ?? null, unknown),
-        field: e.corePath,
-        payloadField: e.payloadPath ?? null,
-        path: e.path,
-        rule: { code: e.code, message: e.message, severity: e.severity, ruleSet: e.ruleSet },
-      })),
-      warnings: [...outcome.report.warnings.map((w) => ({ code: w.code, message: w.message, field: w.corePath, payloadField: w.payloadPath ?? null })), ...unknownFieldWarnings(unknown)],
+      errors: reportErrors(outcome.report, unknown),
+      warnings: reportWarnings(outcome.report, unknown),
     },
   };
 }
 
-/** One new-format submission; request-level problems are thrown as HttpProblem (with `path` under `prefix`). */
-async function submitNewFormat(ctx: Context, deps: HttpDeps, raw: unknown, prefix: ErrorPath) {
+/** The errors of a validation report as a 422 lists them. */
+export function reportErrors(report: ValidationReport, unknown: readonly UnknownField[]) {
+  return report.errors.map((e) => ({
+    code: e.code,
+    message: withNearMiss(e.message, e.payloadPath ?? null, unknown),
+    field: e.corePath,
+    payloadField: e.payloadPath ?? null,
+    path: e.path,
+    rule: { code: e.code, message: e.message, severity: e.severity, ruleSet: e.ruleSet },
+  }));
+}
+
+/** The warnings of a validation report and the payload members the service does not read. */
+export function reportWarnings(report: ValidationReport, unknown: readonly UnknownField[]) {
+  return [...report.warnings.map((w) => ({ code: w.code, message: w.message, field: w.corePath, payloadField: w.payloadPath ?? null })), ...unknownFieldWarnings(unknown)];
+}
+
+/**
+ * The submission a new-format request asks for (the same for a submit and its dry run);
+ * request-level problems are thrown as HttpProblem (with `path` under `prefix`).
+ */
+export async function newFormatSubmission(ctx: Context, deps: HttpDeps, raw: unknown, prefix: ErrorPath) {
   const auth = ctx.state.auth as AuthContext;
   const decoded = decode(NewSubmission, raw);
   if (!decoded.ok) {
@@ -98,26 +113,33 @@ async function submitNewFormat(ctx: Context, deps: HttpDeps, raw: unknown, prefi
     requested: body.environment,
     deniedCode: 'permission_denied',
   });
+  const input: SubmissionInput = {
+    workspaceId: auth.workspaceId,
+    environment: body.environment,
+    country: body.country,
+    documentType: { base: documentType.value.base, modifiers: [...documentType.value.modifiers], variant: documentType.value.variant },
+    source,
+    payload: body.payload,
+    format: 'new',
+    externalId: null,
+    destinations: ['TAX_AUTHORITY'],
+  };
+  return { input, payload: body.payload, cmdCtx: { ...commandContext(ctx, deps.clock), environment: body.environment } };
+}
+
+/** The credit refusal of a submission (or its dry run) of a blocked company. */
+export const creditsBlocked = (result: { message: string; blockReason: string }, prefix: ErrorPath) =>
+  new HttpProblem(403, result.message, { code: 'credits_blocked', path: at(prefix, 'source'), extra: { blockReason: result.blockReason } });
+
+/** One new-format submission; request-level problems are thrown as HttpProblem (with `path` under `prefix`). */
+async function submitNewFormat(ctx: Context, deps: HttpDeps, raw: unknown, prefix: ErrorPath) {
+  const { input, payload, cmdCtx } = await newFormatSubmission(ctx, deps, raw, prefix);
   // A blocked company (credit enforcement) is refused before anything is recorded.
-  const result = await submitInvoice(
-    submitUseCaseDeps(deps),
-    {
-      workspaceId: auth.workspaceId,
-      environment: body.environment,
-      country: body.country,
-      documentType: { base: documentType.value.base, modifiers: [...documentType.value.modifiers], variant: documentType.value.variant },
-      source,
-      payload: body.payload,
-      format: 'new',
-      externalId: null,
-      destinations: ['TAX_AUTHORITY'],
-    },
-    { ...commandContext(ctx, deps.clock), environment: body.environment },
-  );
+  const result = await submitInvoice(submitUseCaseDeps(deps), input, cmdCtx);
   if (result.kind === 'credits_blocked') {
-    throw new HttpProblem(403, result.message, { code: 'credits_blocked', path: at(prefix, 'source'), extra: { blockReason: result.blockReason } });
+    throw creditsBlocked(result, prefix);
   }
-  return outcomeBody(result.outcome, payloadUnknownFields(body.payload, source.templateId));
+  return outcomeBody(result.outcome, payloadUnknownFields(payload, input.source.templateId));
 }
 
 async function handleNewFormat(ctx: Context, deps: HttpDeps) {
@@ -149,6 +171,45 @@ async function handleNewFormat(ctx: Context, deps: HttpDeps) {
   ctx.body = responseBody;
 }
 
+/**
+ * The dry run of one new-format submission (POST /api/v3/unify/dry-run): the same request checks,
+ * credit check, validation and number check as a submit, answered with the same 422, or a 200
+ * with the e-invoice XML and the warnings; nothing is recorded (no event, no number claimed, no
+ * credit reserved, no artifact stored). Rate limited per workspace on its own.
+ */
+async function handleDryRun(ctx: Context, deps: HttpDeps, limit: (ctx: Context) => Promise<void>) {
+  requireWritePermission(ctx);
+  await limit(ctx);
+  const body = ctx.request.body;
+  if (body === undefined) throw new HttpProblem(400, 'the request body is required', { path: [] });
+  const { input, payload, cmdCtx } = await newFormatSubmission(ctx, deps, body, []);
+  const result = await dryRunInvoice({ store: deps.store, knex: deps.knex }, input, cmdCtx);
+  if (result.kind === 'credits_blocked') throw creditsBlocked(result, []);
+  const { outcome } = result;
+  const unknown = payloadUnknownFields(payload, input.source.templateId);
+  if (!outcome.accepted) {
+    ctx.status = 422;
+    ctx.body = {
+      documentId: null,
+      documentNumber: outcome.documentNumber,
+      dryRun: true,
+      message: 'The document failed validation. Dry run: nothing was stored.',
+      errors: reportErrors(outcome.report, unknown),
+      warnings: reportWarnings(outcome.report, unknown),
+    };
+    return;
+  }
+  ctx.status = 200;
+  ctx.body = {
+    kind: 'dry_run',
+    dryRun: true,
+    documentNumber: outcome.documentNumber,
+    message: 'The document passed validation. Dry run: nothing was stored, no number claimed, no credit reserved.',
+    Base64XML: outcome.xmlBase64 ?? '',
+    warnings: reportWarnings(outcome.report, unknown),
+  };
+}
+
 function csv(value: unknown): string[] {
   return typeof value === 'string' && value !== '' ? value.split(',').map((s) => s.trim()).filter(Boolean) : [];
 }
@@ -166,6 +227,9 @@ export function unifyRoutes(): FamilyRoutes {
         if (ctx.get('new-api').toLowerCase() !== 'true') return handleEarlierFormat(ctx, deps);
         return idem(ctx, () => handleNewFormat(ctx, deps));
       });
+      const perMinute = deps.config.dryRunRateLimit.perMinute;
+      const dryRunLimit = workspaceRateLimiter({ perSecond: perMinute / 60, burst: perMinute });
+      router.post('/dry-run', (ctx) => handleDryRun(ctx, deps, dryRunLimit));
       router.get('/requirements', (ctx) => {
         const { country, base, variant } = ctx.query;
         for (const [name, value] of Object.entries({ country, base })) {

@@ -2,7 +2,8 @@
  * Webhook subscriptions (docs/api/webhooks.md; the management endpoints are this service's design),
  * under /v3/connect/webhooks with Connect's authentication, rate limit and error envelope:
  * POST / (create), GET / (list), GET /{id}, PATCH /{id}, DELETE /{id}, GET /{id}/deliveries
- * (the delivery log) and POST /{id}/test (a signed webhook.test ping). Owners, admins and
+ * (the delivery log), POST /{id}/test (a signed webhook.test ping) and POST /{id}/redeliveries
+ * (deliver one delivery, or every event since an instant, again). Owners, admins and
  * partners with a read-and-write key manage; any key of the workspace reads. X-Environment
  * selects the data environment of a new subscription as for credit writes. The secret is
  * write-only: no answer carries it (only `hasSecret`).
@@ -11,6 +12,8 @@ import { secretBox } from '../../commands/webhooks/secrets.js';
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import { sendTestPing, type WebhookDeliveryDeps } from '../../commands/webhooks/deliver.js';
+import { requestRedelivery } from '../../commands/webhooks/redeliver.js';
+import { REDELIVERY_LIMITS, parseRedeliveryBody, type RedeliveryRequest } from '../../domain/webhooks/redelivery.js';
 import { createSubscription, deleteSubscription, updateSubscription, type SubscriptionDeps } from '../../commands/webhooks/subscriptions.js';
 import type { Position } from '../../platform/eventstore/port.js';
 import { DomainError } from '../../domain/errors.js';
@@ -25,6 +28,7 @@ import { ok } from '../connect/present.js';
 import { HttpProblem } from '../errors.js';
 import { writeEnvironment, writerRoles } from '../connect/write-guards.js';
 import { idempotent } from '../idempotency.js';
+import { workspaceRateLimiter } from '../rate-limit.js';
 import { commandContext } from '../request-context.js';
 
 const writeAccess = writerRoles('webhook subscriptions');
@@ -71,6 +75,8 @@ function deliveryJson(d: DeliveryLogRow) {
     lastAttemptAt: d.lastAttemptAt,
     lastStatusCode: d.lastStatusCode,
     lastError: d.lastError,
+    redeliveryOf: d.redeliveryOf,
+    redeliveryId: d.redeliveryId,
     attemptLog: d.attemptLog,
   };
 }
@@ -167,6 +173,36 @@ export function webhooksFamily(): FamilyRoutes {
           durationMs: record.durationMs,
           error: record.error,
           attemptedAt: record.attemptedAt,
+        });
+      });
+
+      // A limit of its own: a redelivery may send up to a thousand events again. It counts the
+      // well-formed requests for a subscription of the workspace (a refused body costs nothing),
+      // before the idempotency record, so a 429 is never recorded as the answer to a key.
+      const redeliveryLimit = workspaceRateLimiter({ perSecond: REDELIVERY_LIMITS.perMinute / 60, burst: REDELIVERY_LIMITS.perMinute });
+      const acceptRedelivery = async (ctx: Context, next: Next) => {
+        noQuery(ctx);
+        const row = await existing(ctx);
+        const now = deps.clock.now();
+        ctx.state.redelivery = { row, now, request: parseRedeliveryBody(ctx.request.body, now) };
+        await redeliveryLimit(ctx);
+        await next();
+      };
+      // connectErrors twice: around the checks, and inside the idempotency record (as the other writes).
+      router.post('/:id/redeliveries', writeAccess, connectErrors, acceptRedelivery, idem, connectErrors, async (ctx) => {
+        const { row, now, request } = ctx.state.redelivery as { row: SubscriptionRow; now: Date; request: RedeliveryRequest };
+        const outcome = await requestRedelivery(
+          { store: deps.store, knex: deps.knex },
+          { workspaceId: auth(ctx).workspaceId, subscriptionId: row.subscriptionId, request },
+          { ...cmdCtx(ctx), now },
+        );
+        await settle(outcome.position);
+        ok(ctx, outcome.redeliveryId ? 202 : 200, {
+          redeliveryId: outcome.redeliveryId,
+          subscriptionId: row.subscriptionId,
+          requestedAt: outcome.requestedAt,
+          deliveries: outcome.deliveries,
+          skipped: outcome.skipped,
         });
       });
 

@@ -28,6 +28,7 @@ import { searchServiceValuesMigration } from './0090_search_service_values.js';
 import { searchSupplierCountryMigration } from './0091_search_supplier_country.js';
 import { salesDocumentsByNumberMigration } from './0140_sales_documents_by_number.js';
 import { peppolUnmatchedResponsesMigration } from './0141_peppol_unmatched_responses.js';
+import { webhookRedeliveriesMigration } from './0145_webhook_redeliveries.js';
 
 interface Migration {
   name: string;
@@ -67,6 +68,7 @@ export const migrations: readonly Migration[] = [
   searchSupplierCountryMigration,
   salesDocumentsByNumberMigration,
   peppolUnmatchedResponsesMigration,
+  webhookRedeliveriesMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

@@ -23,6 +23,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v3/unify/dry-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Validate a new-format submission without sending it
+         * @description The body of a new-format submission (`UnifySubmission`, one document; no `new-api` header needed). The same request checks, credit check, validation and document-number check as `POST /api/v3/unify`, answered with the same 422 (without a document id) or a 200 with the e-invoice XML and the warnings. Nothing is stored: no event, no number claimed, no credit reserved. Rate limited per workspace (`UNIFY_DRY_RUN_PER_MINUTE`, 60 by default): 429 `resource_exhausted` with `Retry-After`.
+         */
+        post: operations["unifyDryRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v3/unify/requirements": {
         parameters: {
             query?: never;
@@ -570,6 +590,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/connect/webhooks/{id}/redeliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver one delivery, or every event since an instant (at most 7 days back), again
+         * @description Each redelivered event becomes a new delivery with the original eventId, type, timestamp and payload (receivers de-duplicate on the event id), its own attempts and its own entry in the delivery log (`redeliveryOf`, `redeliveryId`). 404 CONNECT_WEBHOOK_DELIVERY_NOT_FOUND for an unknown delivery; 409 CONNECT_WEBHOOK_PAUSED for a paused subscription, CONNECT_WEBHOOK_DELIVERY_PENDING while the event is still being delivered, CONNECT_WEBHOOK_REDELIVERY_WINDOW for an event older than 7 days, CONNECT_WEBHOOK_NOT_REDELIVERABLE for a test ping; 400 for `since` out of bounds or more than 1000 events; 429 beyond 10 requests per workspace and minute.
+         */
+        post: operations["webhooksRedeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -914,6 +954,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "document.status.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * document.status.changed
+         * @description A sales document changed state (submitted, rejected, delivery started, delivered, delivery failed, final valid or invalid), one event per change; only to subscriptions that name this type (without one, sales documents send no webhook). Delivered at least once by HTTP POST to the subscription URL; deduplicate on X-Webhook-ID. A 2xx answer is success; 4xx is permanent; 5xx, time-outs and network failures are retried up to 5 attempts (60 s, 5 min, 15 min).
+         */
+        post: operations["webhook_document_status_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1127,6 +1187,35 @@ export interface components {
             companyId: string;
             /** @description Purchases stored earlier with the same supplier, document type and number: this one is probably a re-send of them (a different document, stored all the same) */
             probableResendOf: string[];
+        };
+        DocumentStatusChangedPayload: {
+            /** @constant */
+            schemaVersion: "1.0";
+            documentId: string;
+            /** @enum {string} */
+            state: "submitted" | "rejected" | "processing" | "delivery_success" | "delivery_failed" | "final_valid" | "final_invalid";
+            isTerminal: boolean;
+            /** @description The errors this change recorded (a rejection, a failed delivery, an invalid final result); empty otherwise */
+            errors: {
+                code: string;
+                message: string;
+                path: (string | number)[];
+                /** @enum {string} */
+                source: "validation" | "delivery" | "government";
+            }[];
+            /** @description The validation step the change reached, as in the status object (validationResults.validationSteps) */
+            step: {
+                name: string;
+                status: ("Valid" | "Invalid" | "Pending") | null;
+                error: {
+                    code: string;
+                    message: string;
+                } | null;
+            };
+            /** @enum {string} */
+            environment: "sandbox" | "production";
+            /** Format: date-time */
+            occurredAt: string;
         };
         /** @description The core document (the `payload` of a new-format submission with the identity mapping). `null` means absent. Each field says for which countries a tax invoice requires it; other document types and modifiers change this: `GET /api/v3/unify/requirements` gives the exact list. A member the service does not read is accepted with a warning in the answer. */
         CoreDocument: {
@@ -1517,6 +1606,42 @@ export interface components {
         UnifyValidationFailure: {
             documentId: string;
             documentNumber: string | null;
+            message: string;
+            errors: {
+                code: string;
+                message: string;
+                field: string | null;
+                payloadField: string | null;
+                path: components["schemas"]["ErrorPath"];
+                rule: {
+                    code: string;
+                    message: string;
+                    severity: string;
+                    ruleSet: string;
+                };
+            }[];
+            warnings: components["schemas"]["UnifyValidationWarning"][];
+        };
+        /** @description Dry run: the document passed validation. Nothing was stored, no number claimed, no credit reserved. */
+        UnifyDryRunResult: {
+            /** @constant */
+            kind: "dry_run";
+            /** @constant */
+            dryRun: true;
+            documentNumber: string | null;
+            message: string;
+            /** @description Base64 of the e-invoice XML the document would get; empty where it is produced on delivery (Saudi) */
+            Base64XML: string;
+            /** @description Validation warnings and payload members the service does not read (`UNKNOWN_FIELD`). */
+            warnings: components["schemas"]["UnifyValidationWarning"][];
+        };
+        /** @description Dry run, 422: the errors and warnings a submission would get (as `UnifyValidationFailure`); nothing was stored, so there is no document id. */
+        UnifyDryRunFailure: {
+            /** @constant */
+            documentId: unknown;
+            documentNumber: string | null;
+            /** @constant */
+            dryRun: true;
             message: string;
             errors: {
                 code: string;
@@ -2379,18 +2504,41 @@ export interface components {
             failureReason: string | null;
         };
         WebhookSubscriptionInput: {
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description https (production); no credentials; a public address
+             */
             webhookUrl: string;
-            events: ("isv.credits.allowance.changed" | "isv.credits.allowance.paused" | "isv.credits.allowance.resumed" | "isv.credits.allowance.expired" | "isv.credits.company.threshold" | "isv.credits.company.exhausted" | "isv.credits.pool.low" | "isv.credits.pool.exhausted" | "isv.credits.consumption.reversed" | "isv.credits.bulk.completed" | "purchase.invoice.stored")[];
+            events: ("isv.credits.allowance.changed" | "isv.credits.allowance.paused" | "isv.credits.allowance.resumed" | "isv.credits.allowance.expired" | "isv.credits.company.threshold" | "isv.credits.company.exhausted" | "isv.credits.pool.low" | "isv.credits.pool.exhausted" | "isv.credits.consumption.reversed" | "isv.credits.bulk.completed" | "purchase.invoice.stored" | "document.status.changed")[];
+            /** @description Write-only: never returned */
             secretKey?: string;
+            /**
+             * @default sha256
+             * @enum {string}
+             */
+            signatureAlgorithm: "sha256" | "sha512";
+            description?: string | null;
+        };
+        /** @description Any of the creation fields, and `active`; at least one */
+        WebhookSubscriptionPatch: {
+            /**
+             * Format: uri
+             * @description https (production); no credentials; a public address
+             */
+            webhookUrl?: string;
+            events?: ("isv.credits.allowance.changed" | "isv.credits.allowance.paused" | "isv.credits.allowance.resumed" | "isv.credits.allowance.expired" | "isv.credits.company.threshold" | "isv.credits.company.exhausted" | "isv.credits.pool.low" | "isv.credits.pool.exhausted" | "isv.credits.consumption.reversed" | "isv.credits.bulk.completed" | "purchase.invoice.stored" | "document.status.changed")[];
+            /** @description A new secret rotates it; null removes it (deliveries are then unsigned) */
+            secretKey?: string | null;
             /** @enum {string} */
             signatureAlgorithm?: "sha256" | "sha512";
-            description?: string;
+            description?: string | null;
+            /** @description false pauses the subscription (nothing is delivered), true resumes it */
+            active?: boolean;
         };
         WebhookSubscription: {
             id: string;
             webhookUrl: string;
-            events: ("isv.credits.allowance.changed" | "isv.credits.allowance.paused" | "isv.credits.allowance.resumed" | "isv.credits.allowance.expired" | "isv.credits.company.threshold" | "isv.credits.company.exhausted" | "isv.credits.pool.low" | "isv.credits.pool.exhausted" | "isv.credits.consumption.reversed" | "isv.credits.bulk.completed" | "purchase.invoice.stored")[];
+            events: ("isv.credits.allowance.changed" | "isv.credits.allowance.paused" | "isv.credits.allowance.resumed" | "isv.credits.allowance.expired" | "isv.credits.company.threshold" | "isv.credits.company.exhausted" | "isv.credits.pool.low" | "isv.credits.pool.exhausted" | "isv.credits.consumption.reversed" | "isv.credits.bulk.completed" | "purchase.invoice.stored" | "document.status.changed")[];
             /** @enum {string} */
             environment: "sandbox" | "production";
             /** @enum {string} */
@@ -2416,7 +2564,47 @@ export interface components {
             lastAttemptAt: string | null;
             lastStatusCode: number | null;
             lastError: string | null;
+            /** @description The delivery this one delivers again (same eventId), null for an original delivery */
+            redeliveryOf: string | null;
+            /** @description The redelivery that created this delivery, null for an original delivery */
+            redeliveryId: string | null;
             attemptLog: Record<string, never>[];
+        };
+        /** @description Exactly one of deliveryId and since. */
+        WebhookRedeliveryInput: {
+            /** @description Redeliver this delivery of the subscription (a redelivery names its original) */
+            deliveryId?: string;
+            /**
+             * Format: date-time
+             * @description Redeliver every event the subscription was sent that occurred at or after this instant (at most 7 days back)
+             */
+            since?: string;
+            /**
+             * Format: date-time
+             * @description With since: only events that occurred before this instant (default: now)
+             */
+            until?: string;
+        };
+        WebhookRedelivery: {
+            /** @description null when nothing was redelivered (200) */
+            redeliveryId: string | null;
+            subscriptionId: string;
+            /** Format: date-time */
+            requestedAt: string;
+            /** @description The new deliveries, due at once, each of an original delivery */
+            deliveries: {
+                deliveryId: string;
+                redeliveryOf: string;
+                eventId: string;
+                eventType: string;
+            }[];
+            /** @description Events still being delivered, left out */
+            skipped: {
+                deliveryId: string;
+                eventId: string;
+                /** @constant */
+                reason: "pending";
+            }[];
         };
         Readiness: {
             /** @enum {string} */
@@ -2773,6 +2961,255 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyError"] | components["schemas"]["EarlierError"];
+                };
+            };
+        };
+    };
+    unifyDryRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Caller correlation id recorded with the events of a write (ignored on reads and exports). */
+                "X-Correlation-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnifySubmission"];
+            };
+        };
+        responses: {
+            /** @description The document passed validation (nothing stored) */
+            200: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "kind": "dry_run",
+                     *       "dryRun": true,
+                     *       "documentNumber": "DRY-24840-mwzu6l9k-1",
+                     *       "message": "The document passed validation. Dry run: nothing was stored, no number claimed, no credit reserved.",
+                     *       "Base64XML": "PD94bWwgdmVyc2lvbj0iMS4wIiBlbmNvZGluZz0iVVRGLTgiPz48SW52b2ljZSB4bWxucz0idXJuOm9hc2lzOm5hbWVzOnNwZWNpZmljYXRpb246dWJsO...",
+                     *       "warnings": [
+                     *         {
+                     *           "code": "UNKNOWN_FIELD",
+                     *           "message": "header.notAField is not read by the service; the closest known name is \"documentId\"",
+                     *           "field": null,
+                     *           "payloadField": "header.notAField",
+                     *           "suggestion": "documentId"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnifyDryRunResult"];
+                };
+            };
+            /** @description Malformed request, unsupported country, unknown or unusable source (new format: UnifyError; earlier format: EarlierError) */
+            400: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "invalid_argument",
+                     *       "message": "the request body is required",
+                     *       "path": [],
+                     *       "requestId": "req_59e6f082-d42f-4677-91ba-5eeff6f58cc0"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnifyError"] | components["schemas"]["EarlierError"];
+                };
+            };
+            /** @description Key missing, invalid, revoked or expired, or sent more than once */
+            401: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description RFC 6750 challenge: `Bearer realm="einvoicing"`, with `error_description` saying what is expected (e.g. that a Bearer-only API does not read `X-API-Key`). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyUnauthorized"];
+                };
+            };
+            /** @description `permission_denied` (key environment differs), `insufficient_permission` (read-only key), `credits_blocked`; earlier format `AUTH_INVALID_API_KEY` / `INSUFFICIENT_PERMISSIONS` */
+            403: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "permission_denied",
+                     *       "message": "this is a sandbox key; it cannot submit to production",
+                     *       "path": [
+                     *         "environment"
+                     *       ],
+                     *       "requestId": "req_4190d1a6-0d1f-4b3a-a584-67e974f7f9a4"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnifyError"] | components["schemas"]["EarlierError"];
+                };
+            };
+            /** @description Source not found in the workspace */
+            404: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "message": "source missing:1 was not found in this workspace",
+                     *       "path": [
+                     *         "source"
+                     *       ],
+                     *       "requestId": "req_18b966b3-93a4-4b44-a212-f07947378cbc"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnifyError"] | components["schemas"]["EarlierError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyError"] | components["schemas"]["EarlierError"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyError"] | components["schemas"]["EarlierError"];
+                };
+            };
+            /** @description The document failed validation (nothing stored) */
+            422: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "documentId": null,
+                     *       "documentNumber": "INV-24840-mwzu6n0m-2",
+                     *       "dryRun": true,
+                     *       "message": "The document failed validation. Dry run: nothing was stored.",
+                     *       "errors": [
+                     *         {
+                     *           "code": "AE-HEAD-002",
+                     *           "message": "The issue date is required",
+                     *           "field": "header.issueDate",
+                     *           "payloadField": "header.issueDate",
+                     *           "path": [
+                     *             "header",
+                     *             "issueDate"
+                     *           ],
+                     *           "rule": {
+                     *             "code": "AE-HEAD-002",
+                     *             "message": "The issue date is required",
+                     *             "severity": "error",
+                     *             "ruleSet": "ae.mandatory"
+                     *           }
+                     *         },
+                     *         {
+                     *           "code": "AE-BUY-011",
+                     *           "message": "Buyer state/province must be an emirate code (AUH, DXB, SHJ, UAQ, FUJ, AJM, RAK) when the country is AE [ibr-128-ae]",
+                     *           "field": "parties.buyer.address.stateOrProvince",
+                     *           "payloadField": "parties.buyer.address.stateOrProvince",
+                     *           "path": [
+                     *             "parties",
+                     *             "buyer",
+                     *             "address"
+                     *           ],
+                     *           "rule": {
+                     *             "code": "AE-BUY-011",
+                     *             "message": "Buyer state/province must be an emirate code (AUH, DXB, SHJ, UAQ, FUJ, AJM, RAK) when the country is AE [ibr-128-ae]",
+                     *             "severity": "error",
+                     *             "ruleSet": "ae.code_lists"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "warnings": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnifyDryRunFailure"];
+                };
+            };
+            /** @description `resource_exhausted`: the workspace exceeded the rate of the operation (dry runs); honor Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "resource_exhausted",
+                     *       "message": "This workspace has exceeded its request limit; retry after the Retry-After delay.",
+                     *       "requestId": "req_559a6bd5-3eb8-428f-9d01-ad773b5e5268"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnifyError"] | components["schemas"]["EarlierError"];
+                };
+            };
+            /** @description Service failure */
+            500: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "internal",
+                     *       "message": "An internal error occurred; retry later or quote the request id.",
+                     *       "requestId": "req_8b59814e-4c9e-4dbb-af2f-d5902a8618ff"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnifyError"] | components["schemas"]["EarlierError"];
+                };
+            };
+            /** @description `unavailable` (earlier format `SERVICE_UNAVAILABLE`): the service is at its limit of concurrent write requests and its wait queue is full, or the request waited too long for a slot (WRITE_CONCURRENCY, WRITE_QUEUE_LENGTH, WRITE_QUEUE_TIMEOUT_MS): nothing was written, retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12175,7 +12612,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookSubscriptionInput"];
+                "application/json": components["schemas"]["WebhookSubscriptionPatch"];
             };
         };
         responses: {
@@ -12491,6 +12928,8 @@ export interface operations {
                 eventType?: string;
                 outcome?: "pending" | "delivered" | "failed";
                 eventId?: string;
+                /** @description Only the deliveries of this redelivery */
+                redeliveryId?: string;
             };
             header?: never;
             path: {
@@ -12524,6 +12963,8 @@ export interface operations {
                      *             "lastAttemptAt": "2026-06-01T00:06:00.000Z",
                      *             "lastStatusCode": 200,
                      *             "lastError": null,
+                     *             "redeliveryOf": null,
+                     *             "redeliveryId": null,
                      *             "attemptLog": [
                      *               {
                      *                 "attempt": 1,
@@ -12955,6 +13396,339 @@ export interface operations {
                     "Retry-After"?: string;
                     /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
                     "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+        };
+    };
+    webhooksRedeliver: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and payload returns the original answer (`Idempotent-Replayed: true`); the same key with another payload is 409. */
+                "Idempotency-Key"?: string;
+                /** @description Caller correlation id recorded with the events of a write (ignored on reads and exports). */
+                "X-Correlation-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRedeliveryInput"];
+            };
+        };
+        responses: {
+            /** @description Nothing to redeliver (no event in range, or every one still being delivered) */
+            200: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "redeliveryId": null,
+                     *         "subscriptionId": "whk_484981b02c219554516319a5",
+                     *         "requestedAt": "2026-10-01T10:01:08.000Z",
+                     *         "deliveries": [],
+                     *         "skipped": []
+                     *       },
+                     *       "meta": {
+                     *         "requestId": "req_28027980-a151-4f06-adcf-db69480544f0",
+                     *         "timestamp": "2026-11-28T03:00:15.011Z",
+                     *         "workspaceId": "ws_9aaf7b676c7a71188ff0"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookRedelivery"];
+                        meta: {
+                            requestId: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                            workspaceId: string;
+                        };
+                    };
+                };
+            };
+            /** @description Redelivery queued */
+            202: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "redeliveryId": "whr_a0473c17b9efd8d96dc1cd8e",
+                     *         "subscriptionId": "whk_b821f94cfddbddf4ae765b01",
+                     *         "requestedAt": "2026-10-01T08:01:01.000Z",
+                     *         "deliveries": [
+                     *           {
+                     *             "deliveryId": "whd_e3897426968457e3c7320249",
+                     *             "redeliveryOf": "whd_bfce41a1486b31d3d84d7bf4",
+                     *             "eventId": "acd09153-6546-5dbb-b56f-e8f68d079bd5",
+                     *             "eventType": "document.status.changed"
+                     *           }
+                     *         ],
+                     *         "skipped": []
+                     *       },
+                     *       "meta": {
+                     *         "requestId": "req_8f5cd9ad-7d7c-4b61-8618-2a6f93373d6b",
+                     *         "timestamp": "2026-11-28T03:00:12.986Z",
+                     *         "workspaceId": "ws_f878875d246eca2224fd"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookRedelivery"];
+                        meta: {
+                            requestId: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                            workspaceId: string;
+                        };
+                    };
+                };
+            };
+            /** @description CONNECT_VALIDATION_ERROR: malformed id, query or body, unknown field, array outside limits, JSON nested deeper than 64 levels, text with a NUL or an unpaired surrogate, a credit write or export request without Idempotency-Key (path `["headers","Idempotency-Key"]`) (also CONNECT_UNSUPPORTED_COUNTRY, CONNECT_INVALID_ENVIRONMENT) */
+            400: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONNECT_INVALID_ENVIRONMENT",
+                     *         "message": "X-Environment must be sandbox or production",
+                     *         "retryable": false,
+                     *         "path": [
+                     *           "headers",
+                     *           "X-Environment"
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "requestId": "req_83b4079d-24e3-4153-ab30-ec1e22cecd9a",
+                     *         "timestamp": "2026-11-23T21:59:25.729Z",
+                     *         "workspaceId": "ws_0c67949d4eec06246dfa"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+            /** @description Missing key (plain text), wrong key or more than one credential (`code` + `message`), or CONNECT_AUTH_CONTEXT_MISSING (Connect envelope) */
+            401: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description RFC 6750 challenge: `Bearer realm="einvoicing"`, with `error_description` saying what is expected (e.g. that a Bearer-only API does not read `X-API-Key`). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthFailure"] | components["schemas"]["ConnectError"];
+                    "text/plain": "Authentication required";
+                };
+            };
+            /** @description CONNECT_INSUFFICIENT_PERMISSION: read-only key, or a role that may not write; CONNECT_ENVIRONMENT_MISMATCH (onboarding): `platformEnvironment` is not the key's environment */
+            403: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONNECT_INSUFFICIENT_PERMISSION",
+                     *         "message": "a member key may read webhook subscriptions but not change them; that needs an owner, admin or partner key",
+                     *         "retryable": false
+                     *       },
+                     *       "meta": {
+                     *         "requestId": "req_bef00962-89a1-4c68-a8d1-76e225531b7b",
+                     *         "timestamp": "2026-11-28T03:00:16.088Z",
+                     *         "workspaceId": "ws_82463f605faffdff09f5"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+            /** @description No such resource in the workspace (CONNECT_COMPANY_NOT_FOUND, …) */
+            404: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONNECT_WEBHOOK_DELIVERY_NOT_FOUND",
+                     *         "message": "no delivery with that id in this subscription's delivery log",
+                     *         "retryable": false,
+                     *         "path": [
+                     *           "deliveryId"
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "requestId": "req_ad41e1bb-b15e-4040-a2cb-14ea6ad02f13",
+                     *         "timestamp": "2026-11-28T03:00:15.617Z",
+                     *         "workspaceId": "ws_82463f605faffdff09f5"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+            /** @description Conflict: idempotency key reused with another payload, company or source exists, invalid transition; CONNECT_CONCURRENT_MODIFICATION (`retryable: true`, `Retry-After`): a concurrent write touched the same record, retry */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONNECT_WEBHOOK_DELIVERY_PENDING",
+                     *         "message": "this event is still being delivered to the subscription (a first attempt or a retry is scheduled): wait for its outcome",
+                     *         "retryable": false,
+                     *         "path": [
+                     *           "deliveryId"
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "requestId": "req_5f772eb0-b339-44e2-a4f6-eef7bea7e53b",
+                     *         "timestamp": "2026-11-28T03:00:13.249Z",
+                     *         "workspaceId": "ws_f878875d246eca2224fd"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+            /** @description Error */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONNECT_RATE_LIMITED",
+                     *         "message": "This workspace has exceeded its request limit; retry after the Retry-After delay.",
+                     *         "retryable": true
+                     *       },
+                     *       "meta": {
+                     *         "requestId": "req_c0227818-27cf-4737-8de4-1c5253c545cf",
+                     *         "timestamp": "2026-11-28T03:00:17.210Z",
+                     *         "workspaceId": "ws_e71c1e87ad846141fffa"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+            /** @description Service failure; use error.retryable */
+            500: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectError"];
+                };
+            };
+            /** @description CONNECT_SERVICE_UNAVAILABLE: a dependency is unavailable, or the service is at its limit of concurrent write requests and its wait queue is full, or the request waited too long for a slot (WRITE_CONCURRENCY, WRITE_QUEUE_LENGTH, WRITE_QUEUE_TIMEOUT_MS): nothing was written, retry after Retry-After; use error.retryable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13892,6 +14666,47 @@ export interface operations {
                         /** Format: date-time */
                         timestamp: string;
                         data: components["schemas"]["PurchaseInvoiceStoredPayload"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_document_status_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique, deterministic event id */
+                "X-Webhook-ID": string;
+                /** @description The event type */
+                "X-Webhook-Event": string;
+                /** @description Delivery time, ISO 8601 */
+                "X-Webhook-Timestamp": string;
+                /** @description Hex HMAC of the raw body (SHA-256 by default, SHA-512 supported); present when the subscription has a secretKey */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    eventId: string;
+                    data: {
+                        id: string;
+                        /** @constant */
+                        type: "document.status.changed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        data: components["schemas"]["DocumentStatusChangedPayload"];
                     };
                 };
             };
