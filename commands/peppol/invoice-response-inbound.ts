@@ -72,7 +72,7 @@ export async function receiveInvoiceResponse(
       government: { ...record, buyerResponse: responseView(facts, { receivedAt, channel: input.channel }) },
       xml: { sha256 },
     };
-    const done = await execute(deps.store, documentDecider, documentStream(candidate.documentId), { type: 'RecordBuyerResponse', response }, { ...ctx, workspaceId: candidate.workspaceId }, {
+    const done = await execute(deps.store, documentDecider, documentStream(candidate.documentId), { type: 'RecordBuyerResponse', response }, { ...ctx, workspaceId: candidate.workspaceId, environment: input.environment }, {
       artifacts: [{ sha256, content: bytes }],
     });
     return { kind: 'matched', documentId: candidate.documentId, workspaceId: candidate.workspaceId, recorded: done.appended !== null, position: done.appended?.position ?? null };
@@ -98,7 +98,7 @@ export async function receiveInvoiceResponse(
         receivedAt,
       },
     },
-    ctx,
+    { ...ctx, environment: input.environment },
     { artifacts: [{ sha256, content: bytes }] },
   );
   return { kind: 'unmatched', reason, position: kept.appended?.position ?? null };

@@ -191,13 +191,14 @@ function party(participantId: string, name: string | null): string {
 
 /** The Invoice Response XML (UBL 2.1 ApplicationResponse, elements in the XSD's order). */
 export function buildInvoiceResponseXml(facts: InvoiceResponseFacts, names: { buyer: string | null; seller: string | null }): string {
-  const statuses = facts.clarifications.length
-    ? facts.clarifications
-        .map((c, i) => `<cac:Status>${el('cbc:StatusReasonCode', c.code, ` listID="${c.list}"`)}${el('cbc:StatusReason', c.text ?? (i === 0 ? facts.message : null))}</cac:Status>`)
-        .join('')
-    : facts.message
-      ? `<cac:Status>${el('cbc:StatusReason', facts.message)}</cac:Status>`
-      : '';
+  // The message is the first clarification's text when it has none of its own, else a status of its own, first.
+  const first = facts.clarifications[0];
+  const messageInFirst = facts.message !== null && first !== undefined && first.text === null;
+  const statuses =
+    (facts.message !== null && !messageInFirst ? `<cac:Status>${el('cbc:StatusReason', facts.message)}</cac:Status>` : '') +
+    facts.clarifications
+      .map((c, i) => `<cac:Status>${el('cbc:StatusReasonCode', c.code, ` listID="${c.list}"`)}${el('cbc:StatusReason', c.text ?? (i === 0 && messageInFirst ? facts.message : null))}</cac:Status>`)
+      .join('');
   return (
     '<?xml version="1.0" encoding="UTF-8"?>' +
     `<ApplicationResponse xmlns="${APPLICATION_RESPONSE_NS}" xmlns:cac="${CAC}" xmlns:cbc="${CBC}">` +
@@ -292,20 +293,25 @@ export function readInvoiceResponse(xml: string): InvoiceResponseFacts & { names
   if (missing.length) throw new InvoiceResponseRefusal(`missing ${missing.map(([, p]) => p).join(', ')}`);
   if (!Object.hasOwn(RESPONSE_CODES, code!)) throw new InvoiceResponseRefusal(`ResponseCode ${code} is not one of ${Object.keys(RESPONSE_CODES).join(', ')}`);
   const clarifications: StatusClarification[] = [];
-  let message: string | null = null;
+  // The message: the text of a status without a code (written first), else the first status's text.
+  let uncoded: string | null = null;
+  let firstText: string | null = null;
   for (const status of childrenNS(response, CAC, 'Status')) {
     const reasonEl = childrenNS(status, CBC, 'StatusReasonCode')[0];
     const text = cbcText(status, 'StatusReason');
-    message ??= text;
+    firstText ??= text;
     const reasonCode = reasonEl?.textContent?.trim();
-    if (!reasonEl || !reasonCode) continue;
+    if (!reasonEl || !reasonCode) {
+      uncoded ??= text;
+      continue;
+    }
     const list = reasonEl.getAttribute('listID') === 'OPStatusAction' ? 'OPStatusAction' : 'OPStatusReason';
     clarifications.push({ list, code: reasonCode, text });
   }
   return {
     responseId: responseId!,
     code: code as ResponseCode,
-    message,
+    message: uncoded ?? firstText,
     clarifications,
     note: cbcText(root, 'Note'),
     issueDate: issueDate!,

@@ -66,6 +66,11 @@ describe('Peppol Invoice Response: XML', () => {
     expect(names).to.deep.equal({ buyer: 'Buyer & Co', seller: 'Seller' });
     expect(rest).to.deep.equal({ ...facts, clarifications: [{ ...facts.clarifications[0], text: 'Price & quantity <wrong>' }, facts.clarifications[1]] });
   });
+  it('keeps a message beside reasons that have texts of their own (a status of its own)', () => {
+    const both: InvoiceResponseFacts = { ...facts, message: 'Goods not received', clarifications: [{ list: 'OPStatusReason', code: 'DEL', text: 'Nothing delivered' }] };
+    const { names: _n, ...read } = readInvoiceResponse(buildInvoiceResponseXml(both, { buyer: null, seller: null }));
+    expect(read).to.deep.equal(both);
+  });
   it('refuses what is not an Invoice Response, and a DOCTYPE', () => {
     expect(() => readInvoiceResponse('<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"/>')).to.throw(/ApplicationResponse/);
     expect(() => readInvoiceResponse('<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><x>&e;</x>')).to.throw(/DOCTYPE/);
