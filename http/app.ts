@@ -24,6 +24,8 @@ import { requestContext } from './request-context.js';
 import { documentationRoutes } from './openapi/routes.js';
 import { recordHttpRequest } from '../platform/metrics.js';
 import { as4Middleware, type As4Endpoint } from './as4/routes.js';
+import type { ResponseTransport } from '../commands/purchases/respond.js';
+import type { PeppolDiscovery } from '../commands/peppol/discovery/index.js';
 
 export interface HttpDeps {
   config: Config;
@@ -38,6 +40,10 @@ export interface HttpDeps {
   search: SearchIndex;
   /** The Peppol access point's AS4 endpoint (POST /as4), when the access point is configured. */
   as4?: As4Endpoint | null;
+  /** Sends a buyer's answer to a purchase received over AS4 (the access point's), when configured. */
+  peppolResponses?: ResponseTransport | null;
+  /** The access point's SML/SMP discovery (participant lookup in production), when configured. */
+  peppolDiscovery?: PeppolDiscovery | null;
 }
 
 /** What a family contributes: its routes, mounted under its prefix behind its authentication. */

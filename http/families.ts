@@ -6,6 +6,7 @@ import { creditsFamily } from './credits/routes.js';
 import { documentsRoutes } from './documents/routes.js';
 import { invoiceQueryRoutes } from './query/routes.js';
 import { unifyRoutes } from './unify/routes.js';
+import { participantLookupRoutes } from './unify/participants.js';
 import { webhooksFamily } from './webhooks/routes.js';
 
 /**
@@ -24,6 +25,8 @@ export function apiFamilies(): FamilyRoutes[] {
     creditsFamily(),
     webhooksFamily(),
     connectFamily(),
+    // Before Unify: its prefix /api/v3/unify/participants is inside Unify's.
+    participantLookupRoutes(),
     unifyRoutes(),
     documentsRoutes(),
     invoiceQueryRoutes(),

@@ -163,7 +163,20 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
 
   const accessPoint = processes.accessPoint ?? null;
   const as4 = accessPoint ? { receive: accessPoint.receive, maxBodyBytes: accessPoint.maxBodyBytes } : null;
-  const deps: HttpDeps = { config, knex, store: runtime.store, runner, clock, logger, keys: new ApiKeyCache(knex), readiness, search, as4 };
+  const deps: HttpDeps = {
+    config,
+    knex,
+    store: runtime.store,
+    runner,
+    clock,
+    logger,
+    keys: new ApiKeyCache(knex),
+    readiness,
+    search,
+    as4,
+    peppolDiscovery: accessPoint?.discovery ?? null,
+    peppolResponses: accessPoint?.responses ?? null,
+  };
   const app = createHttpApp(deps, [...(options.extraFamilies ?? []), ...apiFamilies()]);
   const server = http.createServer(app.callback());
   server.on('clientError', answerClientError);

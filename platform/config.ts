@@ -18,6 +18,8 @@ export interface Config {
   projections: { batchSize: number; batchBytes: number; waitTimeoutMs: number; stalledAfterMs: number };
   /** Connect requests per second per workspace (token bucket; 0 disables) and burst size. */
   connectRateLimit: { perSecond: number; burst: number };
+  /** Participant lookup (docs/api/participant-lookup.md): its own limit per workspace, discovery being costly. */
+  participantLookupRateLimit: { perSecond: number; burst: number };
   /** Dry runs of Unify submissions (POST /api/v3/unify/dry-run) per workspace and minute (0 disables). */
   dryRunRateLimit: { perMinute: number };
   /** Back-pressure (http/write-limit.ts): write requests executing at once (0: no limit), waiting at most, longest wait. */
@@ -41,6 +43,8 @@ export interface Config {
     /** Simulated time a sandbox destination takes per delivery, and until a Peppol final result. */
     sandboxLatencyMs: number;
     sandboxFinalResultAfterMs: number;
+    /** Production Peppol: how long a delivered document awaits the buyer's answer before final_valid (0: final_valid at the receipt). */
+    peppolBuyerResponseWindowMs: number;
   };
   /** Received purchase invoices: the largest XML accepted (sandbox Peppol network and UBL import). */
   purchases: { maxXmlBytes: number };
@@ -347,6 +351,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perSecond: intFrom('CONNECT_RATE_LIMIT_PER_SECOND', 100, env),
       burst: intFrom('CONNECT_RATE_LIMIT_BURST', 200, env),
     },
+    participantLookupRateLimit: {
+      perSecond: intFrom('PARTICIPANT_LOOKUP_RATE_LIMIT_PER_SECOND', 5, env),
+      burst: intFrom('PARTICIPANT_LOOKUP_RATE_LIMIT_BURST', 20, env),
+    },
     dryRunRateLimit: { perMinute: intFrom('UNIFY_DRY_RUN_PER_MINUTE', 60, env) },
     writeLimit: {
       concurrency: intFrom('WRITE_CONCURRENCY', 32, env),
@@ -363,6 +371,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       workerIntervalMs: Math.max(10, intFrom('DELIVERY_WORKER_INTERVAL_MS', 1000, env)),
       sandboxLatencyMs: intFrom('SANDBOX_LATENCY_MS', 0, env),
       sandboxFinalResultAfterMs: intFrom('SANDBOX_FINAL_RESULT_AFTER_MS', 0, env),
+      peppolBuyerResponseWindowMs: intFrom('PEPPOL_BUYER_RESPONSE_WINDOW_MS', 0, env),
     },
     purchases: { maxXmlBytes: Math.max(1024, intFrom('PURCHASE_MAX_XML_BYTES', 10 * 1024 * 1024, env)) },
     webhooks: {

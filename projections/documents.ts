@@ -21,6 +21,7 @@ import {
   DocumentRejected,
   DocumentSubmitted,
   Finalized,
+  BuyerResponded,
   documentDecider,
   type ArtifactRef,
 } from '../domain/document/document.js';
@@ -41,16 +42,22 @@ type Change = Omit<SalesDocumentChange, 'documentId'>;
 /** Folds `next` (a later event's change) into `into`: later values win, unset fields keep earlier ones. */
 function merge(into: Change, next: Change): Change {
   const merged: Change = { ...into };
+  // A later delivery record alone replaces an earlier one written with the errors.
+  if (next.government !== undefined && into.result !== undefined) {
+    merged.result = { ...into.result, government: next.government };
+    next = { ...next, government: undefined };
+  }
   for (const [key, value] of Object.entries(next) as [keyof Change, unknown][]) if (value !== undefined) (merged as Record<string, unknown>)[key] = value;
   return merged;
 }
 
 /** A change applied to a row inserted in the same batch. */
 function applyToInsert(row: SalesDocumentInsert, c: Change): void {
-  row.state = c.state;
+  if (c.state !== undefined) row.state = c.state;
   row.lastUpdatedAt = c.updatedAt;
   if (c.attempts !== undefined) row.attempts = c.attempts;
   if (c.nextAttemptAt !== undefined) row.nextAttemptAt = c.nextAttemptAt;
+  if (c.government !== undefined) row.government = c.government;
   if (c.result !== undefined) {
     row.government = c.result.government;
     row.errors = c.result.errors;
@@ -159,6 +166,12 @@ async function applyBatch(trx: Knex.Transaction, events: readonly RecordedEvent[
           nextAttemptAt: null,
           finalResultDueAt: null,
         });
+        break;
+      }
+      case BuyerResponded.type: {
+        // The answer's record; the state moves only with a DocumentFinalized of the same append.
+        const data = decodeEventData(BuyerResponded, event.schemaVersion, event.data);
+        change(event, { updatedAt: at, government: json(data.government) });
         break;
       }
     }

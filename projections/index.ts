@@ -6,6 +6,7 @@ import type { SearchIndex } from '../readmodels/search/port.js';
 import { SEARCH_TABLES } from '../readmodels/search/postgres.js';
 import type { Projection } from './projection.js';
 import { purchasesProjection } from './purchases.js';
+import { peppolResponsesProjection } from './peppol-responses.js';
 import { searchProjection } from './search.js';
 import { webhookAttemptsProjection } from './webhook-attempts.js';
 import { webhooksProjection } from './webhooks.js';
@@ -19,6 +20,7 @@ export function allProjections(search?: SearchIndex): Projection[] {
     companiesProjection,
     documentsProjection,
     purchasesProjection,
+    peppolResponsesProjection,
     ...creditProjections,
     webhooksProjection,
     webhookAttemptsProjection,

@@ -13,7 +13,8 @@
  */
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../platform/eventstore/port.js';
-import { DocumentRejected, DocumentSubmitted, Finalized, TRANSITIONS, documentDecider, isTerminal, type DocumentState } from '../domain/document/document.js';
+import { BUSINESS_STATUS_OF } from '../domain/peppol/invoice-response.js';
+import { BuyerResponded, DocumentRejected, DocumentSubmitted, Finalized, TRANSITIONS, documentDecider, isTerminal, type DocumentState } from '../domain/document/document.js';
 import { decodeEventData } from '../domain/events/envelope.js';
 import { indexedSalesDocument, indexedSalesState, type SalesDocumentFacts, type SalesStateFacts } from '../domain/query/indexed-document.js';
 import type { IndexWrite } from '../readmodels/search/port.js';
@@ -86,8 +87,18 @@ export const salesSearchSource: SearchSource = {
       }
       if (!k) continue; // a state change of a document never received: nothing to index
       const transitions = k.facts.transitions;
-      const next = nextState(transitions[transitions.length - 1]!.state, event);
-      const facts = next ? { ...k.facts, transitions: [...transitions, { state: next, at: event.metadata.occurredAt }] } : k.facts;
+      const last = transitions[transitions.length - 1]!;
+      const next = nextState(last.state, event);
+      // The buyer's answer sets the business status; the document's end that follows it keeps it (a PD stays PAID).
+      const business =
+        event.type === BuyerResponded.type
+          ? BUSINESS_STATUS_OF[decodeEventData(BuyerResponded, event.schemaVersion, event.data).code]
+          : event.type === Finalized.type && last.business && next === (last.business === 'REJECTED' ? 'final_invalid' : 'final_valid') && ['ACCEPTED', 'PAID', 'REJECTED'].includes(last.business)
+            ? last.business
+            : undefined;
+      // The answer is no transition (the state stays) but a step of the business status.
+      const state = next ?? (event.type === BuyerResponded.type ? last.state : null);
+      const facts = state ? { ...k.facts, transitions: [...transitions, { state, at: event.metadata.occurredAt, ...(business ? { business } : {}) }] } : k.facts;
       known.set(id, { ...k, facts, revision: event.revision, changed: true });
     }
     const changed = [...known.values()].filter((k) => k.changed);

@@ -108,11 +108,14 @@ export interface SalesDocumentInsert {
  */
 export interface SalesDocumentChange {
   documentId: string;
-  state: string;
+  /** Undefined: the state stays (the buyer's answer to a document changes its record alone). */
+  state?: string;
   updatedAt: string;
   attempts?: number;
   nextAttemptAt?: string | null;
   result?: { government: string; errors: string };
+  /** The delivery record alone (JSON text), errors unchanged; `result` wins when both are set. */
+  government?: string;
   finalResultDueAt?: string | null;
   xmlSha256?: string;
   tddXmlSha256?: string;
@@ -156,9 +159,11 @@ export async function updateSalesDocuments(trx: Knex.Transaction, changes: reado
   const batch = JSON.stringify(
     changes.map((c) => ({
       documentId: c.documentId,
-      state: c.state,
+      state: c.state ?? null,
       updatedAt: c.updatedAt,
       attempts: c.attempts ?? null,
+      setGovernment: c.government !== undefined,
+      governmentOnly: c.government ?? null,
       setNext: c.nextAttemptAt !== undefined,
       nextAttemptAt: c.nextAttemptAt ?? null,
       setResult: c.result !== undefined,
@@ -176,25 +181,25 @@ export async function updateSalesDocuments(trx: Knex.Transaction, changes: reado
   await prepared(
     trx.raw(
       `update sales_documents sd set
-         state = v.state,
+         state = coalesce(v.state, sd.state),
          last_updated_at = v."updatedAt",
          attempts = coalesce(v.attempts, sd.attempts),
          next_attempt_at = case when v."setNext" then v."nextAttemptAt" else sd.next_attempt_at end,
-         government = case when v."setResult" then v.government::jsonb else sd.government end,
+         government = case when v."setResult" then v.government::jsonb when v."setGovernment" then v."governmentOnly"::jsonb else sd.government end,
          errors = case when v."setResult" then v.errors::jsonb else sd.errors end,
          final_result_due_at = case when v."setDue" then v."finalResultDueAt" else sd.final_result_due_at end,
          xml_sha256 = coalesce(v."xmlSha256", sd.xml_sha256),
          tdd_xml_sha256 = coalesce(v."tddXmlSha256", sd.tdd_xml_sha256)
        from json_to_recordset(?::json) as v("documentId" text, state text, "updatedAt" timestamptz, attempts integer,
          "setNext" boolean, "nextAttemptAt" timestamptz, "setResult" boolean, government text, errors text,
-         "setDue" boolean, "finalResultDueAt" timestamptz, "xmlSha256" text, "tddXmlSha256" text)
+         "setGovernment" boolean, "governmentOnly" text, "setDue" boolean, "finalResultDueAt" timestamptz, "xmlSha256" text, "tddXmlSha256" text)
        where sd.document_id = v."documentId" and sd.document_id = any(?::text[])`,
       [batch, ids],
     ),
   );
   await prepared(
     trx.raw(
-      `update documents d set state = v.state, updated_at = v."updatedAt"
+      `update documents d set state = coalesce(v.state, d.state), updated_at = v."updatedAt"
          from json_to_recordset(?::json) as v("documentId" text, state text, "updatedAt" timestamptz)
         where d.document_id = v."documentId" and d.document_id = any(?::text[])`,
       [batch, ids],
@@ -265,4 +270,75 @@ export async function dueFinalResults(knex: Knex, now: Date, limit: number): Pro
     .limit(limit)
     .select('document_id');
   return rows.map((r) => r.document_id);
+}
+
+/**
+ * The delivered sales documents of an environment with this number, in any workspace (a buyer's
+ * answer names the invoice by its number; the caller then checks the parties): newest first.
+ */
+export async function deliveredDocumentsByNumber(knex: Knex, environment: string, documentNumber: string): Promise<{ documentId: string; workspaceId: string | null }[]> {
+  const rows = await knex('sales_documents')
+    .select('document_id', 'workspace_id')
+    .where({ environment, document_number: documentNumber })
+    .whereNotIn('state', ['submitted', 'rejected'])
+    .orderBy('received_at', 'desc')
+    .limit(20);
+  return rows.map((r: { document_id: string; workspace_id: string | null }) => ({ documentId: r.document_id, workspaceId: r.workspace_id }));
+}
+
+export interface UnmatchedResponseRow {
+  xmlSha256: string;
+  environment: string;
+  channel: string;
+  messageId: string | null;
+  responseId: string | null;
+  code: string | null;
+  invoiceNumber: string | null;
+  senderParticipantId: string | null;
+  receiverParticipantId: string | null;
+  reason: string;
+  receivedAt: string;
+}
+
+/** Records kept unmatched responses (idempotent: a replayed event writes nothing new). */
+export async function insertUnmatchedResponses(trx: Knex.Transaction, rows: readonly UnmatchedResponseRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await trx('peppol_unmatched_responses')
+    .insert(
+      rows.map((r) => ({
+        xml_sha256: r.xmlSha256,
+        environment: r.environment,
+        channel: r.channel,
+        message_id: r.messageId,
+        response_id: r.responseId,
+        code: r.code,
+        invoice_number: r.invoiceNumber,
+        sender_participant_id: r.senderParticipantId,
+        receiver_participant_id: r.receiverParticipantId,
+        reason: r.reason,
+        received_at: r.receivedAt,
+      })),
+    )
+    .onConflict('xml_sha256')
+    .ignore();
+}
+
+/** The newest unmatched responses first. */
+export async function listUnmatchedResponses(knex: Knex, options: { environment?: string | null; limit: number }): Promise<UnmatchedResponseRow[]> {
+  const q = knex('peppol_unmatched_responses').select('*').orderBy('received_at', 'desc').limit(options.limit);
+  if (options.environment) q.where({ environment: options.environment });
+  const rows = await q;
+  return rows.map((r: Record<string, any>) => ({
+    xmlSha256: r.xml_sha256,
+    environment: r.environment,
+    channel: r.channel,
+    messageId: r.message_id,
+    responseId: r.response_id,
+    code: r.code,
+    invoiceNumber: r.invoice_number,
+    senderParticipantId: r.sender_participant_id,
+    receiverParticipantId: r.receiver_participant_id,
+    reason: r.reason,
+    receivedAt: new Date(r.received_at).toISOString(),
+  }));
 }

@@ -22,6 +22,7 @@ import { registerCreditCommands } from './admin-credits.js';
 import { registerPurchaseCommands } from './admin-purchases.js';
 import { registerMyInvoisCommands } from './admin-myinvois.js';
 import { registerZatcaCommands } from './admin-zatca.js';
+import { registerPeppolCommands } from './admin-peppol.js';
 
 class UsageError extends Error {}
 
@@ -156,6 +157,7 @@ export function buildProgram(): Command {
   registerPurchaseCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
   registerMyInvoisCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
   registerZatcaCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
+  registerPeppolCommands(program, { rt, ctx, caughtUp, requireWorkspace, print, usage: (message) => new UsageError(message) });
   return program;
 }
 

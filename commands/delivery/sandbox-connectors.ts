@@ -311,6 +311,11 @@ class PeppolSandbox extends SandboxConnector {
   }
 
   private finalOf(scenario: SandboxScenario, delivered: Record<string, unknown>, now: Date): FinalResult {
+    if (scenario !== 'buyer_rejects' && this.options.finalResultAfterMs > 0 && delivered.receiverRegistered === true) {
+      // A buyer on the network answers for itself (docs/api/invoice-response.md): none came within the window.
+      const government = { ...delivered, status: 'VALID', finalResultAt: now.toISOString(), buyerResponse: null, buyerResponseWindowClosed: true };
+      return { outcome: 'valid', government, errors: [] };
+    }
     if (scenario === 'buyer_rejects') {
       const government = { ...delivered, status: 'INVALID', finalResultAt: now.toISOString(), buyerResponse: { code: 'RE', reason: 'The buyer rejected the invoice: no matching purchase order' } };
       return { outcome: 'invalid', government, errors: [{ code: 'BUYER_REJECTED', message: 'The buyer rejected the invoice: no matching purchase order', path: [], source: 'government' }] };

@@ -14,6 +14,7 @@ import type { ReceiveDeps } from './as4/receive.js';
 import { PeppolConnector } from './connector.js';
 import { createPeppolDiscovery, type PeppolDiscovery } from './discovery/index.js';
 import { as4Acceptor } from './inbound.js';
+import type { ResponseTransport } from '../purchases/respond.js';
 
 /** The environment the access point serves: Peppol is a production network; the sandbox has its own in-process one. */
 export const ACCESS_POINT_ENVIRONMENT = 'production';
@@ -24,6 +25,10 @@ export interface AccessPoint {
   identity: AccessPointIdentity;
   trust: PeppolTrust;
   connector: Connector;
+  /** SML/SMP discovery (also behind participant lookup). */
+  discovery: PeppolDiscovery;
+  /** Sends a buyer's Invoice Response to the seller's access point (purchases received over AS4). */
+  responses: ResponseTransport;
   receive: ReceiveDeps;
   /** Largest AS4 HTTP body accepted. */
   maxBodyBytes: number;
@@ -48,11 +53,17 @@ export function createAccessPoint(
     timeoutMs: AS4_SEND_TIMEOUT_MS,
     maxResponseBytes: 1024 * 1024,
     corner5Participant: peppol.corner5Participant,
+    buyerResponseWindowMs: deps.config.delivery.peppolBuyerResponseWindowMs,
   });
+  const responses: ResponseTransport = {
+    send: ({ xml, environment, responseId, countryC1 }) => connector.sendInvoiceResponse({ xml: xml.toString('utf8'), responseId, environment, countryC1 }),
+  };
   return {
     identity,
     trust,
     connector,
+    discovery,
+    responses,
     // The SBDH around the largest accepted document, compressed: never more than the document plus its envelope.
     maxBodyBytes: maxXmlBytes + 256 * 1024,
     receive: {

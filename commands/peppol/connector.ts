@@ -19,7 +19,7 @@
 import { v5 as uuidv5 } from 'uuid';
 import { generateTaxDataDocument, type CoreDocument } from '../../domain/artifacts/index.js';
 import { TDD_CUSTOMIZATION_ID, TDD_NAMESPACE, TDD_PROFILE_ID } from '../../domain/artifacts/tdd-ae.js';
-import type { DocumentErrorItem } from '../../domain/document/document.js';
+import type { DocumentErrorItem, FinalResult } from '../../domain/document/document.js';
 import { PARTICIPANT_SCHEME, peppolIdentifiersOf, PeppolIdentifierError, type PeppolIdentifiers, type PeppolParticipant } from '../../domain/peppol/identifiers.js';
 import { buildSbdh } from '../../domain/peppol/sbdh.js';
 import type { Clock } from '../../platform/clock.js';
@@ -32,13 +32,18 @@ export interface PeppolConnectorDeps extends Omit<SendDeps, 'now'> {
   discovery: PeppolDiscovery;
   /** UAE corner 5: the tax authority's participant; null when not configured (AE documents are then refused). */
   corner5Participant: PeppolParticipant | null;
+  /**
+   * How long a delivered document awaits the buyer's answer (Invoice Response) before it is
+   * final_valid; 0 (the default): final_valid at the receipt, as before (docs/api/invoice-response.md).
+   */
+  buyerResponseWindowMs?: number;
 }
 
 const MESSAGE_NAMESPACE = '8f0d3c1e-5b7a-4c2e-9a61-3d4f5e6a7b8c';
 export const TDD_DOCUMENT_TYPE_ID = `${TDD_NAMESPACE}::TaxData##${TDD_CUSTOMIZATION_ID}::1.0`;
 
-/** The stable identities of one document's transmission (`leg`: the buyer, or corner 5). */
-export function transmissionIds(uuid: string, leg: 'c3' | 'c5', accessPoint: string): { messageId: string; instanceId: string; conversationId: string } {
+/** The stable identities of one document's transmission (`leg`: the buyer, corner 5, or an Invoice Response to the seller). */
+export function transmissionIds(uuid: string, leg: 'c3' | 'c5' | 'ir', accessPoint: string): { messageId: string; instanceId: string; conversationId: string } {
   return {
     messageId: `${uuidv5(`${uuid}:${leg}:as4`, MESSAGE_NAMESPACE)}@${accessPoint}`,
     instanceId: uuidv5(`${uuid}:${leg}:sbdh`, MESSAGE_NAMESPACE),
@@ -54,6 +59,14 @@ const LOOKUP_CODES = {
   PROCESS_NOT_SUPPORTED: 'PEPPOL_PROCESS_NOT_SUPPORTED',
   TRANSPORT_NOT_SUPPORTED: 'PEPPOL_TRANSPORT_NOT_SUPPORTED',
 } as const;
+
+/** What one exchange needs of the document it carries: its stable id, environment and country. */
+interface LegContext {
+  uuid: string;
+  environment: string;
+  country: string;
+}
+const legOf = (request: DeliveryRequest): LegContext => ({ uuid: request.uuid, environment: request.environment, country: request.country });
 
 type Leg = { kind: 'sent'; record: Record<string, unknown> } | { kind: 'answer'; answer: DeliveryAnswer; record: Record<string, unknown> };
 
@@ -73,13 +86,19 @@ export class PeppolConnector implements Connector {
       throw err;
     }
     const xml = request.xml.toString('utf8');
-    const buyer = await this.leg(request, 'c3', ids, xml);
+    const buyer = await this.leg(legOf(request), 'c3', ids, xml);
     if (buyer.kind === 'answer') return buyer.answer;
     const government: Record<string, unknown> = { ...buyer.record };
     if (request.country === 'AE') {
       const c5 = await this.corner5(request, ids, xml, String(buyer.record.sbdhInstanceId));
       if (c5.kind === 'answer') return c5.answer.kind === 'refused' ? { ...c5.answer, government: { ...government, corner5: c5.record } } : c5.answer;
       government.corner5 = c5.record;
+    }
+    const window = this.deps.buyerResponseWindowMs ?? 0;
+    if (window > 0) {
+      // The buyer answers within the window (a rejection ends the document final_invalid); else final_valid when it closes.
+      const due = new Date(Date.parse(String(buyer.record.deliveredAt)) + window).toISOString();
+      return { kind: 'delivered', government, final: null, finalResultDueAt: due, alreadyReceived: buyer.record.alreadyReceived === true };
     }
     return { kind: 'delivered', government, final: { outcome: 'valid', government, errors: [] }, finalResultDueAt: null, alreadyReceived: buyer.record.alreadyReceived === true };
   }
@@ -102,14 +121,34 @@ export class PeppolConnector implements Connector {
       transportHeaderId: buyerInstanceId,
     }).xml;
     const tddIds = { ...ids, receiver: participant, documentTypeId: TDD_DOCUMENT_TYPE_ID, processId: TDD_PROFILE_ID, rootNamespace: TDD_NAMESPACE, rootName: 'TaxData' };
-    const leg = await this.leg(request, 'c5', tddIds, tdd);
+    const leg = await this.leg(legOf(request), 'c5', tddIds, tdd);
     // What deliver() records of the TDD: its time and ids, so the stored TDD is the one sent.
     const extra = { reportedAt, receiverId: participant.value, transportHeaderId: buyerInstanceId };
     return leg.kind === 'sent' ? { kind: 'sent', record: { ...leg.record, ...extra } } : { ...leg, record: { ...leg.record, ...extra } };
   }
 
-  private async leg(request: DeliveryRequest, leg: 'c3' | 'c5', ids: PeppolIdentifiers, payloadXml: string): Promise<Leg> {
-    const who = leg === 'c5' ? 'the tax authority (corner 5)' : 'the receiver';
+  /**
+   * A buyer's Invoice Response (docs/api/invoice-response.md) to the seller's access point, found by
+   * discovery for the Invoice Response document type: the same exchange as a document's, its AS4
+   * message id derived from the response id (a retry carries the same one).
+   */
+  async sendInvoiceResponse(input: { xml: string; responseId: string; environment: string; countryC1: string }): Promise<{ status: 'delivered' | 'failed'; messageId: string | null; detail: string | null }> {
+    let ids: PeppolIdentifiers;
+    try {
+      ids = peppolIdentifiersOf(input.xml);
+    } catch (err) {
+      if (err instanceof PeppolIdentifierError) return { status: 'failed', messageId: null, detail: `${err.code}: ${err.message}` };
+      throw err;
+    }
+    const sent = await this.leg({ uuid: input.responseId, environment: input.environment, country: input.countryC1 }, 'ir', ids, input.xml);
+    if (sent.kind === 'sent') return { status: 'delivered', messageId: String(sent.record.messageId), detail: null };
+    const answer = sent.answer;
+    const detail = answer.kind === 'failed' ? `${answer.error.code}: ${answer.error.message}` : answer.kind === 'refused' ? answer.errors.map((e) => `${e.code}: ${e.message}`).join('; ') : null;
+    return { status: 'failed', messageId: typeof sent.record.messageId === 'string' ? sent.record.messageId : null, detail };
+  }
+
+  private async leg(request: LegContext, leg: 'c3' | 'c5' | 'ir', ids: PeppolIdentifiers, payloadXml: string): Promise<Leg> {
+    const who = leg === 'c5' ? 'the tax authority (corner 5)' : leg === 'ir' ? 'the seller' : 'the receiver';
     const record: Record<string, unknown> = {
       network: 'PEPPOL',
       accessPoint: this.deps.identity.commonName,
@@ -165,8 +204,15 @@ export class PeppolConnector implements Connector {
     }
   }
 
-  async finalResult(): Promise<null> {
-    // The answer of deliver() is final: Peppol's transport has no later result.
-    return null;
+  async finalResult(request: DeliveryRequest, government: Record<string, unknown>): Promise<FinalResult | null> {
+    void request;
+    // Without a buyer-response window the answer of deliver() is final. With one, the buyer's answer
+    // ends the document when it arrives; here only the window's close does (no answer came).
+    const window = this.deps.buyerResponseWindowMs ?? 0;
+    if (window <= 0) return null;
+    const now = this.deps.clock.now();
+    if (now.getTime() < Date.parse(String(government.deliveredAt)) + window) return null;
+    const closed = { ...government, status: 'VALID', finalResultAt: now.toISOString(), buyerResponse: null, buyerResponseWindowClosed: true };
+    return { outcome: 'valid', government: closed, errors: [] };
   }
 }

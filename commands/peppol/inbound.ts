@@ -14,6 +14,7 @@ import type { EventStore, Position } from '../../platform/eventstore/port.js';
 import { companiesHoldingParticipants } from '../../readmodels/purchases.js';
 import { checkReceivedDocument, ImportRefused, receivePurchaseDocument, type CheckedDocument } from '../purchases/import.js';
 import type { Acceptance, InboundMessage } from './as4/receive.js';
+import { acceptInvoiceResponse, isInvoiceResponseMessage } from './invoice-response-inbound.js';
 
 export interface InboundDeps {
   store: EventStore;
@@ -33,6 +34,8 @@ export function as4Acceptor(deps: InboundDeps): (message: InboundMessage) => Pro
     if (companies.length === 0) {
       return { kind: 'refused', error: 'OTHER', description: `PEPPOL:NOT_SERVICED: the receiver participant ${receiver} is not an active company of this access point` };
     }
+    // Dispatch by document type: a buyer's Invoice Response answers one of our sales documents.
+    if (isInvoiceResponseMessage(message.sbd.facts.documentTypeId)) return acceptInvoiceResponse(deps, message);
     // The one receiving path of every channel (commands/purchases/import.ts): the same checks as an
     // imported file (size, UTF-8, well-formedness, UBL 2.1 schema, number) before anything is stored.
     let checked: CheckedDocument;

@@ -17,6 +17,8 @@ import { companiesHoldingParticipants, type ReceivingCompany } from '../../readm
 import type { EventStore } from '../../platform/eventstore/port.js';
 import { checkReceivedDocument, ImportRefused, receivePurchaseDocument, type CheckedDocument } from './import.js';
 import type { StoredPurchase } from './receive.js';
+import { receiveInvoiceResponse } from '../peppol/invoice-response-inbound.js';
+import type { ResponseTransport } from './respond.js';
 
 export interface Transmission {
   /** The sales document that was sent, and the message that carried it. */
@@ -100,6 +102,26 @@ export function sandboxPeppolNetwork(deps: { store: EventStore; knex: Knex; cloc
         { now: deps.clock.now(), actor: 'peppol-sandbox', correlationId: transmission.documentId },
       );
       return out.purchases;
+    },
+  };
+}
+
+/**
+ * The buyer's answer over the sandbox network: handed to the seller's side at once (the sandbox
+ * access point receives for every onboarded company), which records it on the sales document it
+ * answers or keeps it as unmatched. A response the receiving side cannot read is a failed transmission.
+ */
+export function sandboxResponseTransport(deps: { store: EventStore; knex: Knex; clock: Clock }): ResponseTransport {
+  return {
+    async send({ xml, environment, responseId }) {
+      const messageId = `sandbox-response-${responseId}`;
+      const receipt = await receiveInvoiceResponse(deps, { xml, environment, channel: 'peppol_sandbox', messageId }, {
+        now: deps.clock.now(),
+        actor: 'peppol-sandbox',
+        correlationId: responseId,
+      });
+      if (receipt.kind === 'refused') return { status: 'failed', messageId, detail: `the receiving access point refused the response: ${receipt.reason}` };
+      return { status: 'delivered', messageId, detail: null };
     },
   };
 }

@@ -61,9 +61,11 @@ function registerSchemaProvider(lib: Libxml2): void {
   });
 }
 
-const validators = new Map<UblRoot, XsdValidator>();
+/** The main documents checked here: the received Invoice and CreditNote, the Invoice Response sent. */
+export type SchemaRoot = UblRoot | 'ApplicationResponse';
+const validators = new Map<SchemaRoot, XsdValidator>();
 
-function validatorFor(lib: Libxml2, root: UblRoot): XsdValidator {
+function validatorFor(lib: Libxml2, root: SchemaRoot): XsdValidator {
   let validator = validators.get(root);
   if (!validator) {
     registerSchemaProvider(lib);
@@ -102,7 +104,7 @@ const documentOptions = (lib: Libxml2) => lib.ParseOption.XML_PARSE_NONET | lib.
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 /** The schema errors of `xml` (empty when valid), each as one line. */
-export async function ublSchemaErrors(xml: string, root: UblRoot): Promise<string[]> {
+export async function ublSchemaErrors(xml: string, root: SchemaRoot): Promise<string[]> {
   const lib = await loadLibxml2();
   const validator = validatorFor(lib, root);
   let doc: XmlDocument;

@@ -8,6 +8,12 @@
  *   processing ──Delivered──▶ delivery_success ──Finalized──▶ final_valid | final_invalid
  *   processing ──DeliveryFailed──▶ delivery_failed ──DeliveryStarted──▶ processing (retry)
  *                                                  └─Finalized(invalid)──▶ final_invalid
+ *
+ * The buyer's answer (a Peppol Invoice Response, `DocumentBuyerResponded`) is recorded in any state
+ * after delivery started and moves no state by itself. A document still awaiting its final result
+ * (`delivery_success`, see docs/api/invoice-response.md) is finalized by the answer in the same
+ * append: RE final_invalid (`BUYER_REJECTED`), AP or PD final_valid. An answer that arrives before
+ * the delivery was recorded is kept and applied when it is. A terminal state never changes.
  */
 import { createHash } from 'node:crypto';
 import * as t from 'io-ts';
@@ -15,6 +21,7 @@ import { registerDecider } from '../aggregates.js';
 import type { Decider, DomainEvent } from '../decider.js';
 import { DomainError } from '../errors.js';
 import { decodeEventData, defineEvent } from '../events/envelope.js';
+import { buyerRejectionError, finalOutcomeOf, InvoiceResponseFacts } from '../peppol/invoice-response.js';
 
 export const DOCUMENT_STATES = ['submitted', 'rejected', 'processing', 'delivery_success', 'delivery_failed', 'final_valid', 'final_invalid'] as const;
 export type DocumentState = (typeof DOCUMENT_STATES)[number];
@@ -116,13 +123,32 @@ export const Finalized = defineEvent({
   codec: t.type({ outcome: t.keyof({ valid: null, invalid: null }), government: t.unknown, errors: t.array(ErrorItem) }),
 });
 
+export const BuyerResponded = defineEvent({
+  type: 'DocumentBuyerResponded',
+  version: 1,
+  codec: t.intersection([
+    InvoiceResponseFacts,
+    t.type({
+      channel: t.string,
+      /** The carrying message (AS4 message id, sandbox message id), when there was one. */
+      messageId: t.union([t.string, t.null]),
+      receivedAt: t.string,
+      /** The delivery record with the answer (`buyerResponse`): the status object's `government`. */
+      government: t.unknown,
+      xml: t.union([ArtifactRef, t.null]),
+    }),
+  ]),
+});
+export type BuyerResponseData = t.TypeOf<typeof BuyerResponded.codec>;
+
 export type DocumentEvent =
   | DomainEvent<'DocumentSubmitted', t.TypeOf<typeof DocumentSubmitted.codec>>
   | DomainEvent<'DocumentRejected', t.TypeOf<typeof DocumentRejected.codec>>
   | DomainEvent<'DocumentDeliveryStarted', t.TypeOf<typeof DeliveryStarted.codec>>
   | DomainEvent<'DocumentDelivered', t.TypeOf<typeof Delivered.codec>>
   | DomainEvent<'DocumentDeliveryFailed', t.TypeOf<typeof DeliveryFailed.codec>>
-  | DomainEvent<'DocumentFinalized', t.TypeOf<typeof Finalized.codec>>;
+  | DomainEvent<'DocumentFinalized', t.TypeOf<typeof Finalized.codec>>
+  | DomainEvent<'DocumentBuyerResponded', BuyerResponseData>;
 
 /** state -> event type -> next state. Nothing else is a transition. */
 export const TRANSITIONS: Readonly<Record<DocumentState | 'none', Partial<Record<DocumentEvent['type'], (e: any) => DocumentState>>>> = {
@@ -139,6 +165,13 @@ export const TRANSITIONS: Readonly<Record<DocumentState | 'none', Partial<Record
   final_valid: {},
   final_invalid: {},
 };
+
+/**
+ * The states in which the buyer's answer (`DocumentBuyerResponded`) is recorded: once delivery
+ * started. It is no transition: the state stays (terminal ones included); a document awaiting its
+ * final result is ended by the `DocumentFinalized` decided with it.
+ */
+export const BUYER_RESPONSE_STATES: ReadonlySet<DocumentState> = new Set(['processing', 'delivery_success', 'delivery_failed', 'final_valid', 'final_invalid']);
 
 /** A final result known together with a delivery answer (clearance, validation, a refusal). */
 export interface FinalResult {
@@ -169,12 +202,29 @@ export type DocumentCommand =
       /** A definitive failure ends the document final_invalid in the same append. */
       final?: Omit<FinalResult, 'outcome'> | null;
     }
-  | ({ type: 'Finalize' } & FinalResult);
+  | ({ type: 'Finalize' } & FinalResult)
+  /** The buyer's Invoice Response, received for this document. */
+  | { type: 'RecordBuyerResponse'; response: BuyerResponseData };
 
 export interface DocumentStateView {
   state: DocumentState | 'none';
   documentNumber: string | null;
   attempts: number;
+  /** Ids of the buyer's answers recorded (an answer received again is recorded once). */
+  responses?: readonly string[];
+  /** A final answer received before the delivery was recorded: applied when it is. */
+  pendingFinal?: FinalResult | null;
+  /** The buyer's latest answer as the status object shows it (`government.buyerResponse`). */
+  lastBuyerResponse?: unknown;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The final result a buyer's answer gives a document awaiting it, or null (an answer that ends nothing). */
+export function finalOfResponse(response: BuyerResponseData): FinalResult | null {
+  const outcome = finalOutcomeOf(response.code);
+  if (!outcome) return null;
+  return { outcome, government: response.government, errors: outcome === 'invalid' ? [buyerRejectionError(response)] : [] };
 }
 
 export const documentDecider: Decider<DocumentCommand, DocumentStateView, DocumentEvent> = {
@@ -187,6 +237,7 @@ export const documentDecider: Decider<DocumentCommand, DocumentStateView, Docume
     DocumentDelivered: Delivered,
     DocumentDeliveryFailed: DeliveryFailed,
     DocumentFinalized: Finalized,
+    DocumentBuyerResponded: BuyerResponded,
   },
   decide(command, s) {
     const events: DocumentEvent[] = [];
@@ -205,7 +256,10 @@ export const documentDecider: Decider<DocumentCommand, DocumentStateView, Docume
           type: 'DocumentDelivered',
           data: { attempt: s.attempts, government, xml: ref(xml), tdd: ref(tdd), finalResultDueAt: finalResultDueAt ?? null },
         });
-        if (final) events.push(finalEvent(final));
+        // A delivery that awaits its final result takes an answer the buyer gave before it was recorded.
+        const early = !final && s.pendingFinal ? s.pendingFinal : null;
+        const closing = final ?? (early ? { ...early, government: { ...(isObject(government) ? government : {}), ...(isObject(early.government) ? early.government : {}) } } : null);
+        if (closing) events.push(finalEvent(closing));
         break;
       }
       case 'RecordDeliveryFailed':
@@ -215,14 +269,29 @@ export const documentDecider: Decider<DocumentCommand, DocumentStateView, Docume
         });
         if (command.final) events.push(finalEvent({ outcome: 'invalid', ...command.final }));
         break;
-      case 'Finalize':
-        events.push(finalEvent(command));
+      case 'Finalize': {
+        // A final result that comes later (the buyer-response window closing) keeps the buyer's last answer on record.
+        const answer = s.lastBuyerResponse;
+        const government = answer && isObject(command.government) && !command.government.buyerResponse ? { ...command.government, buyerResponse: answer } : command.government;
+        events.push(finalEvent({ ...command, government }));
         break;
+      }
+      case 'RecordBuyerResponse': {
+        if (s.responses?.includes(command.response.responseId)) return [];
+        if (s.state === 'none' || !BUYER_RESPONSE_STATES.has(s.state)) {
+          throw new DomainError('conflict', 'DOCUMENT_NOT_DELIVERED', `a ${s.state} document was never delivered: the buyer cannot answer it`);
+        }
+        events.push({ type: 'DocumentBuyerResponded', data: command.response });
+        const final = s.state === 'delivery_success' ? finalOfResponse(command.response) : null;
+        if (final) events.push(finalEvent(final));
+        break;
+      }
     }
     // Every event must be a transition of the state it meets.
     let state = s;
     for (const event of events) {
-      if (!TRANSITIONS[state.state][event.type]) {
+      const recorded = event.type === 'DocumentBuyerResponded' && state.state !== 'none' && BUYER_RESPONSE_STATES.has(state.state);
+      if (!recorded && !TRANSITIONS[state.state][event.type]) {
         throw new DomainError('conflict', 'INVALID_TRANSITION', `a ${state.state} document cannot take ${event.type}`);
       }
       if (event.type === 'DocumentFinalized' && state.state === 'delivery_failed' && event.data.outcome === 'valid') {
@@ -233,6 +302,17 @@ export const documentDecider: Decider<DocumentCommand, DocumentStateView, Docume
     return events;
   },
   evolve(s, event) {
+    if (event.type === 'DocumentBuyerResponded') {
+      const final = finalOfResponse(event.data);
+      const before = s.state === 'processing' || s.state === 'delivery_failed';
+      const shown = isObject(event.data.government) ? event.data.government.buyerResponse : undefined;
+      return {
+        ...s,
+        responses: [...(s.responses ?? []), event.data.responseId],
+        pendingFinal: before && final ? final : (s.pendingFinal ?? null),
+        lastBuyerResponse: shown ?? s.lastBuyerResponse ?? null,
+      };
+    }
     const next = TRANSITIONS[s.state][event.type];
     if (!next) return s; // never written by decide; tolerated on read so an old log still folds
     const state = next(event);
@@ -242,6 +322,8 @@ export const documentDecider: Decider<DocumentCommand, DocumentStateView, Docume
         return { ...s, state, documentNumber: event.data.documentNumber };
       case 'DocumentDeliveryStarted':
         return { ...s, state, attempts: event.data.attempt };
+      case 'DocumentFinalized':
+        return { ...s, state, pendingFinal: null };
       default:
         return { ...s, state };
     }

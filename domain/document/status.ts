@@ -113,5 +113,8 @@ export function documentStatusView(facts: DocumentFacts) {
     };
   }
   view.validationResults = { status: overall, validationSteps: validationSteps(facts.state, facts.errors) };
+  // The buyer's latest answer (a Peppol Invoice Response), only on documents that received one.
+  const answer = (facts.government as { buyerResponse?: { responseId?: unknown } } | null)?.buyerResponse;
+  if (answer && typeof answer.responseId === 'string') view.buyerResponse = answer;
   return view;
 }

@@ -48,6 +48,8 @@ const CAC = 'urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateCompone
 const UBL_ROOTS: Record<string, string> = {
   Invoice: 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2',
   CreditNote: 'urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2',
+  // The buyer's answer (Peppol Invoice Response): its parties are SenderParty and ReceiverParty.
+  ApplicationResponse: 'urn:oasis:names:specification:ubl:schema:xsd:ApplicationResponse-2',
 };
 
 /** `urn:…:Invoice-2::Invoice##<customization>::2.1` */
@@ -75,7 +77,7 @@ class Enough extends Error {}
 const LINES: ReadonlySet<string> = new Set(['InvoiceLine', 'CreditNoteLine']);
 
 /**
- * The identifiers of a UBL Invoice or CreditNote, read from its own header elements in one
+ * The identifiers of a UBL Invoice, CreditNote or ApplicationResponse (Invoice Response), read from its own header elements in one
  * namespace-aware saxes pass that stops at the first line (what is read must be well-formed).
  */
 export function peppolIdentifiersOf(xml: string | Uint8Array): PeppolIdentifiers {
@@ -94,6 +96,8 @@ export function peppolIdentifiersOf(xml: string | Uint8Array): PeppolIdentifiers
     [`${CBC}|ProfileID`]: 'profile',
     [`${CAC}|AccountingSupplierParty/${CAC}|Party/${CBC}|EndpointID`]: 'sender',
     [`${CAC}|AccountingCustomerParty/${CAC}|Party/${CBC}|EndpointID`]: 'receiver',
+    [`${CAC}|SenderParty/${CBC}|EndpointID`]: 'sender',
+    [`${CAC}|ReceiverParty/${CBC}|EndpointID`]: 'receiver',
     [`${CAC}|AccountingSupplierParty/${CAC}|Party/${CAC}|PostalAddress/${CAC}|Country/${CBC}|IdentificationCode`]: 'country',
   };
   parser.on('opentag', (tag) => {
@@ -101,7 +105,7 @@ export function peppolIdentifiersOf(xml: string | Uint8Array): PeppolIdentifiers
     if (path.length === 0) {
       rootNs = ns;
       rootName = tag.local;
-      if (UBL_ROOTS[tag.local] !== ns) throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', `the root element ${tag.local} is not a UBL 2.1 Invoice or CreditNote`);
+      if (UBL_ROOTS[tag.local] !== ns) throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', `the root element ${tag.local} is not a UBL 2.1 Invoice, CreditNote or ApplicationResponse`);
     } else if (path.length === 1 && LINES.has(tag.local)) {
       throw new Enough();
     }

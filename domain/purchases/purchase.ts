@@ -17,6 +17,8 @@ import { registerDecider } from '../aggregates.js';
 import type { Decider, DomainEvent } from '../decider.js';
 import { DomainError } from '../errors.js';
 import { defineEvent } from '../events/envelope.js';
+import { ArtifactRef } from '../document/document.js';
+import { InvoiceResponseFacts, type ResponseCode } from '../peppol/invoice-response.js';
 
 export const PURCHASE_STORED_STATUS = 'purchase.invoice.stored' as const;
 export const PURCHASE_CHANNELS = ['peppol_sandbox', 'peppol_as4', 'ubl_import'] as const;
@@ -110,25 +112,71 @@ export const PurchaseInvoiceStored = defineEvent({
   },
 });
 
+/**
+ * The buyer answered the purchase (a Peppol Invoice Response, docs/api/invoice-response.md): what
+ * it said, the XML sent (by hash), and how it travelled back to the seller's access point.
+ */
+export const PurchaseResponseSent = defineEvent({
+  type: 'PurchaseResponseSent',
+  version: 1,
+  codec: t.intersection([
+    InvoiceResponseFacts,
+    t.type({
+      xml: ArtifactRef,
+      channel: t.keyof({ peppol_sandbox: null, peppol_as4: null }),
+      sentAt: t.string,
+      transmission: t.type({
+        status: t.keyof({ delivered: null, failed: null }),
+        messageId: t.union([t.string, t.null]),
+        detail: t.union([t.string, t.null]),
+      }),
+    }),
+  ]),
+});
+export type PurchaseResponseData = t.TypeOf<typeof PurchaseResponseSent.codec>;
+
 export type PurchaseEvent =
   | DomainEvent<'PurchaseInvoiceReceived', t.TypeOf<typeof PurchaseInvoiceReceived.codec>>
-  | DomainEvent<'PurchaseInvoiceStored', t.TypeOf<typeof PurchaseInvoiceStored.codec>>;
+  | DomainEvent<'PurchaseInvoiceStored', t.TypeOf<typeof PurchaseInvoiceStored.codec>>
+  | DomainEvent<'PurchaseResponseSent', PurchaseResponseData>;
 
 export type PurchaseStoredData = t.TypeOf<typeof PurchaseInvoiceStored.codec>;
 export type PurchaseReceivedData = t.TypeOf<typeof PurchaseInvoiceReceived.codec>;
 
-export type PurchaseCommand = { type: 'ReceivePurchase'; received: PurchaseReceivedData; stored: PurchaseStoredData };
+export type PurchaseCommand =
+  | { type: 'ReceivePurchase'; received: PurchaseReceivedData; stored: PurchaseStoredData }
+  | { type: 'RecordResponse'; response: PurchaseResponseData };
 
 export interface PurchaseState {
   state: 'none' | 'received' | 'stored';
   documentId: string | null;
+  /** The codes of the answers delivered, oldest first. */
+  answered?: readonly ResponseCode[];
+}
+
+/**
+ * Whether the buyer may still give `code` after the answers delivered (the BIS's order): nothing
+ * after RE or PD; after AP only PD. Null when it may, else why not.
+ */
+export function responseRefusal(answered: readonly ResponseCode[], code: ResponseCode): string | null {
+  if (answered.includes('RE')) return 'the purchase was already rejected (RE): a rejection is final';
+  if (answered.includes('PD')) return 'the purchase was already answered as paid (PD): that answer is final';
+  if (answered.includes('AP') && code !== 'PD') return 'the purchase was already accepted (AP): only PD (paid) may follow';
+  return null;
 }
 
 export const purchaseDecider: Decider<PurchaseCommand, PurchaseState, PurchaseEvent> = {
   category: 'purchase',
   initialState: { state: 'none', documentId: null },
-  events: { PurchaseInvoiceReceived, PurchaseInvoiceStored },
+  events: { PurchaseInvoiceReceived, PurchaseInvoiceStored, PurchaseResponseSent },
   decide(command, s) {
+    if (command.type === 'RecordResponse') {
+      if (s.state !== 'stored') throw new DomainError('not_found', 'NOT_FOUND', 'no stored purchase invoice to answer');
+      // Only a delivered answer counts for the order of answers; a failed one may be given again.
+      const refusal = command.response.transmission.status === 'delivered' ? responseRefusal(s.answered ?? [], command.response.code) : null;
+      if (refusal) throw new DomainError('conflict', 'RESPONSE_NOT_ALLOWED', refusal, ['body', 'code']);
+      return [{ type: 'PurchaseResponseSent', data: command.response }];
+    }
     if (s.state !== 'none') {
       throw new DomainError('conflict', 'PURCHASE_ALREADY_STORED', `purchase invoice ${s.documentId} was already received`);
     }
@@ -144,6 +192,8 @@ export const purchaseDecider: Decider<PurchaseCommand, PurchaseState, PurchaseEv
         return { state: 'received', documentId: event.data.documentId };
       case 'PurchaseInvoiceStored':
         return { state: 'stored', documentId: event.data.documentId };
+      case 'PurchaseResponseSent':
+        return event.data.transmission.status === 'delivered' ? { ...s, answered: [...(s.answered ?? []), event.data.code] } : s;
     }
   },
 };

@@ -27,6 +27,8 @@ export interface DocumentTransition {
   state: DocumentState;
   /** When it happened (the event's occurredAt, ISO 8601 UTC). */
   at: string;
+  /** The business status the buyer's answer set (domain/peppol/invoice-response.ts), when one did. */
+  business?: string;
 }
 
 export interface SalesDocumentFacts {
@@ -70,11 +72,10 @@ function history(values: { value: string; at: string }[]) {
 
 /** `meta.statuses` with the current values and their histories. */
 export function statusesOf(transitions: readonly DocumentTransition[]) {
-  const steps: (StatusValues & { at: string; state: DocumentState })[] = transitions.map((t, i) => ({
-    ...statusValues(t.state, i > 0 ? transitions[i - 1]!.state : null),
-    at: t.at,
-    state: t.state,
-  }));
+  const steps: (StatusValues & { at: string; state: DocumentState })[] = transitions.map((t, i) => {
+    const values = statusValues(t.state, i > 0 ? transitions[i - 1]!.state : null);
+    return { ...values, ...(t.business ? { business: t.business } : {}), at: t.at, state: t.state };
+  });
   const last = steps[steps.length - 1];
   if (!last) throw new Error('a document has at least one state');
   const track = (k: 'document' | 'delivery' | 'business') => ({

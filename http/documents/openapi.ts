@@ -14,7 +14,10 @@ const statusFields: Record<string, Schema> = {
   state: enumOf(['submitted', 'rejected', 'processing', 'delivery_success', 'delivery_failed', 'final_valid', 'final_invalid']),
   isTerminal: bool,
   lastUpdatedAt: dateTime,
-  errors: arr(obj({ code: str, message: str, path: ref('ErrorPath'), source: enumOf(['validation', 'delivery', 'government']) })),
+  errors: arr(
+    obj({ code: str, message: str, path: ref('ErrorPath'), source: enumOf(['validation', 'delivery', 'government']) }),
+    { description: 'A buyer\'s rejection (Peppol Invoice Response `RE`) is `BUYER_REJECTED`, source `delivery`, with the buyer\'s reason codes and text in `message`.' },
+  ),
   government: { description: 'The authority\'s or network\'s record; varies by country; informational.', anyOf: [{ type: 'object' }, { type: 'null' }] },
   artifacts: nullable(obj({ invoiceXmlBase64: str, invoiceXmlEncoding: constant('base64') }, { tddXmlBase64: str })),
   validationResults: obj({
@@ -29,11 +32,12 @@ const compliance = obj({
   specificationIdentifier: nullable(str),
 });
 const required = Object.keys(statusFields);
+const buyerResponse = ref('BuyerResponse');
 
 const schemas: Record<string, Schema> = {
-  DocumentStatus: obj(statusFields, { compliance }, { description: 'The status of a submitted sales document; `compliance` for UAE, Belgium and Germany only.' }),
+  DocumentStatus: obj(statusFields, { compliance, buyerResponse }, { description: 'The status of a submitted sales document; `compliance` for UAE, Belgium and Germany only; `buyerResponse` once the buyer answered it (docs/api/invoice-response.md).' }),
   DocumentStatusWithPdf: {
-    ...obj({ ...statusFields, pdfBase64: nullable(str) }, { compliance }),
+    ...obj({ ...statusFields, pdfBase64: nullable(str) }, { compliance, buyerResponse }),
     required: [...required, 'pdfBase64'],
     description: 'The status object plus `pdfBase64` (null unless compliant, or when the PDF could not be produced).',
   },

@@ -5,7 +5,8 @@
 import type { RecordedEvent } from '../../platform/eventstore/port.js';
 import { decodeEventData } from '../../domain/events/envelope.js';
 import { microsToDisplay } from '../../domain/purchases/list-query.js';
-import { PurchaseInvoiceReceived, PurchaseInvoiceStored, purchaseStream } from '../../domain/purchases/purchase.js';
+import { PurchaseInvoiceReceived, PurchaseInvoiceStored, purchaseStream, type PurchaseResponseData } from '../../domain/purchases/purchase.js';
+import { responseView } from '../../domain/peppol/invoice-response.js';
 import { findPurchase, type PurchaseRow } from '../../readmodels/purchases.js';
 import type { HttpDeps } from '../app.js';
 
@@ -57,4 +58,9 @@ export async function readPurchase(deps: HttpDeps, workspaceId: string, environm
       invoiceXmlBytes: received.xmlBytes,
     },
   };
+}
+
+/** One answer the buyer sent (docs/api/invoice-response.md). */
+export function purchaseResponseView(r: PurchaseResponseData) {
+  return { ...responseView(r, { sentAt: r.sentAt, channel: r.channel }), responseXmlSha256: r.xml.sha256, transmission: r.transmission };
 }

@@ -12,7 +12,14 @@ import { HttpProblem } from '../errors.js';
 import { documentCompliance, renderCompliantPdf } from '../../commands/artifacts.js';
 import { purchaseListItem, readPurchase } from './purchases.js';
 import { decodePurchaseListQuery, encodePurchaseCursor, microsToIso } from '../../domain/purchases/list-query.js';
-import { listPurchases, purchaseCursorKey } from '../../readmodels/purchases.js';
+import { findPurchase, listPurchases, purchaseCursorKey } from '../../readmodels/purchases.js';
+import { requireWritePermission } from '../auth.js';
+import { idempotent } from '../idempotency.js';
+import { commandContext } from '../request-context.js';
+import { decodeResponseRequest } from '../../domain/peppol/invoice-response.js';
+import { purchaseResponses, respondToPurchase, type RespondDeps } from '../../commands/purchases/respond.js';
+import { sandboxResponseTransport } from '../../commands/purchases/sandbox-network.js';
+import { purchaseResponseView } from './purchases.js';
 
 function statusOf(row: SalesDocumentRow) {
   return documentStatusView({
@@ -107,6 +114,48 @@ export function documentsRoutes(): FamilyRoutes {
         }
         const row = await salesDocument(ctx, deps, `no sales document ${ctx.params.documentId} in this workspace`);
         ctx.body = { success: true, data: statusOf(row) };
+      });
+      // The buyer's answer to a received purchase invoice (docs/api/invoice-response.md).
+      const respondDeps: RespondDeps = {
+        store: deps.store,
+        clock: deps.clock,
+        transports: { peppol_sandbox: sandboxResponseTransport(deps), ...(deps.peppolResponses ? { peppol_as4: deps.peppolResponses } : {}) },
+      };
+      const idem = idempotent({ store: deps.store, clock: deps.clock });
+      const purchaseOf = async (ctx: Context) => {
+        const auth = ctx.state.auth as AuthContext;
+        const id = ctx.params.documentId!;
+        const row = /^pur_[0-9a-f]{32}$/.test(id) ? await findPurchase(deps.knex, auth.workspaceId, auth.environment, id) : null;
+        if (!row) throw new HttpProblem(404, `no received purchase invoice ${id.slice(0, 100)} in this workspace`, { code: 'NOT_FOUND' });
+        return row;
+      };
+      router.post('/:documentId/responses', async (ctx) => {
+        requireWritePermission(ctx);
+        return idem(ctx, async () => {
+          const row = await purchaseOf(ctx);
+          const decoded = decodeResponseRequest(ctx.request.body);
+          if (!decoded.ok) {
+            const first = decoded.problems[0]!;
+            throw new HttpProblem(400, first.message, { code: first.code, path: first.path, details: decoded.problems });
+          }
+          const auth = ctx.state.auth as AuthContext;
+          const { response } = await respondToPurchase(respondDeps, { workspaceId: auth.workspaceId, documentId: row.documentId, request: decoded.value }, commandContext(ctx, deps.clock));
+          ctx.status = 201;
+          ctx.set('Location', `${prefix}/${row.documentId}/responses/${response.responseId}`);
+          ctx.body = { success: true, data: purchaseResponseView(response) };
+        });
+      });
+      router.get('/:documentId/responses', async (ctx) => {
+        const row = await purchaseOf(ctx);
+        const responses = await purchaseResponses(deps.store, row.documentId);
+        ctx.body = { success: true, data: { items: responses.map(purchaseResponseView) } };
+      });
+      router.get('/:documentId/responses/:responseId', async (ctx) => {
+        const row = await purchaseOf(ctx);
+        const found = (await purchaseResponses(deps.store, row.documentId)).find((r) => r.responseId === ctx.params.responseId);
+        if (!found) throw new HttpProblem(404, `no response ${ctx.params.responseId!.slice(0, 100)} to purchase ${row.documentId}`, { code: 'NOT_FOUND' });
+        const xml = (await deps.store.readArtifacts([found.xml.sha256])).get(found.xml.sha256);
+        ctx.body = { success: true, data: { ...purchaseResponseView(found), responseXmlBase64: xml ? xml.toString('base64') : null } };
       });
       router.get('/:documentId/status', async (ctx) => {
         const row = await salesDocument(ctx, deps, `no status is available for document ${ctx.params.documentId}`);

@@ -10,8 +10,10 @@ import { connectDocument } from '../connect/openapi.js';
 import { creditsDocument } from '../credits/openapi.js';
 import { documentsDocument } from '../documents/openapi.js';
 import { purchasesDocument } from '../documents/purchases-openapi.js';
+import { responsesDocument } from '../documents/responses-openapi.js';
 import { queryDocument } from '../query/openapi.js';
 import { unifyDocument } from '../unify/openapi.js';
+import { participantsDocument } from '../unify/participants-openapi.js';
 import { webhooksDocument } from '../webhooks/openapi.js';
 import { errorSchemas } from './errors.js';
 import type { FamilyDocument, OperationObject, PathItem, ResponseObject, Schema } from './schema.js';
@@ -20,8 +22,10 @@ import { webhookSchemas, webhooks } from './webhooks.js';
 
 export const FAMILY_DOCUMENTS: readonly FamilyDocument[] = [
   unifyDocument,
+  participantsDocument,
   documentsDocument,
   purchasesDocument,
+  responsesDocument,
   queryDocument,
   connectDocument,
   creditsDocument,

@@ -27,6 +27,8 @@ import { purchasesReceiverCountryMigration } from './0080_purchases_receiver_cou
 import { searchServiceValuesMigration } from './0090_search_service_values.js';
 import { searchSupplierCountryMigration } from './0091_search_supplier_country.js';
 import { myinvoisMigration } from './0130_myinvois.js';
+import { salesDocumentsByNumberMigration } from './0140_sales_documents_by_number.js';
+import { peppolUnmatchedResponsesMigration } from './0141_peppol_unmatched_responses.js';
 import { webhookRedeliveriesMigration } from './0145_webhook_redeliveries.js';
 
 interface Migration {
@@ -66,6 +68,8 @@ export const migrations: readonly Migration[] = [
   searchServiceValuesMigration,
   searchSupplierCountryMigration,
   myinvoisMigration,
+  salesDocumentsByNumberMigration,
+  peppolUnmatchedResponsesMigration,
   webhookRedeliveriesMigration,
 ];
 

@@ -3,8 +3,8 @@ import { purchaseDecider, type PurchaseCommand } from '../../domain/purchases/pu
 import { deciderSpecification } from '../support/decider-spec.js';
 
 const given = deciderSpecification(purchaseDecider);
-const received = { documentId: 'pur_1' } as PurchaseCommand['received'];
-const stored = { documentId: 'pur_1' } as PurchaseCommand['stored'];
+const received = { documentId: 'pur_1' } as Extract<PurchaseCommand, { type: 'ReceivePurchase' }>['received'];
+const stored = { documentId: 'pur_1' } as Extract<PurchaseCommand, { type: 'ReceivePurchase' }>['stored'];
 const receive: PurchaseCommand = { type: 'ReceivePurchase', received, stored };
 
 describe('decider specification: received purchases', () => {

@@ -63,6 +63,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v3/unify/participants/{participantId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Look up a Peppol participant: registered? for which document types and processes?
+         * @description A sandbox key asks the sandbox network, a production key the SML/SMP (through the access point's discovery). Optional `documentTypeId` (and `processId`) ask about one document type. Its own rate limit per workspace.
+         */
+        get: operations["participantLookup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v3/documents/{documentId}": {
         parameters: {
             query?: never;
@@ -109,6 +129,44 @@ export interface paths {
         };
         /** List received purchase invoices by receipt date (UTC days, inclusive) */
         get: operations["purchaseList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/documents/{documentId}/responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The answers sent for a received purchase invoice, oldest first */
+        get: operations["purchaseResponses"];
+        put?: never;
+        /**
+         * Answer a received purchase invoice (accept, reject, query, …) with a Peppol Invoice Response
+         * @description Sends a Peppol BIS 3.0 Invoice Response back to the seller's access point over the network the purchase came by (the sandbox network, or AS4). Answers follow the BIS order: nothing after `RE` or `PD`, only `PD` after `AP`. Idempotent with `Idempotency-Key`. Errors: 400 (`INVALID_RESPONSE_CODE`, `INVALID_STATUS_REASON`, `STATUS_REASON_REQUIRED`, `VALIDATION_ERROR`), 403 read-only key, 404 unknown purchase, 409 `RESPONSE_NOT_ALLOWED` (order of answers), `RESPONSE_NOT_ROUTABLE` (an imported purchase, or no access point for its channel), or an Idempotency-Key reused with another body.
+         */
+        post: operations["purchaseRespond"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/documents/{documentId}/responses/{responseId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One answer sent, with its Invoice Response XML */
+        get: operations["purchaseResponse"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1761,7 +1819,49 @@ export interface components {
                 }[];
             }[];
         };
-        /** @description The status of a submitted sales document; `compliance` for UAE, Belgium and Germany only. */
+        /** @description Whether a Peppol participant can be sent to, and which document types and processes it receives. */
+        ParticipantLookup: {
+            /** @description `<EAS scheme>:<identifier>`, e.g. `0208:0123456789` */
+            participantId: string;
+            participantScheme: string;
+            /** @enum {string} */
+            environment: "sandbox" | "production";
+            /**
+             * @description `sandbox_network`: the companies onboarded in sandbox; `smp`: the SML and the participant's SMP
+             * @enum {string}
+             */
+            source: "sandbox_network" | "smp";
+            /**
+             * @description `NOT_REGISTERED`: unknown to the network; `DOCUMENT_TYPE_NOT_SUPPORTED` / `PROCESS_NOT_SUPPORTED`: registered, but not for the document type (process) asked; `TRANSPORT_NOT_SUPPORTED`: no active AS4 endpoint for it
+             * @enum {string}
+             */
+            status: "REGISTERED" | "NOT_REGISTERED" | "DOCUMENT_TYPE_NOT_SUPPORTED" | "PROCESS_NOT_SUPPORTED" | "TRANSPORT_NOT_SUPPORTED";
+            /** @description Registered and, when a document type was asked, able to receive it from this service */
+            reachable: boolean;
+            detail: string | null;
+            requested: {
+                documentTypeId: string;
+                processId: string | null;
+            } | null;
+            documentTypes: {
+                documentTypeId: string;
+                processes: {
+                    processId: string;
+                    transportProfiles: string[];
+                }[];
+            }[];
+            /** @description Document types the SMP lists whose signed metadata could not be used */
+            unreadableDocumentTypes: {
+                documentTypeId: string;
+                reason: string;
+            }[];
+            /**
+             * Format: date-time
+             * @description Until when this answer is cached (the SMP's validity; the sandbox network is read live)
+             */
+            validUntil: string;
+        };
+        /** @description The status of a submitted sales document; `compliance` for UAE, Belgium and Germany only; `buyerResponse` once the buyer answered it (docs/api/invoice-response.md). */
         DocumentStatus: {
             documentId: string;
             documentNumber: string | null;
@@ -1773,6 +1873,7 @@ export interface components {
             isTerminal: boolean;
             /** Format: date-time */
             lastUpdatedAt: string;
+            /** @description A buyer's rejection (Peppol Invoice Response `RE`) is `BUYER_REJECTED`, source `delivery`, with the buyer's reason codes and text in `message`. */
             errors: {
                 code: string;
                 message: string;
@@ -1807,6 +1908,7 @@ export interface components {
                 businessProcessIdentifier: string | null;
                 specificationIdentifier: string | null;
             };
+            buyerResponse?: components["schemas"]["BuyerResponse"];
         };
         /** @description The status object plus `pdfBase64` (null unless compliant, or when the PDF could not be produced). */
         DocumentStatusWithPdf: {
@@ -1820,6 +1922,7 @@ export interface components {
             isTerminal: boolean;
             /** Format: date-time */
             lastUpdatedAt: string;
+            /** @description A buyer's rejection (Peppol Invoice Response `RE`) is `BUYER_REJECTED`, source `delivery`, with the buyer's reason codes and text in `message`. */
             errors: {
                 code: string;
                 message: string;
@@ -1855,6 +1958,7 @@ export interface components {
                 businessProcessIdentifier: string | null;
                 specificationIdentifier: string | null;
             };
+            buyerResponse?: components["schemas"]["BuyerResponse"];
         };
         PurchaseListItem: {
             documentId: string;
@@ -1896,6 +2000,127 @@ export interface components {
                 invoiceXmlSha256: string;
                 invoiceXmlBytes: number;
             };
+        };
+        /** @description The buyer's latest answer to a sales document (Peppol Invoice Response), as received. */
+        BuyerResponse: {
+            responseId: string;
+            /**
+             * @description `AB` Message acknowledgement: the invoice was received by the buyer; `IP` In process: the buyer is processing the invoice; `UQ` Under query: the buyer needs more information or a correction before going on; `CA` Conditionally accepted: accepted under the conditions stated; `RE` Rejected: the buyer will not process the invoice; `AP` Accepted: the buyer will pay the invoice; `PD` Paid: the buyer has paid the invoice
+             * @enum {string}
+             */
+            code: "AB" | "IP" | "UQ" | "CA" | "RE" | "AP" | "PD";
+            meaning: string;
+            /**
+             * @description The value the answer gives `meta.statuses.business.current`
+             * @enum {string}
+             */
+            businessStatus: "ACKNOWLEDGED" | "IN_PROCESS" | "UNDER_QUERY" | "CONDITIONALLY_ACCEPTED" | "REJECTED" | "ACCEPTED" | "PAID";
+            message: string | null;
+            reasons: {
+                /**
+                 * @description `NON` No issue; `REF` References incorrect; `LEG` Legal information incorrect; `REC` Receiver unknown; `QUA` Item quality insufficient; `DEL` Delivery issues; `PRI` Prices incorrect; `QTY` Quantity incorrect; `ITM` Items incorrect; `PAY` Payment terms incorrect; `UNR` Not recognized; `FIN` Finance terms incorrect; `PPD` Partially paid; `OTH` Other
+                 * @enum {string}
+                 */
+                code: "NON" | "REF" | "LEG" | "REC" | "QUA" | "DEL" | "PRI" | "QTY" | "ITM" | "PAY" | "UNR" | "FIN" | "PPD" | "OTH";
+                text: string | null;
+            }[];
+            actions: {
+                /**
+                 * @description `NOA` No action required; `PIN` Provide information; `NIN` Issue new invoice; `CNF` Credit fully; `CNP` Credit partially; `CNA` Credit the amount; `OTH` Other
+                 * @enum {string}
+                 */
+                code: "NOA" | "PIN" | "NIN" | "CNF" | "CNP" | "CNA" | "OTH";
+                text: string | null;
+            }[];
+            note: string | null;
+            /** Format: date */
+            issueDate: string;
+            invoiceNumber: string;
+            /** @description The buyer's endpoint id (`scheme:value`) */
+            senderParticipantId: string;
+            /** @description The seller's endpoint id (`scheme:value`) */
+            receiverParticipantId: string;
+            /** @enum {string} */
+            channel: "peppol_sandbox" | "peppol_as4";
+            /** Format: date-time */
+            receivedAt: string;
+        };
+        /** @description An answer the buyer sent for a received purchase invoice. */
+        PurchaseResponse: {
+            responseId: string;
+            /**
+             * @description `AB` Message acknowledgement: the invoice was received by the buyer; `IP` In process: the buyer is processing the invoice; `UQ` Under query: the buyer needs more information or a correction before going on; `CA` Conditionally accepted: accepted under the conditions stated; `RE` Rejected: the buyer will not process the invoice; `AP` Accepted: the buyer will pay the invoice; `PD` Paid: the buyer has paid the invoice
+             * @enum {string}
+             */
+            code: "AB" | "IP" | "UQ" | "CA" | "RE" | "AP" | "PD";
+            meaning: string;
+            /**
+             * @description The value the answer gives `meta.statuses.business.current`
+             * @enum {string}
+             */
+            businessStatus: "ACKNOWLEDGED" | "IN_PROCESS" | "UNDER_QUERY" | "CONDITIONALLY_ACCEPTED" | "REJECTED" | "ACCEPTED" | "PAID";
+            message: string | null;
+            reasons: {
+                /**
+                 * @description `NON` No issue; `REF` References incorrect; `LEG` Legal information incorrect; `REC` Receiver unknown; `QUA` Item quality insufficient; `DEL` Delivery issues; `PRI` Prices incorrect; `QTY` Quantity incorrect; `ITM` Items incorrect; `PAY` Payment terms incorrect; `UNR` Not recognized; `FIN` Finance terms incorrect; `PPD` Partially paid; `OTH` Other
+                 * @enum {string}
+                 */
+                code: "NON" | "REF" | "LEG" | "REC" | "QUA" | "DEL" | "PRI" | "QTY" | "ITM" | "PAY" | "UNR" | "FIN" | "PPD" | "OTH";
+                text: string | null;
+            }[];
+            actions: {
+                /**
+                 * @description `NOA` No action required; `PIN` Provide information; `NIN` Issue new invoice; `CNF` Credit fully; `CNP` Credit partially; `CNA` Credit the amount; `OTH` Other
+                 * @enum {string}
+                 */
+                code: "NOA" | "PIN" | "NIN" | "CNF" | "CNP" | "CNA" | "OTH";
+                text: string | null;
+            }[];
+            note: string | null;
+            /** Format: date */
+            issueDate: string;
+            invoiceNumber: string;
+            /** @description The buyer's endpoint id (`scheme:value`) */
+            senderParticipantId: string;
+            /** @description The seller's endpoint id (`scheme:value`) */
+            receiverParticipantId: string;
+            /** @enum {string} */
+            channel: "peppol_sandbox" | "peppol_as4";
+            /** Format: date-time */
+            sentAt: string;
+            responseXmlSha256: string;
+            transmission: {
+                /**
+                 * @description `delivered`: the seller's access point received it; `failed`: it did not (the answer may be given again)
+                 * @enum {string}
+                 */
+                status: "delivered" | "failed";
+                messageId: string | null;
+                detail: string | null;
+            };
+            responseXmlBase64?: string | null;
+        };
+        PurchaseResponseRequest: {
+            /**
+             * @description `AB` Message acknowledgement: the invoice was received by the buyer; `IP` In process: the buyer is processing the invoice; `UQ` Under query: the buyer needs more information or a correction before going on; `CA` Conditionally accepted: accepted under the conditions stated; `RE` Rejected: the buyer will not process the invoice; `AP` Accepted: the buyer will pay the invoice; `PD` Paid: the buyer has paid the invoice
+             * @enum {string}
+             */
+            code: "AB" | "IP" | "UQ" | "CA" | "RE" | "AP" | "PD";
+            /** @description Required for `RE`: the reason the seller sees (in `errors[]` of its document) */
+            message?: string;
+            /** @description OPStatusReason codes. `RE`, `UQ` and `CA` need at least one reason or action; `AB`, `IP`, `AP`, `PD` allow only `NON`. */
+            reasons?: {
+                /** @enum {string} */
+                code: "NON" | "REF" | "LEG" | "REC" | "QUA" | "DEL" | "PRI" | "QTY" | "ITM" | "PAY" | "UNR" | "FIN" | "PPD" | "OTH";
+                text?: string;
+            }[];
+            /** @description OPStatusAction codes: what the seller is asked to do */
+            actions?: {
+                /** @enum {string} */
+                code: "NOA" | "PIN" | "NIN" | "CNF" | "CNP" | "CNA" | "OTH";
+                text?: string;
+            }[];
+            note?: string;
         };
         InvoiceQuery: {
             /** @description ISO 3166-1 alpha-2, in capitals */
@@ -3188,6 +3413,110 @@ export interface operations {
             };
         };
     };
+    participantLookup: {
+        parameters: {
+            query?: {
+                /** @description A Peppol document type identifier (with or without `busdox-docid-qns::`) */
+                documentTypeId?: string;
+                /** @description A Peppol process identifier (with or without `cenbii-procid-ubl::`); needs documentTypeId */
+                processId?: string;
+            };
+            header?: never;
+            path: {
+                /** @description `0208:0123456789` or `iso6523-actorid-upis::0208:0123456789` */
+                participantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The lookup */
+            200: {
+                headers: {
+                    /** @description `private, max-age=<seconds until validUntil>` */
+                    "Cache-Control": string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ParticipantLookup"];
+                };
+            };
+            /** @description `invalid_argument`: a malformed participant identifier (path `["path","participantId"]`), an unknown or repeated query parameter */
+            400: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyError"];
+                };
+            };
+            /** @description Key missing, invalid, revoked or expired */
+            401: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description RFC 6750 challenge: `Bearer realm="einvoicing"`, with `error_description` saying what is expected (e.g. that a Bearer-only API does not read `X-API-Key`). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyUnauthorized"];
+                };
+            };
+            /** @description The workspace exceeded the participant lookup limit (PARTICIPANT_LOOKUP_RATE_LIMIT_PER_SECOND, _BURST); honor Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyError"];
+                };
+            };
+            /** @description Service failure */
+            500: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyError"];
+                };
+            };
+            /** @description `discovery_smp_*`: the participant's SMP answered with something unusable (unsigned, untrusted, malformed) */
+            502: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyError"];
+                };
+            };
+            /** @description `peppol_not_configured` (production without an access point) or `discovery_unavailable` (DNS or SMP unreachable; with Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnifyError"];
+                };
+            };
+        };
+    };
     documentRead: {
         parameters: {
             query: {
@@ -3685,6 +4014,347 @@ export interface operations {
                      *       "requestId": "req_63c4f928-b9da-4ca4-898c-1d1ed74d2478"
                      *     }
                      */
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description INTERNAL_ERROR: the document could not be read */
+            500: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+        };
+    };
+    purchaseResponses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A received purchase invoice (`pur_…`) */
+                documentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answers */
+            200: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["PurchaseResponse"][];
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description Missing or wrong key, or more than one credential (`code` + `message`) */
+            401: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description RFC 6750 challenge: `Bearer realm="einvoicing"`, with `error_description` saying what is expected (e.g. that a Bearer-only API does not read `X-API-Key`). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthFailure"];
+                };
+            };
+            /** @description NOT_FOUND: no such document in the workspace */
+            404: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description INTERNAL_ERROR: the document could not be read */
+            500: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+        };
+    };
+    purchaseRespond: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description A received purchase invoice (`pur_…`) */
+                documentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PurchaseResponseRequest"];
+            };
+        };
+        responses: {
+            /** @description The answer, as sent */
+            201: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The URL of the created resource. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PurchaseResponse"];
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description Missing or wrong key, or more than one credential (`code` + `message`) */
+            401: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description RFC 6750 challenge: `Bearer realm="einvoicing"`, with `error_description` saying what is expected (e.g. that a Bearer-only API does not read `X-API-Key`). */
+                    "WWW-Authenticate"?: string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthFailure"];
+                };
+            };
+            /** @description Error */
+            403: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description NOT_FOUND: no such document in the workspace */
+            404: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description CONCURRENT_MODIFICATION (with `Retry-After`): a concurrent write touched the same record, retry */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description Error */
+            413: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description Error */
+            415: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description INTERNAL_ERROR: the document could not be read */
+            500: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying (rate limit, write limit, write conflict). */
+                    "Retry-After"?: string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same `Idempotency-Key` and payload. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+        };
+    };
+    purchaseResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A received purchase invoice (`pur_…`) */
+                documentId: string;
+                responseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer */
+            200: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PurchaseResponse"];
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentsError"];
+                };
+            };
+            /** @description Missing or wrong key, or more than one credential (`code` + `message`) */
+            401: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    /** @description RFC 6750 challenge: `Bearer realm="einvoicing"`, with `error_description` saying what is expected (e.g. that a Bearer-only API does not read `X-API-Key`). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthFailure"];
+                };
+            };
+            /** @description NOT_FOUND: no such document in the workspace */
+            404: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when sane, otherwise one the service assigns (also in error bodies). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["DocumentsError"];
                 };
             };

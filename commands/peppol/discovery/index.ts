@@ -41,9 +41,30 @@ export type DiscoveryResult =
   | { found: true; endpoint: PeppolEndpoint }
   | { found: false; reason: 'PARTICIPANT_NOT_REGISTERED' | 'DOCUMENT_TYPE_NOT_SUPPORTED' | 'PROCESS_NOT_SUPPORTED' | 'TRANSPORT_NOT_SUPPORTED'; detail: string };
 
+/** What a participant's SMP says it receives: per document type, the processes and their transport profiles. */
+export type ParticipantServices =
+  | { registered: false; detail: string; validUntil: string }
+  | {
+      registered: true;
+      smpUrl: string;
+      documentTypes: { documentTypeId: string; processes: { processId: string; transportProfiles: string[] }[] }[];
+      /** Document types whose signed metadata could not be read (unsigned, untrusted, redirected): named, not guessed. */
+      unreadable: { documentTypeId: string; reason: string }[];
+      validUntil: string;
+    };
+
 export interface PeppolDiscovery {
   lookup(participant: { scheme: string; value: string }, documentTypeId: string, processId: string): Promise<DiscoveryResult>;
+  /**
+   * Every document type and process the participant's SMP lists (the service group, then each
+   * type's signed metadata, at most MAX_LISTED_DOCUMENT_TYPES), cached like lookups: until the
+   * earliest expiration of what it lists, at most an hour; "not registered" for five minutes.
+   */
+  participantServices?(participant: { scheme: string; value: string }): Promise<ParticipantServices>;
 }
+
+/** The most document types whose metadata a listing reads (an SMP may list hundreds). */
+export const MAX_LISTED_DOCUMENT_TYPES = 50;
 
 export type PeppolDiscoveryErrorCode =
   | 'SML_LOOKUP_FAILED'
@@ -351,7 +372,80 @@ export function createPeppolDiscovery(opts: { smlZone: string; dnsServers?: stri
     return { ...r, ttlMs: Math.max(1, Math.min(r.ttlMs, nextActivation - t)) };
   }
 
+  const servicesCache = new LRUCache<string, { result: ParticipantServices; expiresAt: number }>({ max: opts.cacheMax ?? 10_000, ttl: POSITIVE_TTL_MS });
+  const servicesInFlight = new Map<string, Promise<ParticipantServices>>();
+
+  async function listServices(participant: { scheme: string; value: string }): Promise<ParticipantServices> {
+    const t = opts.now().getTime();
+    const until = (ms: number) => new Date(t + ms).toISOString();
+    const participantText = `${participant.scheme}::${participant.value}`;
+    const smp = await smpUrlOf(participant);
+    if (!smp) return { registered: false, detail: `${participantText} is not registered in the SML ${zone}`, validUntil: until(NEGATIVE_TTL_MS) };
+    const participantPath = encodeURIComponent(participantText);
+    const group = await get(`${smp}/${participantPath}`);
+    if (group.status === 404) return { registered: false, detail: `${participantText} is registered in the SML but unknown to its SMP ${smp}`, validUntil: until(NEGATIVE_TTL_MS) };
+    if (group.status !== 200) throw new PeppolDiscoveryError('SMP_ANSWER_INVALID', `the SMP ${smp} answered ${group.status} for the service group of ${participantText}`, false);
+    const groupDoc = parseXml(group.body, 'service group');
+    const hrefs = nodes('/smp:ServiceGroup/smp:ServiceMetadataReferenceCollection/smp:ServiceMetadataReference', groupDoc)
+      .map((ref) => attr(ref, 'href'))
+      .filter((href) => href.toLowerCase().includes('/services/'))
+      .slice(0, MAX_LISTED_DOCUMENT_TYPES);
+    let validTo = t + POSITIVE_TTL_MS;
+    const documentTypes: Extract<ParticipantServices, { registered: true }>['documentTypes'] = [];
+    const unreadable: { documentTypeId: string; reason: string }[] = [];
+    for (const href of hrefs) {
+      let docTypeText: string;
+      try {
+        docTypeText = decodeURIComponent(href.slice(href.toLowerCase().lastIndexOf('/services/') + '/services/'.length));
+      } catch {
+        continue;
+      }
+      const metadataUrl = `${smp}/${participantPath}/services/${encodeURIComponent(docTypeText)}`;
+      try {
+        const metadata = await get(metadataUrl);
+        if (metadata.status !== 200) throw new PeppolDiscoveryError('SMP_ANSWER_INVALID', `the SMP answered ${metadata.status} at ${metadataUrl}`, false);
+        const { doc, smpCertificateValidTo } = await verifiedMetadata(metadata.body, metadataUrl);
+        validTo = Math.min(validTo, smpCertificateValidTo);
+        const info = nodes('/smp:SignedServiceMetadata/smp:ServiceMetadata/smp:ServiceInformation', doc)[0];
+        if (!info) throw new PeppolDiscoveryError('SMP_ANSWER_INVALID', `the service metadata at ${metadataUrl} has no ServiceInformation (redirects are not followed)`, false);
+        const processes = nodes('smp:ProcessList/smp:Process', info).map((p) => {
+          const id = nodes('ids:ProcessIdentifier', p)[0];
+          const endpoints = nodes('smp:ServiceEndpointList/smp:Endpoint', p).filter((e) => {
+            const expiration = text(nodes('smp:ServiceExpirationDate', e)[0]);
+            const activation = text(nodes('smp:ServiceActivationDate', e)[0]);
+            if (expiration && Date.parse(expiration) <= t) return false;
+            if (activation && Date.parse(activation) > t) return false;
+            if (expiration) validTo = Math.min(validTo, Date.parse(expiration));
+            return true;
+          });
+          return { processId: `${attr(id, 'scheme') || DEFAULT_PROCESS_SCHEME}::${text(id)}`, transportProfiles: [...new Set(endpoints.map((e) => attr(e, 'transportProfile')))] };
+        });
+        documentTypes.push({ documentTypeId: docTypeText, processes });
+      } catch (err) {
+        if (err instanceof PeppolDiscoveryError && !err.transient) unreadable.push({ documentTypeId: docTypeText, reason: err.message });
+        else throw err;
+      }
+    }
+    return { registered: true, smpUrl: smp, documentTypes, unreadable, validUntil: new Date(Math.max(t + 1, validTo)).toISOString() };
+  }
+
   return {
+    async participantServices(participant) {
+      const key = `${participant.scheme.toLowerCase()}::${participant.value.toLowerCase()}`;
+      const hit = servicesCache.get(key);
+      if (hit && hit.expiresAt > opts.now().getTime()) return hit.result;
+      const running = servicesInFlight.get(key);
+      if (running) return running;
+      const run = listServices(participant)
+        .then((result) => {
+          const ttl = Math.max(1, Date.parse(result.validUntil) - opts.now().getTime());
+          servicesCache.set(key, { result, expiresAt: opts.now().getTime() + ttl }, { ttl });
+          return result;
+        })
+        .finally(() => servicesInFlight.delete(key));
+      servicesInFlight.set(key, run);
+      return run;
+    },
     async lookup(participant, documentTypeId, processId) {
       const key = `${participant.scheme.toLowerCase()}::${participant.value.toLowerCase()}\n${documentTypeId}\n${processId}`;
       const hit = cache.get(key);
