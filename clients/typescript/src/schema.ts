@@ -1306,27 +1306,27 @@ export interface components {
                     } | null;
                     /** @description Tax invoice: required in every country. */
                     taxIds?: {
-                        /** @description Tax invoice: required in every country. */
+                        /** @description Tax invoice: required in AE, SA, MY; optional elsewhere. */
                         type?: string | null;
                         /** @description Tax invoice: required in every country. */
                         value?: string | null;
                     }[] | null;
-                    /** @description Tax invoice: required in AE, MY; optional elsewhere. */
+                    /** @description Tax invoice: required in AE, MY; conditional in BE (required when parties.seller.taxIds[0].value is absent), DE (required when parties.seller.taxIds[0].value is absent); optional elsewhere. */
                     registrationNumbers?: {
                         /** @description Tax invoice: required in AE, MY; optional elsewhere. */
                         type?: string | null;
-                        /** @description Tax invoice: required in AE, MY; optional elsewhere. */
+                        /** @description Tax invoice: required in AE, MY; conditional in BE (required when parties.seller.taxIds[0].value is absent), DE (required when parties.seller.taxIds[0].value is absent); optional elsewhere. */
                         value?: string | null;
                     }[] | null;
                     /** @description Tax invoice: required in AE, BE, DE; optional elsewhere. */
                     peppolId?: string | null;
                     /** @description Tax invoice: required in DE; optional elsewhere. */
                     contact?: {
-                        /** @description Tax invoice: required in DE; optional elsewhere. */
+                        /** @description Tax invoice: conditional in DE (required when parties.seller.contact is given); optional elsewhere. */
                         name?: string | null;
-                        /** @description Tax invoice: required in DE; optional elsewhere. */
+                        /** @description Tax invoice: conditional in DE (required when parties.seller.contact is given); optional elsewhere. */
                         phone?: string | null;
-                        /** @description Tax invoice: required in DE; optional elsewhere. */
+                        /** @description Tax invoice: conditional in DE (required when parties.seller.contact is given); optional elsewhere. */
                         email?: string | null;
                     } | null;
                 } | null;
@@ -1351,7 +1351,7 @@ export interface components {
                         /** @description a code from the field's code list (ISO 3166 country, ISO 4217 currency, emirate, frequency) Tax invoice: required in every country. */
                         country?: string | null;
                     } | null;
-                    /** @description Tax invoice: required in AE, MY; optional elsewhere. */
+                    /** @description Tax invoice: required in AE, MY; conditional in BE (required when a line of category O), DE (required when a line of category O); optional elsewhere. */
                     taxIds?: {
                         /** @description Tax invoice: required in MY; conditional in AE (required when parties.buyer.taxIds[0].value is given); optional elsewhere. */
                         type?: string | null;
@@ -1396,7 +1396,7 @@ export interface components {
                     } | null;
                 } | null;
             } | null;
-            /** @description Tax invoice: required in AE; conditional in SA (required when taxCategory is E; required when taxCategory is O), BE (required when taxCategory is E), DE (required when taxCategory is E); optional elsewhere. */
+            /** @description Tax invoice: required in AE; conditional in BE (required when a line of category O; required when taxCategory is E), DE (required when a line of category O; required when taxCategory is E); optional elsewhere. */
             lineItems?: {
                 id?: string | number | null;
                 /** @description Tax invoice: conditional in AE (required when the other of name and description is absent); optional elsewhere. */
@@ -1409,7 +1409,7 @@ export interface components {
                 taxAmount?: number | null;
                 /** @description Tax invoice: required in AE; optional elsewhere. */
                 lineTaxableValue?: number | null;
-                /** @description Tax invoice: required in AE; optional elsewhere. */
+                /** @description Tax invoice: required in AE; conditional in BE (required when a line of category O), DE (required when a line of category O); optional elsewhere. */
                 taxCategory?: string | null;
                 taxRate?: number | null;
                 /** @description Tax invoice: conditional in AE (required when extensions.ae_itemType is G or B (code), S or B (service accounting code)); optional elsewhere. */
@@ -1431,9 +1431,9 @@ export interface components {
                     amount?: number | null;
                     grossPrice?: number | null;
                 } | null;
-                /** @description Tax invoice: conditional in SA (required when taxCategory is E; required when taxCategory is O), BE (required when taxCategory is E), DE (required when taxCategory is E); optional elsewhere. */
+                /** @description Tax invoice: conditional in BE (required when taxCategory is E), DE (required when taxCategory is E); optional elsewhere. */
                 taxExemptionReason?: string | null;
-                /** @description Tax invoice: conditional in AE (required when the line taxCategory is E), SA (required when taxCategory is E; required when taxCategory is O), BE (required when taxCategory is E), DE (required when taxCategory is E); optional elsewhere. */
+                /** @description Tax invoice: conditional in AE (required when the line taxCategory is E), BE (required when taxCategory is E), DE (required when taxCategory is E); optional elsewhere. */
                 taxExemptionReasonCode?: string | null;
                 /** @description A flat map of string, number or boolean values; the names listed are the ones the service reads. Tax invoice: conditional in AE (required when the line taxCategory is AE; required when extensions.ae_itemType is G or B (code), S or B (service accounting code)); optional elsewhere. */
                 extensions?: {
