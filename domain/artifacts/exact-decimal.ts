@@ -11,6 +11,10 @@
  * A number enters as the decimal it is written as (its shortest JavaScript form, as decimal.js
  * takes it: 1.005 is 1.005, not the binary value below it). Rounding is half away from zero, the
  * rounding the EN 16931 and Peppol rules compute with.
+ *
+ * Why not a decimal library alone: decimal.js and big.js, used directly, cost 3-4× this CPU per
+ * document in the validation benchmark (measured side by side, docs/benchmarks.md), because they
+ * read every number operand through its decimal text.
  */
 import { Decimal } from 'decimal.js';
 
