@@ -91,6 +91,27 @@ interface SubmissionRecord {
   documentId: string;
 }
 
+/**
+ * The number claim's decision for `documentId`, from the claim's facts. One transaction writes a
+ * claim and its document: a claim without one is an orphan from before (released at once). Where
+ * the parts are written one after another, a claim may be read between them, so it is given time
+ * to get its document.
+ */
+function decideClaim(store: EventStore, facts: Awaited<ReturnType<typeof claimFacts>>, documentNumber: string, documentId: string, ctx: CommandContext) {
+  return numberClaimDecider.decide(
+    {
+      type: 'Claim',
+      documentNumber,
+      documentId,
+      holderId: facts.claim.state.holder,
+      holderStatus: facts.holderStatus,
+      now: ctx.now.toISOString(),
+      orphanedAfterMs: store.atomicMultiStream ? 0 : ABANDONED_CLAIM_MS,
+    },
+    facts.claim.state,
+  );
+}
+
 /** The facts a claim is decided on: the claim stream and what its holder's own stream says. */
 async function claimFacts(store: EventStore, streamId: string, fresh: boolean) {
   // Most numbers are new: the first attempt assumes the claim stream does not exist yet
@@ -208,18 +229,7 @@ export async function dryRunDocument(store: EventStore, input: SubmissionInput, 
   if (validated.success && documentNumber) {
     const { claim, holderStatus } = await claimFacts(store, numberClaimStream(input, documentNumber), false);
     try {
-      numberClaimDecider.decide(
-        {
-          type: 'Claim',
-          documentNumber,
-          documentId: randomUUID(),
-          holderId: claim.state.holder,
-          holderStatus,
-          now: ctx.now.toISOString(),
-          orphanedAfterMs: store.atomicMultiStream ? 0 : ABANDONED_CLAIM_MS,
-        },
-        claim.state,
-      );
+      decideClaim(store, { claim, holderStatus }, documentNumber, randomUUID(), ctx);
     } catch (err) {
       // Stale facts would be read again by a submission; the number is free as far as can be known.
       if (err instanceof DomainError && err.code === DOCUMENT_NUMBER_REUSED) report = rejectedForReuse();
@@ -294,21 +304,7 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
       const { claim, holderStatus } = await claimFacts(store, claimStream, attempt === 1);
       let claimEvents;
       try {
-        claimEvents = numberClaimDecider.decide(
-          {
-            type: 'Claim',
-            documentNumber,
-            documentId,
-            holderId: claim.state.holder,
-            holderStatus,
-            now: ctx.now.toISOString(),
-            // One transaction writes a claim and its document: a claim without one is an orphan
-            // from before (released at once). Where the parts are written one after another, a
-            // claim may be read between them, so it is given time to get its document.
-            orphanedAfterMs: store.atomicMultiStream ? 0 : ABANDONED_CLAIM_MS,
-          },
-          claim.state,
-        );
+        claimEvents = decideClaim(store, { claim, holderStatus }, documentNumber, documentId, ctx);
       } catch (err) {
         if (err instanceof DomainError && err.code === STALE_CLAIM_FACTS) throw new StaleClaimFacts();
         if (!(err instanceof DomainError && err.code === DOCUMENT_NUMBER_REUSED)) throw err;
