@@ -94,6 +94,17 @@ export function csidValidityProblem(certificate: { validFrom: string; validTo: s
   return null;
 }
 
+/**
+ * Whether a CSID expiring at `notAfter` (ISO) is due for renewal at `at` within `withinDays`:
+ * null when it expires later, else whether it has expired already and the whole days left
+ * (0 on its last day, negative once expired).
+ */
+export function csidRenewalDue(notAfter: string, at: Date, withinDays: number): { expired: boolean; daysLeft: number } | null {
+  const left = Date.parse(notAfter) - at.getTime();
+  if (left > withinDays * 86_400_000) return null;
+  return { expired: left < 0, daysLeft: Math.floor(left / 86_400_000) };
+}
+
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest();
 const hexBase64 = (data: string | Buffer) => Buffer.from(sha256(data).toString('hex'), 'utf8').toString('base64');
 
