@@ -12,13 +12,14 @@
  *   zatca renew --egs-unit <id> --otp <6 digits>    a new key and CSR, and its production CSID
  *   zatca revoke --egs-unit <id> [--reason <text>]
  *   zatca status --egs-unit <id>
+ *   zatca expiring [--within-days 30]               units whose production CSID expires within the window (or has expired)
  *
  * The API calls go to the environment the unit was registered in: ZATCA_BASE_URL when it is the
  * configured ZATCA_ENVIRONMENT, else ZATCA's published base URL. A refusal by ZATCA prints one line
  * on stderr (with ZATCA's code and message) and exits 2; nothing is recorded for a refused step.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { createEgsCsr, egsSecretBox, generateEgsKey, loadEgsUnit, registerEgsUnit, revokeEgsUnit, type EgsUnit } from '../commands/zatca/egs-units.js';
+import { createEgsCsr, egsSecretBox, expiringProductionCsids, generateEgsKey, loadEgsUnit, registerEgsUnit, revokeEgsUnit, type EgsUnit } from '../commands/zatca/egs-units.js';
 import { onboardingStatus, renewProductionCsid, requestComplianceCsid, requestProductionCsid, runComplianceChecks, type OnboardingDeps } from '../commands/zatca/onboarding.js';
 import { zatcaClient } from '../commands/zatca/production.js';
 import { ZATCA_ENVIRONMENTS } from '../platform/config.js';
@@ -32,6 +33,10 @@ const otp = (value: string) => {
 const vat = (value: string) => {
   if (!/^3\d{13}3$/.test(value)) throw new InvalidArgumentError('expected a Saudi VAT number: 15 digits, starting and ending with 3');
   return value;
+};
+const days = (value: string) => {
+  if (!/^\d{1,4}$/.test(value)) throw new InvalidArgumentError('expected a whole number of days (0-9999)');
+  return Number(value);
 };
 const unitId = (value: string) => {
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/.test(value)) throw new InvalidArgumentError('expected letters, digits, ".", "_" and "-" (at most 100)');
@@ -160,5 +165,16 @@ export function registerZatcaCommands(program: Command, h: AdminHelpers): void {
     .action(async (o: { egsUnit: string }) => {
       const r = await h.rt();
       done(await mustLoad(r, o.egsUnit));
+    });
+
+  zatca
+    .command('expiring')
+    .description('units whose active production CSID expires within the window or has expired (renew them with `zatca renew`)')
+    .option('--within-days <days>', 'the window, in days from now', days, 30)
+    .action(async (o: { withinDays: number }) => {
+      const r = await h.rt();
+      const now = h.ctx().now;
+      const units = await expiringProductionCsids(r.store, now, o.withinDays);
+      h.print({ now: now.toISOString(), withinDays: o.withinDays, units });
     });
 }

@@ -33,7 +33,7 @@ import { generateInvoiceXml, generateTaxDataDocument, type CoreDocument } from '
 import { destinationFor, retryDelayMs } from '../../domain/delivery/policy.js';
 import { DeliverySnapshotTaken, deliverySnapshotStream, type DeliverySnapshot } from '../../domain/delivery/snapshot.js';
 import { nextLink, ZatcaInvoiceChained, zatcaSellerChainStream, zatcaUnitChainStream, type ZatcaLink } from '../../domain/delivery/zatca-chain.js';
-import { zatcaStamper } from '../../domain/zatca/stamp.js';
+import { csidValidityProblem, ZATCA_CSID_EXPIRED, zatcaStamper } from '../../domain/zatca/stamp.js';
 import {
   DeliveryFailed,
   Delivered,
@@ -52,7 +52,7 @@ import type { Clock } from '../../platform/clock.js';
 import { artifactOf, DuplicateEventError, WrongExpectedVersionError, type Artifact, type EventStore, type NewEvent, type RecordedEvent, type StreamAppend } from '../../platform/eventstore/port.js';
 import { artifactBytes, readSubmission } from '../submissions.js';
 import { CONFLICT_RETRY_BUDGET_MS, ConcurrencyConflictError, conflictBackoff, eventMetadata, foldRecorded, loadAggregate, seededEventId, type CommandContext, type Loaded } from '../execute.js';
-import type { ConnectorRegistry, DeliveryRequest } from './connector.js';
+import type { ConnectorRegistry, DeliveryAnswer, DeliveryRequest } from './connector.js';
 import type { SecretBox } from '../webhooks/secrets.js';
 import { sellerSigningMaterial } from '../zatca/egs-units.js';
 
@@ -239,6 +239,24 @@ function request(h: DocumentHistory, attempt: number, xml: Buffer | null, invoic
  * unstamped chain per seller (the sandbox). A document already chained (an attempt that crashed
  * after chaining) gets its original link back, and the same XML.
  */
+/** Thrown before chaining when the unit's production CSID is outside its validity at the delivery's clock. */
+class CsidNotUsable extends Error {
+  constructor(readonly item: DocumentErrorItem) {
+    super(item.message);
+  }
+}
+
+function csidNotUsable(egsUnitId: string, x509: { validFrom: string; validTo: string }, now: Date): CsidNotUsable | null {
+  const problem = csidValidityProblem(x509, now);
+  if (!problem) return null;
+  const renew = `renew it with \`admin zatca renew --egs-unit ${egsUnitId} --otp <OTP from the FATOORA portal>\`; the next attempt then stamps with the new CSID`;
+  const message =
+    problem.reason === 'expired'
+      ? `the production CSID of EGS unit ${egsUnitId} expired at ${problem.notAfter}: nothing was stamped or sent; ${renew}`
+      : `the production CSID of EGS unit ${egsUnitId} is not valid before ${problem.notBefore}: nothing was stamped or sent; wait until then or ${renew}`;
+  return new CsidNotUsable({ code: ZATCA_CSID_EXPIRED, message, path: [], source: 'delivery' });
+}
+
 async function chainZatcaInvoice(deps: DeliveryDeps, h: DocumentHistory): Promise<{ xml: Buffer; invoiceHash: string; egsUnitId: string | null }> {
   const s = h.submitted;
   const sellerVat = String((s.coreDocument as CoreDocument)?.parties?.seller?.taxIds?.[0]?.value ?? s.sourceName);
@@ -274,6 +292,9 @@ async function chainZatcaInvoice(deps: DeliveryDeps, h: DocumentHistory): Promis
     const [lastEvent] = await deps.store.readStream(chainStream, { backwards: true, maxCount: 1 });
     const last = lastEvent ? (decodeEventData(ZatcaInvoiceChained, lastEvent.schemaVersion, lastEvent.data) as ZatcaLink) : null;
     if (last?.documentId === s.documentId) return xmlOf(last);
+    // A CSID outside its validity never stamps: nothing is chained (a link stamped earlier is reused above).
+    const notUsable = signer ? csidNotUsable(signer.egsUnitId, signer.x509, deps.clock.now()) : null;
+    if (notUsable) throw notUsable;
     const link = nextLink(last);
     const xml = xmlFor(link);
     const data: ZatcaLink = {
@@ -481,17 +502,26 @@ async function attemptDelivery(deps: DeliveryDeps, h: DocumentHistory): Promise<
     let invoiceHash: string | null = null;
     let chainedXml: Buffer | null = null;
     let egsUnitId: string | null = null;
+    let unusable: CsidNotUsable | null = null;
     if (s.country === 'SA') {
-      const chained = await chainZatcaInvoice(deps, h);
-      xml = chainedXml = chained.xml;
-      invoiceHash = chained.invoiceHash;
-      egsUnitId = chained.egsUnitId;
+      try {
+        const chained = await chainZatcaInvoice(deps, h);
+        xml = chainedXml = chained.xml;
+        invoiceHash = chained.invoiceHash;
+        egsUnitId = chained.egsUnitId;
+      } catch (err) {
+        if (!(err instanceof CsidNotUsable)) throw err;
+        unusable = err;
+      }
     }
     // Settled either way, so a rejection is never left unhandled while the start is appended.
-    const sending = connector.deliver(request(h, attempt, xml, invoiceHash, egsUnitId)).then(
-      (answer) => ({ answer }),
-      (error: unknown) => ({ error }),
-    );
+    // A CSID outside its validity sends nothing: the attempt fails retryable (a renewal lets the next one through).
+    const sending: Promise<{ answer: DeliveryAnswer } | { error: unknown }> = unusable
+      ? Promise.resolve({ answer: { kind: 'failed', error: unusable.item, outcomeUnknown: false } })
+      : connector.deliver(request(h, attempt, xml, invoiceHash, egsUnitId)).then(
+          (answer) => ({ answer }),
+          (error: unknown) => ({ error }),
+        );
     if (start && (await answerWithin(sending, deps.policy.startGraceMs)) === null) {
       // The destination is still working: record the start now (the document shows processing).
       try {

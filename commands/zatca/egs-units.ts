@@ -41,13 +41,15 @@ import {
   ZatcaEgsErrorCodes,
   zatcaEgsUnitStream,
   zatcaSellerSignerStream,
+  ZatcaEgsUnitRegistered,
   type CertificateFacts,
   type CsrSubject,
   type EgsKey,
   type EgsUnit,
   type ZatcaEgsEnvironment,
 } from '../../domain/zatca/egs-unit.js';
-import type { EventStore } from '../../platform/eventstore/port.js';
+import { csidRenewalDue } from '../../domain/zatca/stamp.js';
+import { START, type EventStore } from '../../platform/eventstore/port.js';
 import { execute, loadAggregate, type CommandContext } from '../execute.js';
 import type { SecretBox } from '../webhooks/secrets.js';
 
@@ -326,4 +328,46 @@ export async function sellerSigningMaterial(
   if (!signer.state.egsUnitId) return null;
   const unit = await loadEgsUnit(deps.store, signer.state.egsUnitId);
   return unit ? signingMaterial(deps, unit, 'production') : null;
+}
+
+/** The ids of every registered EGS unit, in registration order (a read of the whole log: an admin query). */
+export async function listEgsUnitIds(store: EventStore, pageSize = 5000): Promise<string[]> {
+  const ids: string[] = [];
+  let after = START;
+  for (;;) {
+    const page = await store.readAll(after, pageSize);
+    if (page.length === 0) return ids;
+    for (const e of page) if (e.type === ZatcaEgsUnitRegistered.type) ids.push((e.data as { egsUnitId: string }).egsUnitId);
+    after = page[page.length - 1]!.position;
+  }
+}
+
+export interface ExpiringCsid {
+  egsUnitId: string;
+  workspaceId: string;
+  environment: string;
+  sellerVat: string;
+  keyId: number;
+  requestId: string;
+  notAfter: string;
+  expired: boolean;
+  daysLeft: number;
+}
+
+/**
+ * The units (not revoked) whose active production CSID expires within `withinDays` of `now`, or
+ * has expired: the ones to renew (`admin zatca renew`). Soonest first.
+ */
+export async function expiringProductionCsids(store: EventStore, now: Date, withinDays: number): Promise<ExpiringCsid[]> {
+  const out: ExpiringCsid[] = [];
+  for (const id of await listEgsUnitIds(store)) {
+    const unit = await loadEgsUnit(store, id);
+    const key = unit ? keyWith(unit, 'production') : null;
+    if (!unit || !key) continue;
+    const csid = key.productionCsid!;
+    const due = csidRenewalDue(csid.notAfter, now, withinDays);
+    if (!due) continue;
+    out.push({ egsUnitId: unit.egsUnitId, workspaceId: unit.workspaceId, environment: unit.environment, sellerVat: unit.sellerVat, keyId: key.keyId, requestId: csid.requestId, notAfter: csid.notAfter, ...due });
+  }
+  return out.sort((a, b) => a.notAfter.localeCompare(b.notAfter));
 }

@@ -71,6 +71,40 @@ export class StampError extends Error {
   override readonly name = 'StampError';
 }
 
+/** The error code of a delivery attempt refused because the EGS unit's CSID is outside its validity. */
+export const ZATCA_CSID_EXPIRED = 'ZATCA_CSID_EXPIRED';
+
+export interface CsidValidityProblem {
+  /** `expired`: after notAfter; `not_yet_valid`: before notBefore. */
+  reason: 'expired' | 'not_yet_valid';
+  notBefore: string;
+  notAfter: string;
+}
+
+/**
+ * Whether a CSID's certificate may sign at `at` (the caller's clock): null inside its validity
+ * (notBefore ≤ at ≤ notAfter, as X.509 defines it), else why not with both instants (ISO).
+ */
+export function csidValidityProblem(certificate: { validFrom: string; validTo: string }, at: Date): CsidValidityProblem | null {
+  const notBefore = new Date(certificate.validFrom);
+  const notAfter = new Date(certificate.validTo);
+  const t = at.getTime();
+  if (t > notAfter.getTime()) return { reason: 'expired', notBefore: notBefore.toISOString(), notAfter: notAfter.toISOString() };
+  if (t < notBefore.getTime()) return { reason: 'not_yet_valid', notBefore: notBefore.toISOString(), notAfter: notAfter.toISOString() };
+  return null;
+}
+
+/**
+ * Whether a CSID expiring at `notAfter` (ISO) is due for renewal at `at` within `withinDays`:
+ * null when it expires later, else whether it has expired already and the whole days left
+ * (0 on its last day, negative once expired).
+ */
+export function csidRenewalDue(notAfter: string, at: Date, withinDays: number): { expired: boolean; daysLeft: number } | null {
+  const left = Date.parse(notAfter) - at.getTime();
+  if (left > withinDays * 86_400_000) return null;
+  return { expired: left < 0, daysLeft: Math.floor(left / 86_400_000) };
+}
+
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest();
 const hexBase64 = (data: string | Buffer) => Buffer.from(sha256(data).toString('hex'), 'utf8').toString('base64');
 

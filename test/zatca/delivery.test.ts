@@ -37,7 +37,8 @@ const SELLER_VAT = '300000000000003'; // the seller of the Saudi sample document
 
 describe('ZATCA: stamped delivery, chained per EGS unit (real PostgreSQL, sandbox simulator)', function () {
   this.timeout(60000);
-  const clock = new ManualClock(new Date('2026-06-01T10:00:00Z'));
+  // An hour ahead: the test CA's certificates are valid from their issue, and a CSID never signs before its notBefore.
+  const clock = new ManualClock(new Date(Date.now() + 3_600_000));
   let store: PostgresEventStore;
   let ca: TestCa;
   const secrets = secretBox(Buffer.alloc(32, 3));
