@@ -95,7 +95,9 @@ export function statusesOf(transitions: readonly DocumentTransition[]) {
  * What of a sales document's facts its statuses need: the facts less the submission's content
  * (the search projection keeps only these for a document in flight, its body being indexed).
  */
-export type SalesStateFacts = Pick<SalesDocumentFacts, 'documentId' | 'workspaceId' | 'environment' | 'documentType' | 'transitions'>;
+export type SalesStateFacts = Pick<SalesDocumentFacts, 'documentId' | 'workspaceId' | 'environment' | 'documentType' | 'transitions'> &
+  /** Kept for documents received after cancellations were recorded (a final_valid MY document may still change). */
+  Partial<Pick<SalesDocumentFacts, 'country'>>;
 
 /**
  * The parts of an indexed document that change after it is received (its state), where they
