@@ -59,7 +59,8 @@ function received(event: RecordedEvent): SalesDocumentFacts {
 /** The facts a later state change needs (those stored for a document in flight). */
 function stateFacts(facts: SalesStateFacts): SalesStateFacts {
   const { documentId, workspaceId, environment, documentType, transitions, country } = facts;
-  return { documentId, workspaceId, environment, documentType, transitions, ...(country !== undefined ? { country } : {}) };
+  // The country only where it matters: a document its seller may still cancel at the authority.
+  return { documentId, workspaceId, environment, documentType, transitions, ...(cancellableAtAuthority(country, environment) ? { country } : {}) };
 }
 
 /** The state an event moves `state` to (the document state machine), or null when it is no transition. */

@@ -96,7 +96,7 @@ export function statusesOf(transitions: readonly DocumentTransition[]) {
  * (the search projection keeps only these for a document in flight, its body being indexed).
  */
 export type SalesStateFacts = Pick<SalesDocumentFacts, 'documentId' | 'workspaceId' | 'environment' | 'documentType' | 'transitions'> &
-  /** Kept for documents received after cancellations were recorded (a final_valid MY document may still change). */
+  /** Kept only for a document its seller may still cancel at the authority (a production MY one, whose final_valid may change). */
   Partial<Pick<SalesDocumentFacts, 'country'>>;
 
 /**

@@ -12,6 +12,7 @@ import { MyInvoisCredentials } from '../../commands/myinvois/credentials.js';
 import { cancelMyInvoisDocument, CancellationRefused } from '../../commands/myinvois/cancel.js';
 import type { MyInvoisConnector } from '../../commands/myinvois/connector.js';
 import { ManualClock } from '../../platform/clock.js';
+import { SEARCH_STATES_TABLE } from '../../readmodels/search/postgres.js';
 import { testDb } from '../support/db.js';
 import { call, startTestService, type TestService } from '../support/http.js';
 import { freshNumber, unifyTenant, type UnifyTenant } from '../unify/support.js';
@@ -174,6 +175,16 @@ describe('MyInvois production connector against the contract server (test fixtur
     expect(data.errors[0].message).to.contain('wrong buyer');
     expect(data.government).to.include({ authority: 'MyInvois', uuid: stored.uuid });
     expect(data.government.cancellation).to.include({ status: 'Cancelled', reason: 'wrong buyer', by: 'seller', cancelledAt: cancelled.cancelledAt });
+    // The search index follows: the document's indexed state is final_invalid.
+    let indexed: any;
+    for (const deadline = Date.now() + 10_000; ; ) {
+      const row = await testDb().knex(SEARCH_STATES_TABLE).where({ workspace_id: workspaceId, document_id: documentId }).first();
+      indexed = row ? JSON.parse(row.state) : null;
+      if (indexed?.coreDocument?.meta?.statuses?.internal?.state === 'final_invalid' || Date.now() > deadline) break;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    expect(indexed.coreDocument.meta.statuses.internal.state).to.equal('final_invalid');
+    expect(indexed.statusHistory.map((h: any) => h.state).slice(-2)).to.deep.equal(['final_valid', 'final_invalid']);
     const events = await t.service.runtime.store.readStream(`document-${documentId}`);
     expect(events.filter((e) => e.type === 'DocumentCancelled')).to.have.length(1);
     // Cancelled already: refused here, without asking MyInvois again, and nothing more is recorded.
