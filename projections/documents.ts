@@ -22,6 +22,7 @@ import {
   DocumentSubmitted,
   Finalized,
   BuyerResponded,
+  Cancelled,
   documentDecider,
   type ArtifactRef,
 } from '../domain/document/document.js';
@@ -172,6 +173,12 @@ async function applyBatch(trx: Knex.Transaction, events: readonly RecordedEvent[
         // The answer's record; the state moves only with a DocumentFinalized of the same append.
         const data = decodeEventData(BuyerResponded, event.schemaVersion, event.data);
         change(event, { updatedAt: at, government: json(data.government) });
+        break;
+      }
+      case Cancelled.type: {
+        // The seller's cancellation at the authority: final_invalid, its one error item, the record with the cancellation.
+        const data = decodeEventData(Cancelled, event.schemaVersion, event.data);
+        change(event, { state: 'final_invalid', updatedAt: at, result: { government: json(data.government), errors: json([data.error]) }, nextAttemptAt: null, finalResultDueAt: null });
         break;
       }
     }

@@ -6,15 +6,16 @@
  * content (the body, indexed once, never changes). One read and one write of the facts per batch.
  *
  * The facts of a document in a terminal state (rejected, final valid or invalid) are not kept:
- * no later event can change its indexed document (the state machine has no transition out of
- * those states), so they would never be read again. A catch-up, where most documents reach
+ * no later event can change its indexed document, so they would never be read again. The one
+ * exception: a final_valid production MY document, which its seller may still cancel at MyInvois
+ * (final_invalid); its facts stay. A catch-up, where most documents reach
  * their final state within one batch, then writes no facts for them at all; a document that
  * becomes final in a later batch has its row dropped. The table holds documents in flight.
  */
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../platform/eventstore/port.js';
 import { BUSINESS_STATUS_OF } from '../domain/peppol/invoice-response.js';
-import { BuyerResponded, DocumentRejected, DocumentSubmitted, Finalized, TRANSITIONS, documentDecider, isTerminal, type DocumentState } from '../domain/document/document.js';
+import { BuyerResponded, DocumentRejected, DocumentSubmitted, Finalized, TRANSITIONS, cancellableAtAuthority, documentDecider, isTerminal, type DocumentState } from '../domain/document/document.js';
 import { decodeEventData } from '../domain/events/envelope.js';
 import { indexedSalesDocument, indexedSalesState, type SalesDocumentFacts, type SalesStateFacts } from '../domain/query/indexed-document.js';
 import type { IndexWrite } from '../readmodels/search/port.js';
@@ -34,7 +35,10 @@ interface Known {
   stored: boolean;
 }
 
-const isFinal = (facts: SalesStateFacts) => isTerminal(facts.transitions[facts.transitions.length - 1]!.state);
+const isFinal = (facts: SalesStateFacts) => {
+  const state = facts.transitions[facts.transitions.length - 1]!.state;
+  return isTerminal(state) && !(state === 'final_valid' && cancellableAtAuthority(facts.country, facts.environment));
+};
 
 function received(event: RecordedEvent): SalesDocumentFacts {
   const submitted = event.type === DocumentSubmitted.type;
@@ -54,8 +58,9 @@ function received(event: RecordedEvent): SalesDocumentFacts {
 
 /** The facts a later state change needs (those stored for a document in flight). */
 function stateFacts(facts: SalesStateFacts): SalesStateFacts {
-  const { documentId, workspaceId, environment, documentType, transitions } = facts;
-  return { documentId, workspaceId, environment, documentType, transitions };
+  const { documentId, workspaceId, environment, documentType, transitions, country } = facts;
+  // The country only where it matters: a document its seller may still cancel at the authority.
+  return { documentId, workspaceId, environment, documentType, transitions, ...(cancellableAtAuthority(country, environment) ? { country } : {}) };
 }
 
 /** The state an event moves `state` to (the document state machine), or null when it is no transition. */

@@ -90,7 +90,7 @@ export function registerMyInvoisCommands(program: Command, h: AdminHelpers): voi
     });
   myinvois
     .command('cancel')
-    .description('cancel a valid production MY document at MyInvois (within 72 hours of its validation)')
+    .description('cancel a valid production MY document at MyInvois (within 72 hours of its validation); the document then ends final_invalid')
     .requiredOption('--workspace <id>', 'the workspace of the document')
     .requiredOption('--document <id>', 'the document id')
     .requiredOption('--reason <text>', 'the reason MyInvois records (up to 300 characters)')
@@ -100,7 +100,7 @@ export function registerMyInvoisCommands(program: Command, h: AdminHelpers): voi
       await h.caughtUp(r);
       const connector = createMyInvoisConnector({ config: r.config, knex: r.db.knex, clock: systemClock })!;
       try {
-        h.print(await cancelMyInvoisDocument({ ...connector.deps, knex: r.db.knex }, { workspaceId: o.workspace, documentId: o.document, reason: o.reason }));
+        h.print(await cancelMyInvoisDocument({ ...connector.deps, knex: r.db.knex, store: r.store }, { workspaceId: o.workspace, documentId: o.document, reason: o.reason }));
       } catch (err) {
         if (err instanceof CancellationRefused) throw h.usage(`refused (${err.code}): ${err.message}`);
         throw err;

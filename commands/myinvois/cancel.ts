@@ -5,13 +5,18 @@
  * at MyInvois, or when the window has closed; MyInvois's own refusal (its OperationPeriodOver or
  * IncorrectState answer) is reported as it comes.
  *
- * The cancellation is made at the authority; the document's state in the service stays as it
- * was (the state machine has no transition out of final_valid), and the authority's answer is
- * what this returns.
+ * Once MyInvois confirms the cancellation it is recorded on the document's stream
+ * (`DocumentCancelled`, appended with the expected revision): the document moves from
+ * final_valid to final_invalid with one error item `DOCUMENT_CANCELLED`, and its status, the
+ * search index and the `document.status.changed` webhook follow. A document whose cancellation
+ * is recorded already is refused (`DOCUMENT_ALREADY_CANCELLED`) without asking MyInvois again.
  */
 import type { Knex } from 'knex';
+import { cancellableAtAuthority, documentDecider, documentStream } from '../../domain/document/document.js';
 import { MYINVOIS_LIMITS, supplierTin } from '../../domain/myinvois/api.js';
+import type { EventStore } from '../../platform/eventstore/port.js';
 import { findSalesDocument } from '../../readmodels/sales-documents.js';
+import { execute, loadAggregate } from '../execute.js';
 import { MyInvoisError } from './client.js';
 import type { MyInvoisConnectorDeps } from './connector.js';
 
@@ -31,17 +36,22 @@ export interface Cancelled {
   status: string;
   reason: string;
   cancelledAt: string;
+  /** The document's state in the service once the cancellation is recorded. */
+  state: 'final_invalid';
 }
 
-export async function cancelMyInvoisDocument(deps: MyInvoisConnectorDeps & { knex: Knex }, input: { workspaceId: string; documentId: string; reason: string }): Promise<Cancelled> {
+export async function cancelMyInvoisDocument(deps: MyInvoisConnectorDeps & { knex: Knex; store: EventStore }, input: { workspaceId: string; documentId: string; reason: string }): Promise<Cancelled> {
   const reason = input.reason.trim();
   if (reason === '' || reason.length > 300) throw new CancellationRefused('MYINVOIS_CANCEL_REASON_INVALID', 'a cancellation needs a reason of 1 to 300 characters');
   const doc = await findSalesDocument(deps.knex, input.workspaceId, input.documentId);
   if (!doc) throw new CancellationRefused('DOCUMENT_NOT_FOUND', `no document ${input.documentId} in workspace ${input.workspaceId}`);
-  if (doc.country !== 'MY' || doc.environment !== 'production') throw new CancellationRefused('MYINVOIS_NOT_APPLICABLE', `document ${input.documentId} is a ${doc.environment} ${doc.country} document; only production MY documents are at MyInvois`);
+  const stream = documentStream(input.documentId);
+  const loaded = await loadAggregate(deps.store, documentDecider, stream);
+  if (loaded.state.cancelled) throw new CancellationRefused('DOCUMENT_ALREADY_CANCELLED', `document ${input.documentId} was cancelled already; it is final_invalid`);
+  if (!cancellableAtAuthority(doc.country, doc.environment)) throw new CancellationRefused('MYINVOIS_NOT_APPLICABLE', `document ${input.documentId} is a ${doc.environment} ${doc.country} document; only production MY documents are at MyInvois`);
   const government = (doc.government ?? {}) as Record<string, unknown>;
-  if (doc.state !== 'final_valid' || government.authority !== 'MyInvois' || typeof government.uuid !== 'string') {
-    throw new CancellationRefused('MYINVOIS_NOT_VALID', `document ${input.documentId} is ${doc.state}; only a document MyInvois validated can be cancelled`);
+  if (loaded.state.state !== 'final_valid' || government.authority !== 'MyInvois' || typeof government.uuid !== 'string') {
+    throw new CancellationRefused('MYINVOIS_NOT_VALID', `document ${input.documentId} is ${loaded.state.state}; only a document MyInvois validated can be cancelled`);
   }
   const validatedAt = typeof government.dateTimeValidated === 'string' ? Date.parse(government.dateTimeValidated) : NaN;
   const now = deps.clock.now();
@@ -63,9 +73,9 @@ export async function cancelMyInvoisDocument(deps: MyInvoisConnectorDeps & { kne
         ? { ...deps.config.intermediary, onBehalfOf: taxpayer.tin }
         : null;
   if (!login) throw new CancellationRefused('MYINVOIS_INTERMEDIARY_NOT_CONFIGURED', 'MYINVOIS_CLIENT_ID and MYINVOIS_CLIENT_SECRET are not set');
+  let answer: { uuid: string; status: string };
   try {
-    const answer = await deps.client.cancel({ clientId: login.clientId, clientSecret: login.clientSecret, onBehalfOf: login.onBehalfOf }, government.uuid, reason);
-    return { documentId: input.documentId, uuid: answer.uuid, status: answer.status, reason, cancelledAt: deps.clock.now().toISOString() };
+    answer = await deps.client.cancel({ clientId: login.clientId, clientSecret: login.clientSecret, onBehalfOf: login.onBehalfOf }, government.uuid, reason);
   } catch (err) {
     if (err instanceof MyInvoisError && err.kind === 'refused') {
       const code = err.apiError?.code === 'OperationPeriodOver' ? 'MYINVOIS_CANCELLATION_WINDOW_CLOSED' : 'MYINVOIS_CANCEL_REFUSED';
@@ -73,4 +83,22 @@ export async function cancelMyInvoisDocument(deps: MyInvoisConnectorDeps & { kne
     }
     throw err;
   }
+  const at = deps.clock.now();
+  const cancelledAt = at.toISOString();
+  // Confirmed by MyInvois: recorded on the document (no change if a concurrent run recorded it first).
+  await execute(
+    deps.store,
+    documentDecider,
+    stream,
+    {
+      type: 'RecordCancellation',
+      reason,
+      cancelledAt,
+      authority: 'MyInvois',
+      authorityUuid: answer.uuid,
+      government: { ...government, cancellation: { status: answer.status, reason, cancelledAt, by: 'seller' } },
+    },
+    { now: at, workspaceId: input.workspaceId, environment: doc.environment, actor: 'admin-cli' },
+  );
+  return { documentId: input.documentId, uuid: answer.uuid, status: answer.status, reason, cancelledAt, state: 'final_invalid' };
 }

@@ -13,7 +13,14 @@
  * after delivery started and moves no state by itself. A document still awaiting its final result
  * (`delivery_success`, see docs/api/invoice-response.md) is finalized by the answer in the same
  * append: RE final_invalid (`BUYER_REJECTED`), AP or PD final_valid. An answer that arrives before
- * the delivery was recorded is kept and applied when it is. A terminal state never changes.
+ * the delivery was recorded is kept and applied when it is.
+ *
+ * A terminal state changes in one way only: the seller's own cancellation at the tax authority
+ * (MyInvois allows it within 72 hours of validation), recorded once the authority confirmed it:
+ *
+ *   final_valid ──DocumentCancelled──▶ final_invalid (error DOCUMENT_CANCELLED)
+ *
+ * Recording a cancellation again is no change (idempotent).
  */
 import { createHash } from 'node:crypto';
 import * as t from 'io-ts';
@@ -141,6 +148,36 @@ export const BuyerResponded = defineEvent({
 });
 export type BuyerResponseData = t.TypeOf<typeof BuyerResponded.codec>;
 
+/**
+ * Whether a final_valid document of this country and environment may still be cancelled by its
+ * seller at the authority (a production Malaysian document, at MyInvois): its state can then
+ * still change.
+ */
+export const cancellableAtAuthority = (country: string | null | undefined, environment: string | null | undefined): boolean =>
+  country === 'MY' && environment === 'production';
+
+/** The code of the error item a cancelled document shows. */
+export const DOCUMENT_CANCELLED = 'DOCUMENT_CANCELLED';
+
+export const Cancelled = defineEvent({
+  type: 'DocumentCancelled',
+  version: 1,
+  codec: t.type({
+    reason: t.string,
+    /** When the authority confirmed the cancellation. */
+    cancelledAt: t.string,
+    by: t.literal('seller'),
+    /** The authority that cancelled it (MyInvois) and its id of the document there. */
+    authority: t.string,
+    authorityUuid: t.string,
+    /** The error item the status object shows (code DOCUMENT_CANCELLED). */
+    error: ErrorItem,
+    /** The delivery record with the cancellation (`cancellation`): the status object's `government`. */
+    government: t.unknown,
+  }),
+});
+export type CancellationData = t.TypeOf<typeof Cancelled.codec>;
+
 export type DocumentEvent =
   | DomainEvent<'DocumentSubmitted', t.TypeOf<typeof DocumentSubmitted.codec>>
   | DomainEvent<'DocumentRejected', t.TypeOf<typeof DocumentRejected.codec>>
@@ -148,7 +185,8 @@ export type DocumentEvent =
   | DomainEvent<'DocumentDelivered', t.TypeOf<typeof Delivered.codec>>
   | DomainEvent<'DocumentDeliveryFailed', t.TypeOf<typeof DeliveryFailed.codec>>
   | DomainEvent<'DocumentFinalized', t.TypeOf<typeof Finalized.codec>>
-  | DomainEvent<'DocumentBuyerResponded', BuyerResponseData>;
+  | DomainEvent<'DocumentBuyerResponded', BuyerResponseData>
+  | DomainEvent<'DocumentCancelled', CancellationData>;
 
 /** state -> event type -> next state. Nothing else is a transition. */
 export const TRANSITIONS: Readonly<Record<DocumentState | 'none', Partial<Record<DocumentEvent['type'], (e: any) => DocumentState>>>> = {
@@ -162,7 +200,8 @@ export const TRANSITIONS: Readonly<Record<DocumentState | 'none', Partial<Record
   },
   delivery_success: { DocumentFinalized: (e: DocumentEvent & { type: 'DocumentFinalized' }) => (e.data.outcome === 'valid' ? 'final_valid' : 'final_invalid') },
   rejected: {},
-  final_valid: {},
+  // The seller's cancellation at the authority: the one way out of a terminal state.
+  final_valid: { DocumentCancelled: () => 'final_invalid' },
   final_invalid: {},
 };
 
@@ -204,7 +243,9 @@ export type DocumentCommand =
     }
   | ({ type: 'Finalize' } & FinalResult)
   /** The buyer's Invoice Response, received for this document. */
-  | { type: 'RecordBuyerResponse'; response: BuyerResponseData };
+  | { type: 'RecordBuyerResponse'; response: BuyerResponseData }
+  /** The seller's cancellation, confirmed by the authority (a final_valid document only). */
+  | { type: 'RecordCancellation'; reason: string; cancelledAt: string; authority: string; authorityUuid: string; government: unknown };
 
 export interface DocumentStateView {
   state: DocumentState | 'none';
@@ -216,6 +257,8 @@ export interface DocumentStateView {
   pendingFinal?: FinalResult | null;
   /** The buyer's latest answer as the status object shows it (`government.buyerResponse`). */
   lastBuyerResponse?: unknown;
+  /** Set once the seller's cancellation is recorded. */
+  cancelled?: boolean;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -238,6 +281,7 @@ export const documentDecider: Decider<DocumentCommand, DocumentStateView, Docume
     DocumentDeliveryFailed: DeliveryFailed,
     DocumentFinalized: Finalized,
     DocumentBuyerResponded: BuyerResponded,
+    DocumentCancelled: Cancelled,
   },
   decide(command, s) {
     const events: DocumentEvent[] = [];
@@ -286,6 +330,23 @@ export const documentDecider: Decider<DocumentCommand, DocumentStateView, Docume
         if (final) events.push(finalEvent(final));
         break;
       }
+      case 'RecordCancellation': {
+        if (s.cancelled) return [];
+        if (s.state !== 'final_valid') {
+          throw new DomainError('conflict', 'INVALID_TRANSITION', `a ${s.state} document cannot be cancelled: only a final_valid one can`);
+        }
+        const reason = command.reason.trim();
+        if (reason === '') throw new DomainError('validation', 'CANCELLATION_REASON_REQUIRED', 'a cancellation needs a reason');
+        const { cancelledAt, authority, authorityUuid, government } = command;
+        const error: DocumentErrorItem = {
+          code: DOCUMENT_CANCELLED,
+          message: `cancelled by the seller at ${authority} on ${cancelledAt}: ${reason}`,
+          path: [],
+          source: 'government',
+        };
+        events.push({ type: 'DocumentCancelled', data: { reason, cancelledAt, by: 'seller', authority, authorityUuid, error, government } });
+        break;
+      }
     }
     // Every event must be a transition of the state it meets.
     let state = s;
@@ -324,6 +385,8 @@ export const documentDecider: Decider<DocumentCommand, DocumentStateView, Docume
         return { ...s, state, attempts: event.data.attempt };
       case 'DocumentFinalized':
         return { ...s, state, pendingFinal: null };
+      case 'DocumentCancelled':
+        return { ...s, state, cancelled: true };
       default:
         return { ...s, state };
     }

@@ -95,7 +95,9 @@ export function statusesOf(transitions: readonly DocumentTransition[]) {
  * What of a sales document's facts its statuses need: the facts less the submission's content
  * (the search projection keeps only these for a document in flight, its body being indexed).
  */
-export type SalesStateFacts = Pick<SalesDocumentFacts, 'documentId' | 'workspaceId' | 'environment' | 'documentType' | 'transitions'>;
+export type SalesStateFacts = Pick<SalesDocumentFacts, 'documentId' | 'workspaceId' | 'environment' | 'documentType' | 'transitions'> &
+  /** Kept only for a document its seller may still cancel at the authority (a production MY one, whose final_valid may change). */
+  Partial<Pick<SalesDocumentFacts, 'country'>>;
 
 /**
  * The parts of an indexed document that change after it is received (its state), where they

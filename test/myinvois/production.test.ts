@@ -12,6 +12,7 @@ import { MyInvoisCredentials } from '../../commands/myinvois/credentials.js';
 import { cancelMyInvoisDocument, CancellationRefused } from '../../commands/myinvois/cancel.js';
 import type { MyInvoisConnector } from '../../commands/myinvois/connector.js';
 import { ManualClock } from '../../platform/clock.js';
+import { SEARCH_STATES_TABLE } from '../../readmodels/search/postgres.js';
 import { testDb } from '../support/db.js';
 import { call, startTestService, type TestService } from '../support/http.js';
 import { freshNumber, unifyTenant, type UnifyTenant } from '../unify/support.js';
@@ -139,11 +140,11 @@ describe('MyInvois production connector against the contract server (test fixtur
     expect(fixture.count('recentDocuments')).to.be.at.least(1);
   });
 
-  it('cancels a valid document within 72 hours, and refuses precisely outside the window', async () => {
+  it('cancels a valid document within 72 hours (it then shows final_invalid, DOCUMENT_CANCELLED), and refuses precisely outside the window and a second time', async () => {
     const { documentId, number } = await submit();
     expect((await settled(documentId)).state).to.equal('final_valid');
     const connector = t.service.processes.connectors.connectorFor('production', 'MYINVOIS') as MyInvoisConnector;
-    const deps = { ...connector.deps, knex: testDb().knex };
+    const deps = { ...connector.deps, knex: testDb().knex, store: t.service.runtime.store };
     const workspaceId = (await u.status(documentId, 'read')).json.workspaceId ?? (await testDb().knex('sales_documents').where({ document_id: documentId }).first()).workspace_id;
     // Outside the window: refused here, without asking MyInvois.
     const late = new ManualClock(new Date(Date.now() + 73 * 3600 * 1000));
@@ -158,17 +159,44 @@ describe('MyInvois production connector against the contract server (test fixtur
     }
     expect(fixture.count('cancel')).to.equal(cancels);
     const cancelled = await cancelMyInvoisDocument(deps, { workspaceId, documentId, reason: 'wrong buyer' });
-    expect(cancelled).to.include({ documentId, status: 'Cancelled', reason: 'wrong buyer' });
+    expect(cancelled).to.include({ documentId, status: 'Cancelled', reason: 'wrong buyer', state: 'final_invalid' });
     const stored = [...fixture.documents.values()].find((d) => d.internalId === number)!;
     expect(stored.status).to.equal('Cancelled');
-    // Cancelled already: MyInvois's own refusal comes back as it is.
+    // The cancellation shows on the document: its status read over HTTP.
+    let data: any;
+    for (const deadline = Date.now() + 10_000; ; ) {
+      data = (await u.status(documentId, 'status')).json.data;
+      if (data.state === 'final_invalid' || Date.now() > deadline) break;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    expect(data.state).to.equal('final_invalid');
+    expect(data.errors).to.have.length(1);
+    expect(data.errors[0]).to.include({ code: 'DOCUMENT_CANCELLED', source: 'government' });
+    expect(data.errors[0].message).to.contain('wrong buyer');
+    expect(data.government).to.include({ authority: 'MyInvois', uuid: stored.uuid });
+    expect(data.government.cancellation).to.include({ status: 'Cancelled', reason: 'wrong buyer', by: 'seller', cancelledAt: cancelled.cancelledAt });
+    // The search index follows: the document's indexed state is final_invalid.
+    let indexed: any;
+    for (const deadline = Date.now() + 10_000; ; ) {
+      const row = await testDb().knex(SEARCH_STATES_TABLE).where({ workspace_id: workspaceId, document_id: documentId }).first();
+      indexed = row ? JSON.parse(row.state) : null;
+      if (indexed?.coreDocument?.meta?.statuses?.internal?.state === 'final_invalid' || Date.now() > deadline) break;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    expect(indexed.coreDocument.meta.statuses.internal.state).to.equal('final_invalid');
+    expect(indexed.statusHistory.map((h: any) => h.state).slice(-2)).to.deep.equal(['final_valid', 'final_invalid']);
+    const events = await t.service.runtime.store.readStream(`document-${documentId}`);
+    expect(events.filter((e) => e.type === 'DocumentCancelled')).to.have.length(1);
+    // Cancelled already: refused here, without asking MyInvois again, and nothing more is recorded.
+    const before = fixture.count('cancel');
     try {
       await cancelMyInvoisDocument(deps, { workspaceId, documentId, reason: 'again' });
       expect.fail('cancelled twice');
     } catch (err) {
-      expect((err as CancellationRefused).code).to.equal('MYINVOIS_CANCEL_REFUSED');
-      expect((err as Error).message).to.contain('IncorrectState');
+      expect((err as CancellationRefused).code).to.equal('DOCUMENT_ALREADY_CANCELLED');
     }
+    expect(fixture.count('cancel')).to.equal(before);
+    expect(await t.service.runtime.store.readStream(`document-${documentId}`)).to.have.length(events.length);
   });
 
   it('logs in once for many documents, and again after MyInvois drops the token (401)', async () => {

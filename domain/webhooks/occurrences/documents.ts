@@ -1,7 +1,7 @@
 /**
  * The sales-document status webhook (`document.status.changed`, docs/api/webhooks.md): one
  * occurrence per event of a document stream that changes the document's state (submitted,
- * rejected, delivery started, delivered, delivery failed, finalized). The state a change reaches
+ * rejected, delivery started, delivered, delivery failed, finalized, cancelled by the seller). The state a change reaches
  * is read from the event alone (the state machine of domain/document/document.ts gives every
  * event type one target state; a finalization names its outcome), so the source stays pure and a
  * rebuild gives the same occurrences with the same ids. Only subscriptions that name this type
@@ -9,6 +9,7 @@
  */
 import { decodeEventData } from '../../events/envelope.js';
 import {
+  Cancelled,
   DeliveryFailed,
   DeliveryStarted,
   Delivered,
@@ -51,6 +52,8 @@ const CHANGES: Record<string, (event: SourceEvent) => Change> = {
     const d = decodeEventData(Finalized, e.schemaVersion, e.data);
     return { state: d.outcome === 'valid' ? 'final_valid' : 'final_invalid', errors: d.errors };
   },
+  // The seller's cancellation at the authority: a final_valid document ends final_invalid.
+  [Cancelled.type]: (e) => ({ state: 'final_invalid', errors: [decodeEventData(Cancelled, e.schemaVersion, e.data).error] }),
 };
 
 const publicError = ({ code, message, path, source }: DocumentErrorItem) => ({ code, message, path, source });
