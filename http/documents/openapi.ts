@@ -16,7 +16,7 @@ const statusFields: Record<string, Schema> = {
   lastUpdatedAt: dateTime,
   errors: arr(
     obj({ code: str, message: str, path: ref('ErrorPath'), source: enumOf(['validation', 'delivery', 'government']) }),
-    { description: 'A buyer\'s rejection (Peppol Invoice Response `RE`) is `BUYER_REJECTED`, source `delivery`, with the buyer\'s reason codes and text in `message`.' },
+    { description: 'A buyer\'s rejection (Peppol Invoice Response `RE`) is `BUYER_REJECTED`, source `delivery`, with the buyer\'s reason codes and text in `message`. The seller\'s cancellation at the authority (MyInvois, within 72 hours of validation) is `DOCUMENT_CANCELLED`, source `government`: the one way a `final_valid` document becomes `final_invalid`. The delivery codes (`DESTINATION_NOT_CONFIGURED`, `ZATCA_*`, `MYINVOIS_*`, `PEPPOL_*`) are listed in docs/api/unify.md and the operations guides.' },
   ),
   government: { description: 'The authority\'s or network\'s record; varies by country; informational.', anyOf: [{ type: 'object' }, { type: 'null' }] },
   artifacts: nullable(obj({ invoiceXmlBase64: str, invoiceXmlEncoding: constant('base64') }, { tddXmlBase64: str })),

@@ -1873,7 +1873,7 @@ export interface components {
             isTerminal: boolean;
             /** Format: date-time */
             lastUpdatedAt: string;
-            /** @description A buyer's rejection (Peppol Invoice Response `RE`) is `BUYER_REJECTED`, source `delivery`, with the buyer's reason codes and text in `message`. */
+            /** @description A buyer's rejection (Peppol Invoice Response `RE`) is `BUYER_REJECTED`, source `delivery`, with the buyer's reason codes and text in `message`. The seller's cancellation at the authority (MyInvois, within 72 hours of validation) is `DOCUMENT_CANCELLED`, source `government`: the one way a `final_valid` document becomes `final_invalid`. The delivery codes (`DESTINATION_NOT_CONFIGURED`, `ZATCA_*`, `MYINVOIS_*`, `PEPPOL_*`) are listed in docs/api/unify.md and the operations guides. */
             errors: {
                 code: string;
                 message: string;
@@ -1922,7 +1922,7 @@ export interface components {
             isTerminal: boolean;
             /** Format: date-time */
             lastUpdatedAt: string;
-            /** @description A buyer's rejection (Peppol Invoice Response `RE`) is `BUYER_REJECTED`, source `delivery`, with the buyer's reason codes and text in `message`. */
+            /** @description A buyer's rejection (Peppol Invoice Response `RE`) is `BUYER_REJECTED`, source `delivery`, with the buyer's reason codes and text in `message`. The seller's cancellation at the authority (MyInvois, within 72 hours of validation) is `DOCUMENT_CANCELLED`, source `government`: the one way a `final_valid` document becomes `final_invalid`. The delivery codes (`DESTINATION_NOT_CONFIGURED`, `ZATCA_*`, `MYINVOIS_*`, `PEPPOL_*`) are listed in docs/api/unify.md and the operations guides. */
             errors: {
                 code: string;
                 message: string;
