@@ -29,6 +29,7 @@ import {
   id_pe_authorityInfoAccess,
   type GeneralName,
 } from '@peculiar/asn1-x509';
+import { LRUCache } from 'lru-cache';
 import { ConfigError, peppolMissingSettings, type PeppolConfig, type PeppolRevocationCheck } from './config.js';
 
 export interface AccessPointIdentity {
@@ -55,6 +56,23 @@ export interface PeppolTrust {
   /** Fetches the revocation data of a certificate (no-op when revocation checking is off). */
   refreshRevocation(pem: string, at: Date): Promise<void>;
   readonly revocationCheck: PeppolRevocationCheck;
+}
+
+/**
+ * Parsed certificates by their PEM text. Every AS4 message carries its sender's certificate and
+ * every receipt its receiver's; parsing one costs more than the RSA check it serves, and a network
+ * has few access points, so the parsed form is kept (bounded; the PEM text is the key).
+ */
+const parsedCertificates = new LRUCache<string, X509Certificate>({ max: 1000 });
+
+/** The X.509 certificate of a PEM text, parsed once (throws on a text that is not one). */
+export function certificateOf(pem: string): X509Certificate {
+  let cert = parsedCertificates.get(pem);
+  if (!cert) {
+    cert = new X509Certificate(pem);
+    parsedCertificates.set(pem, cert);
+  }
+  return cert;
 }
 
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
@@ -342,46 +360,81 @@ export function createPeppolTrust(caCertificatesPem: string[], revocationCheck: 
   const issuerOf = (cert: X509Certificate): X509Certificate | null =>
     cas.find((ca) => cert.checkIssued(ca) && cert.verify(ca.publicKey)) ?? null;
 
-  /** The path from the certificate to the trust store (leaf first), or a reason it has none. */
-  function chainOf(cert: X509Certificate, at: Date): { chain: X509Certificate[] } | { reason: string } {
+  /**
+   * The path from the certificate to the trust store (leaf first), or why it has none. It does not
+   * depend on the time (each link is found by its signature), so it is worked out once per
+   * certificate; the validity dates along it are checked on every use.
+   */
+  function pathOf(cert: X509Certificate): { path: X509Certificate[] } | { reason: string } {
     const chain = [cert];
     let current = cert;
     for (let depth = 0; depth < 8; depth++) {
       const issuer = issuerOf(current);
       if (!issuer) {
         if (depth === 0) return { reason: `not issued by a trusted CA (issuer "${commonNameOf(current.issuer) ?? current.issuer}" is not in the trust store, or did not sign it)` };
-        return { chain }; // a trust store CA whose own issuer is not in the store is a trust anchor
+        return { path: chain }; // a trust store CA whose own issuer is not in the store is a trust anchor
       }
-      if (at < new Date(issuer.validFrom) || at > new Date(issuer.validTo)) return { reason: `the issuing CA "${commonNameOf(issuer.subject)}" is not valid at ${at.toISOString()}` };
       chain.push(issuer);
-      if (issuer.checkIssued(issuer) && issuer.verify(issuer.publicKey)) return { chain };
+      if (issuer.checkIssued(issuer) && issuer.verify(issuer.publicKey)) return { path: chain };
       current = issuer;
     }
     return { reason: 'the certificate chain is too long' };
   }
 
-  function verifyCertificate(pem: string, at: Date, purpose: CertificatePurpose): CertificateVerdict {
-    let cert: X509Certificate;
-    try {
-      cert = new X509Certificate(pem);
-    } catch {
-      return { ok: false, reason: 'not an X.509 certificate' };
+  /** What a certificate is, apart from the time it is checked at: parsed and its path found once. */
+  interface Examined {
+    cert: X509Certificate;
+    commonName: string | null;
+    validFrom: number;
+    validTo: number;
+    path: { path: { ca: X509Certificate; validFrom: number; validTo: number }[] } | { reason: string };
+  }
+  const examined = new LRUCache<string, Examined | { unreadable: true }>({ max: 1000 });
+
+  function examine(pem: string): Examined | { unreadable: true } {
+    let found = examined.get(pem);
+    if (!found) {
+      let cert: X509Certificate | null = null;
+      try {
+        cert = certificateOf(pem);
+      } catch {
+        found = { unreadable: true };
+      }
+      if (cert) {
+        const p = cert.ca ? { reason: '' } : pathOf(cert);
+        found = {
+          cert,
+          commonName: commonNameOf(cert.subject),
+          validFrom: new Date(cert.validFrom).getTime(),
+          validTo: new Date(cert.validTo).getTime(),
+          path: 'reason' in p ? p : { path: p.path.slice(1).map((ca) => ({ ca, validFrom: new Date(ca.validFrom).getTime(), validTo: new Date(ca.validTo).getTime() })) },
+        };
+      }
+      examined.set(pem, found!);
     }
-    const commonName = commonNameOf(cert.subject);
+    return found!;
+  }
+
+  function verifyCertificate(pem: string, at: Date, purpose: CertificatePurpose): CertificateVerdict {
+    const found = examine(pem);
+    if ('unreadable' in found) return { ok: false, reason: 'not an X.509 certificate' };
+    const { cert, commonName } = found;
     if (!commonName) return { ok: false, reason: 'the certificate has no common name (CN)' };
     if (cert.ca) return { ok: false, reason: `"${commonName}" is a CA certificate, not an ${purpose === 'ap' ? 'access point' : 'SMP'} certificate` };
-    if (at < new Date(cert.validFrom)) return { ok: false, reason: `the certificate "${commonName}" is not valid before ${new Date(cert.validFrom).toISOString()}` };
-    if (at > new Date(cert.validTo)) return { ok: false, reason: `the certificate "${commonName}" expired on ${new Date(cert.validTo).toISOString()}` };
-    const found = chainOf(cert, at);
-    if ('reason' in found) return { ok: false, reason: `the certificate "${commonName}" is ${found.reason}` };
-    const issuingCa = found.chain[1]!;
+    const t = at.getTime();
+    if (t < found.validFrom) return { ok: false, reason: `the certificate "${commonName}" is not valid before ${new Date(found.validFrom).toISOString()}` };
+    if (t > found.validTo) return { ok: false, reason: `the certificate "${commonName}" expired on ${new Date(found.validTo).toISOString()}` };
+    if ('reason' in found.path) return { ok: false, reason: `the certificate "${commonName}" is ${found.path.reason}` };
+    const invalidCa = found.path.path.find((link) => t < link.validFrom || t > link.validTo);
+    if (invalidCa) return { ok: false, reason: `the issuing CA "${commonNameOf(invalidCa.ca.subject)}" of the certificate "${commonName}" is not valid at ${at.toISOString()}` };
+    const issuingCa = found.path.path[0]!.ca;
     const caPurpose = purposeOfCa(issuingCa);
     if (separatePurposes && caPurpose && caPurpose !== purpose) {
       return { ok: false, reason: `the certificate "${commonName}" is issued by "${commonNameOf(issuingCa.subject)}", a CA for ${caPurpose === 'ap' ? 'access point' : 'SMP'} certificates` };
     }
     if (revocationCheck !== 'off') {
       const entry = revocation.get(cert.fingerprint256);
-      if (!entry || entry.validUntil < at.getTime()) {
+      if (!entry || entry.validUntil < t) {
         const why = revocationFailures.get(cert.fingerprint256);
         return { ok: false, reason: `the revocation status (${revocationCheck.toUpperCase()}) of "${commonName}" is not known${why ? `: ${why}` : ''}` };
       }
@@ -394,7 +447,7 @@ export function createPeppolTrust(caCertificatesPem: string[], revocationCheck: 
     if (revocationCheck === 'off') return;
     let cert: X509Certificate;
     try {
-      cert = new X509Certificate(pem);
+      cert = certificateOf(pem);
     } catch {
       return;
     }

@@ -7,9 +7,9 @@
  * permanent or transient (domain/peppol/ebms.ts); transport failures and 5xx are transient.
  */
 import type { Document, Element } from '@xmldom/xmldom';
-import { X509Certificate } from 'node:crypto';
 import { isDuplicateRefusal, isTransientEbmsError, isTransientHttpStatus, NS, readSignal, type EbmsError, type UserMessageHeader } from '../../../domain/peppol/ebms.js';
 import { buildUserMessage, header, PackagingError, readHttpMessage } from './message.js';
+import { certificateOf } from '../../../platform/peppol-pki.js';
 import type { AccessPointIdentity, PeppolTrust } from './types.js';
 import { pemBody, verifySignature, WssError } from './wss.js';
 
@@ -39,7 +39,7 @@ export interface SendDeps {
 }
 
 export function commonNameOf(certificatePem: string): string {
-  const subject = new X509Certificate(certificatePem).subject;
+  const subject = certificateOf(certificatePem).subject;
   const cn = /(?:^|\n)CN=([^\n]+)/.exec(subject)?.[1];
   if (!cn) throw new Error('the certificate has no CN');
   return cn.trim();

@@ -7,10 +7,12 @@
  * certificate. Canonicalization is xml-crypto's; the primitives are node:crypto's.
  */
 import type { Document, Element } from '@xmldom/xmldom';
-import { createCipheriv, createDecipheriv, createHash, createPrivateKey, createSign, createVerify, privateDecrypt, publicEncrypt, randomBytes, constants, X509Certificate, type KeyObject } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createPrivateKey, createSign, createVerify, privateDecrypt, publicEncrypt, randomBytes, constants, type KeyObject } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { ExclusiveCanonicalization } from 'xml-crypto';
 import { NS } from '../../../domain/peppol/ebms.js';
 import { parseXml } from '../../../domain/peppol/identifiers.js';
+import { certificateOf } from '../../../platform/peppol-pki.js';
 
 export const ALG = {
   excC14n: 'http://www.w3.org/2001/10/xml-exc-c14n#',
@@ -75,20 +77,19 @@ export function excC14n(el: Element, prefixList: readonly string[] = []): string
   });
 }
 
-/** Parsed keys and certificates by their PEM text (parsing a PEM costs more than the RSA operation). */
-const privateKeys = new Map<string, KeyObject>();
-const publicKeys = new Map<string, KeyObject>();
-const remember = <T>(map: Map<string, T>, pem: string, make: () => T): T => {
-  let v = map.get(pem);
+/** Parsed keys by their PEM text (parsing a PEM costs more than the RSA operation); bounded. */
+const privateKeys = new LRUCache<string, KeyObject>({ max: 100 });
+const publicKeys = new LRUCache<string, KeyObject>({ max: 1000 });
+const remember = (cache: LRUCache<string, KeyObject>, pem: string, make: () => KeyObject): KeyObject => {
+  let v = cache.get(pem);
   if (!v) {
     v = make();
-    if (map.size > 1000) map.clear();
-    map.set(pem, v);
+    cache.set(pem, v);
   }
   return v;
 };
 export const privateKeyOf = (pem: string): KeyObject => remember(privateKeys, pem, () => createPrivateKey(pem));
-export const certificatePublicKeyOf = (pem: string): KeyObject => remember(publicKeys, pem, () => new X509Certificate(pem).publicKey);
+export const certificatePublicKeyOf = (pem: string): KeyObject => remember(publicKeys, pem, () => certificateOf(pem).publicKey);
 
 export const sha256b64 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('base64');
 
@@ -219,15 +220,15 @@ export function verifySignature(doc: Document, signature: Element, attachment: (
   const bst = tokenRef?.startsWith('#') ? elementById(doc, tokenRef.slice(1)) : null;
   if (!bst || bst.localName !== 'BinarySecurityToken') throw new WssError('FAILED_AUTHENTICATION', 'the signature does not name a BinarySecurityToken with the signing certificate');
   const certificatePem = pemOfBase64Der(bst.textContent ?? '');
-  let cert: X509Certificate;
+  let publicKey: KeyObject;
   try {
-    cert = new X509Certificate(certificatePem);
+    publicKey = certificatePublicKeyOf(certificatePem);
   } catch {
     throw new WssError('FAILED_AUTHENTICATION', 'the signing certificate cannot be read');
   }
   const canonical = excC14n(signedInfo, prefixListOf(c14nMethod));
   const value = (dsKids(signature, 'SignatureValue')[0]?.textContent ?? '').replace(/\s+/g, '');
-  if (!createVerify('RSA-SHA256').update(canonical).verify(cert.publicKey, value, 'base64')) {
+  if (!createVerify('RSA-SHA256').update(canonical).verify(publicKey, value, 'base64')) {
     throw new WssError('FAILED_AUTHENTICATION', 'the signature value does not verify with the signing certificate');
   }
   return { certificatePem, references, signedIds };
