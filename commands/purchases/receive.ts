@@ -87,10 +87,10 @@ export async function storeReceivedPurchase(store: EventStore, doc: ReceivedDocu
 
   const deadline = Date.now() + CONFLICT_RETRY_BUDGET_MS;
   for (let attempt = 1; ; attempt++) {
-    const [claims, numbers] = await Promise.all([
-      Promise.all(keys.map(async (key) => ({ key, documentId: foldRecorded(purchaseIdentityDecider, await store.readStream(identityStream(scope, key), { maxCount: 1 })).state.documentId }))),
-      store.readStream(numberStream).then((events) => foldRecorded(purchaseNumberDecider, events)),
-    ]);
+    // The claim of each identity key (its first event) and the number stream, in one read.
+    const read = await store.readStreams([...keys.map((key) => identityStream(scope, key)), numberStream]);
+    const claims = keys.map((key, i) => ({ key, documentId: foldRecorded(purchaseIdentityDecider, read[i]!.slice(0, 1)).state.documentId }));
+    const numbers = foldRecorded(purchaseNumberDecider, read[keys.length]!);
     const decision = decideReceipt(documentId, { claims, sameNumber: numbers.state.documentIds });
     if (decision.kind === 'duplicate') return result(true, decision.documentId, [], null);
 

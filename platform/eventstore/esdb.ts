@@ -361,6 +361,11 @@ export class EventStoreDbEventStore implements EventStore {
     return out;
   }
 
+  /** EventStoreDB reads one stream per call: the reads go out together. */
+  readStreams(streamIds: readonly string[], options: { maxCount?: number } = {}): Promise<RecordedEvent[][]> {
+    return Promise.all(streamIds.map((id) => this.readStream(id, options.maxCount === undefined ? {} : { maxCount: options.maxCount })));
+  }
+
   async readAll(after: Position, limit: number, options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     const page = await this.readAllEvents(after, limit);
     return options.maxBytes === undefined ? page : trimToBytes(page, options.maxBytes);

@@ -168,6 +168,12 @@ export interface EventStore {
   /** A stream's events in revision order; empty when the stream does not exist. */
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /**
+   * Several streams at once, forwards from their start, at most `maxCount` events each: one
+   * answer per id, in the order of `streamIds` (as `readStream` would give each). Where the engine
+   * can, one round trip (a decision that reads several small streams pays one, not one per stream).
+   */
+  readStreams(streamIds: readonly string[], options?: { maxCount?: number }): Promise<RecordedEvent[][]>;
+  /**
    * Up to `limit` events of the global log strictly after `after`, in position order, never
    * skipping one. With `maxBytes` the page also stops before the event that would bring its
    * size (data and metadata as JSON text) above `maxBytes`, but holds at least one event; such

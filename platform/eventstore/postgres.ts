@@ -520,6 +520,21 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
+  async readStreams(streamIds: readonly string[], options: { maxCount?: number } = {}): Promise<RecordedEvent[][]> {
+    if (streamIds.length === 0) return [];
+    if (options.maxCount !== undefined && options.maxCount <= 0) return streamIds.map(() => []);
+    const { rows } = await this.pool.query<EventRow & { ord: string }>({
+      name: 'es_read_streams',
+      text: `select s.ord::text as ord, ${EVENT_COLUMNS} from unnest($1::text[]) with ordinality as s(sid, ord)
+        cross join lateral (select * from es_events where stream_id = s.sid order by stream_revision limit $2) e
+        order by s.ord, e.stream_revision`,
+      values: [streamIds, options.maxCount ?? null],
+    });
+    const out: RecordedEvent[][] = streamIds.map(() => []);
+    for (const row of rows) out[Number(row.ord) - 1]!.push(toRecorded(row));
+    return out;
+  }
+
   /**
    * A page of the global log. A full page means the reader is catching up and will ask for the
    * page after it next: that query is sent at once (read-ahead), so PostgreSQL produces the next

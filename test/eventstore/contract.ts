@@ -119,6 +119,21 @@ export function eventStoreContract(
       expect(await store.readStream(stream('missing'), { backwards: true, maxCount: 1 })).to.deep.equal([]);
     });
 
+    it('reads several streams in one call, each as readStream gives it, in the order asked', async () => {
+      const a = stream('multi-a');
+      const b = stream('multi-b');
+      await store.append(a, [1, 2, 3].map((n) => newEvent('N', { n })), 'no_stream');
+      await store.append(b, [newEvent('N', { n: 10 })], 'no_stream');
+      const [rb, missing, ra, rb2] = await store.readStreams([b, stream('multi-missing'), a, b]);
+      expect(rb!.map((e) => (e.data as { n: number }).n)).to.deep.equal([10]);
+      expect(missing).to.deep.equal([]);
+      expect(ra).to.deep.equal(await store.readStream(a));
+      expect(rb2).to.deep.equal(rb);
+      const firsts = await store.readStreams([a, b], { maxCount: 1 });
+      expect(firsts.map((events) => events.map((e) => e.revision))).to.deep.equal([[0n], [0n]]);
+      expect(await store.readStreams([])).to.deep.equal([]);
+    });
+
     it('checks all four kinds of expected revision with a typed error', async () => {
       const s = stream('expect');
       let err = await store.append(s, [newEvent('A', {})], 'stream_exists').catch((e) => e);
