@@ -14,25 +14,27 @@ export interface ReceivingCompany {
   sources: { sourceName: string; sourceVersion: string; branchId: string; userGivenBranchId: string; status: string }[];
 }
 
-async function withSources(knex: Knex, companies: { company_id: string; workspace_id: string; country_code: string; peppol_participant_id: string }[]): Promise<ReceivingCompany[]> {
-  if (companies.length === 0) return [];
-  const sources = await knex('connect_sources')
-    .whereIn(
-      'company_id',
-      companies.map((c) => c.company_id),
-    )
-    .orderBy([{ column: 'created_at' }, { column: 'source_id' }])
-    .select('company_id', 'source_name', 'source_version', 'branch_id', 'user_given_branch_id', 'status');
-  return companies.map((c) => ({
-    companyId: c.company_id,
-    workspaceId: c.workspace_id,
-    countryCode: c.country_code,
-    peppolParticipantId: c.peppol_participant_id,
-    sources: sources
-      .filter((s: any) => s.company_id === c.company_id)
-      .map((s: any) => ({ sourceName: s.source_name, sourceVersion: s.source_version, branchId: s.branch_id, userGivenBranchId: s.user_given_branch_id, status: s.status })),
-  }));
+/** The company's sources as one JSON array column (so the companies and their sources are one statement). */
+const sourcesColumn = (knex: Knex) =>
+  knex.raw(`(select coalesce(json_agg(json_build_object('sourceName', s.source_name, 'sourceVersion', s.source_version, 'branchId', s.branch_id,
+      'userGivenBranchId', s.user_given_branch_id, 'status', s.status) order by s.created_at, s.source_id), '[]'::json)
+    from connect_sources s where s.company_id = connect_companies.company_id) as sources`);
+
+interface CompanyRow {
+  company_id: string;
+  workspace_id: string;
+  country_code: string;
+  peppol_participant_id: string;
+  sources: ReceivingCompany['sources'];
 }
+
+const receivingCompany = (c: CompanyRow): ReceivingCompany => ({
+  companyId: c.company_id,
+  workspaceId: c.workspace_id,
+  countryCode: c.country_code,
+  peppolParticipantId: c.peppol_participant_id,
+  sources: c.sources,
+});
 
 const activeCompany = (knex: Knex) =>
   knex.raw(`exists (select 1 from connect_sources s where s.company_id = connect_companies.company_id and s.status = 'active')`);
@@ -40,26 +42,20 @@ const activeCompany = (knex: Knex) =>
 /**
  * For each look-up, the active companies, in any workspace, onboarded in `environment` that hold
  * the Peppol participant id `scheme:value` (the sandbox Peppol network's directory): several
- * look-ups in one statement (and one more for the sources of the companies found, if any), one
- * result per look-up, in their order.
+ * look-ups in one statement (with each company's sources), one result per look-up, in their order.
  */
 export async function companiesHoldingParticipants(knex: Knex, lookups: readonly { participantId: string; environment: string }[]): Promise<ReceivingCompany[][]> {
   if (lookups.length === 0) return [];
   const rows = (await companiesHoldingParticipantsQuery(knex, lookups)) as ParticipantRow[];
-  const companies = await withSources(knex, [...new Map(rows.map((r) => [r.company_id, r])).values()]);
-  const byId = new Map(companies.map((c) => [c.companyId, c]));
+  const byId = new Map(rows.map((r) => [r.company_id, receivingCompany(r)]));
   const results: ReceivingCompany[][] = lookups.map(() => []);
   for (const r of rows) results[Number(r.lookup) - 1]!.push(byId.get(r.company_id)!);
   return results;
 }
 
 /** A row of `companiesHoldingParticipantsQuery`: `lookup` is the look-up's place, from 1. */
-interface ParticipantRow {
+interface ParticipantRow extends CompanyRow {
   lookup: string;
-  company_id: string;
-  workspace_id: string;
-  country_code: string;
-  peppol_participant_id: string;
 }
 
 /** The query of `companiesHoldingParticipants` (its plan is tested). */
@@ -73,6 +69,7 @@ export function companiesHoldingParticipantsQuery(knex: Knex, lookups: readonly 
         'connect_companies.workspace_id',
         'connect_companies.country_code',
         'connect_companies.peppol_participant_id',
+        sourcesColumn(knex),
       )
       .from(
         knex.raw('unnest(?::text[], ?::text[]) with ordinality as k(participant_id, environment, lookup)', [
@@ -104,8 +101,8 @@ export async function workspaceCompaniesForEndpoint(
   else if (!endpoint) return [];
   else if (endpoint.scheme) q.where('peppol_participant_id', `${endpoint.scheme}:${endpoint.value}`);
   else q.where((w) => w.where('peppol_participant_id', endpoint.value).orWhereRaw(`split_part(peppol_participant_id, ':', 2) = ?`, [endpoint.value]));
-  const companies = await q.orderBy([{ column: 'created_at' }, { column: 'company_id' }]).select('company_id', 'workspace_id', 'country_code', 'peppol_participant_id');
-  return withSources(knex, companies);
+  const companies: CompanyRow[] = await q.orderBy([{ column: 'created_at' }, { column: 'company_id' }]).select('company_id', 'workspace_id', 'country_code', 'peppol_participant_id', sourcesColumn(knex));
+  return companies.map(receivingCompany);
 }
 
 /**
