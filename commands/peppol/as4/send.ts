@@ -7,6 +7,7 @@
  * permanent or transient (domain/peppol/ebms.ts); transport failures and 5xx are transient.
  */
 import type { Document, Element } from '@xmldom/xmldom';
+import { request } from 'undici';
 import { isDuplicateRefusal, isTransientEbmsError, isTransientHttpStatus, NS, readSignal, type EbmsError, type UserMessageHeader } from '../../../domain/peppol/ebms.js';
 import { buildUserMessage, header, PackagingError, readHttpMessage } from './message.js';
 import { certificateOf } from '../../../platform/peppol-pki.js';
@@ -60,42 +61,47 @@ export async function sendAs4(deps: SendDeps, m: OutboundMessage): Promise<SendO
     m.receiverCertificatePem,
   );
   const retry = (code: Extract<SendOutcome, { kind: 'retry' }>['code'], message: string, outcomeUnknown: boolean): SendOutcome => ({ kind: 'retry', messageId: m.messageId, code, message, outcomeUnknown });
-  let response: Response;
+  // undici's request, not fetch: the same HTTP client at a fraction of fetch's CPU per message.
+  let status: number;
+  let responseType: string | undefined;
+  let bytes: Buffer;
+  const deadline = AbortSignal.timeout(deps.timeoutMs);
   try {
-    response = await fetch(m.endpointUrl, {
+    const response = await request(m.endpointUrl, {
       method: 'POST',
       headers: { 'content-type': built.contentType, 'mime-version': '1.0' },
-      body: new Uint8Array(built.body),
-      signal: AbortSignal.timeout(deps.timeoutMs),
+      body: built.body,
+      signal: deadline,
     });
+    status = response.statusCode;
+    const type = response.headers['content-type'];
+    responseType = Array.isArray(type) ? type[0] : type;
+    try {
+      bytes = Buffer.from(await response.body.arrayBuffer());
+    } catch (err) {
+      return retry('DELIVERY_TIMEOUT', `the answer of ${m.endpointUrl} was cut off: ${(err as Error).message}`, true);
+    }
   } catch (err) {
-    const timeout = (err as Error).name === 'TimeoutError';
-    return timeout
+    return deadline.aborted
       ? retry('DELIVERY_TIMEOUT', `the receiving access point ${m.endpointUrl} did not answer within ${deps.timeoutMs} ms; it may have received the message`, true)
-      : retry('DESTINATION_UNAVAILABLE', `the receiving access point ${m.endpointUrl} cannot be reached: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`, false);
+      : retry('DESTINATION_UNAVAILABLE', `the receiving access point ${m.endpointUrl} cannot be reached: ${(err as Error).message}`, false);
   }
-  let bytes: Buffer;
-  try {
-    bytes = Buffer.from(await response.arrayBuffer());
-  } catch (err) {
-    return retry('DELIVERY_TIMEOUT', `the answer of ${m.endpointUrl} was cut off: ${(err as Error).message}`, true);
-  }
-  if (isTransientHttpStatus(response.status)) return retry('DESTINATION_UNAVAILABLE', `the receiving access point answered HTTP ${response.status}`, response.status !== 503 && response.status !== 429);
+  if (isTransientHttpStatus(status)) return retry('DESTINATION_UNAVAILABLE', `the receiving access point answered HTTP ${status}`, status !== 503 && status !== 429);
   if (deps.maxResponseBytes && bytes.length > deps.maxResponseBytes) return retry('PEPPOL_BAD_RESPONSE', `the answer has ${bytes.length} bytes, more than ${deps.maxResponseBytes}`, true);
   let doc: Document;
   try {
-    doc = readHttpMessage(response.headers.get('content-type') ?? undefined, bytes, { maxPartBytes: deps.maxResponseBytes ?? 10 * 1024 * 1024 }).doc;
+    doc = readHttpMessage(responseType, bytes, { maxPartBytes: deps.maxResponseBytes ?? 10 * 1024 * 1024 }).doc;
   } catch (err) {
     if (!(err instanceof PackagingError)) throw err;
-    const message = `HTTP ${response.status} without an AS4 signal: ${err.message}`;
+    const message = `HTTP ${status} without an AS4 signal: ${err.message}`;
     // A 4xx without a signal: the receiver refuses the request itself (permanent).
-    return response.status >= 400
-      ? { kind: 'refused', messageId: m.messageId, errors: [{ code: `HTTP_${response.status}`, severity: 'failure', shortDescription: 'HttpError', category: 'Communication', description: message, refToMessageInError: m.messageId }] }
+    return status >= 400
+      ? { kind: 'refused', messageId: m.messageId, errors: [{ code: `HTTP_${status}`, severity: 'failure', shortDescription: 'HttpError', category: 'Communication', description: message, refToMessageInError: m.messageId }] }
       : retry('PEPPOL_BAD_RESPONSE', message, true);
   }
   const messaging = header(doc, NS.eb, 'Messaging');
   const signal = messaging ? readSignal(messaging) : null;
-  if (!signal) return retry('PEPPOL_BAD_RESPONSE', `HTTP ${response.status}: the answer carries neither a receipt nor an error`, true);
+  if (!signal) return retry('PEPPOL_BAD_RESPONSE', `HTTP ${status}: the answer carries neither a receipt nor an error`, true);
   if (signal.kind === 'error') {
     const failures = signal.errors.filter((e) => e.severity === 'failure');
     if (failures.length > 0 && failures.every((e) => isDuplicateRefusal(e))) {
