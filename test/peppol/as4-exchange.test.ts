@@ -183,4 +183,39 @@ describe('AS4 exchange (own sender and receiver over HTTP)', function () {
     expect((outcome as { errors: { code: string }[] }).errors[0]!.code).to.equal('EBMS:0303');
     expect(lastStatus).to.equal(200);
   });
+
+  it('maps the transport onto the delivery outcomes: unreachable and 5xx retried, a silent receiver timed out (outcome unknown), a 4xx without a signal refused, an answer without a signal retried', async () => {
+    const answers: Record<string, (res: http.ServerResponse) => void> = {
+      '/unavailable': (res) => res.writeHead(503, { 'retry-after': '1' }).end('busy'),
+      '/forbidden': (res) => res.writeHead(403, { 'content-type': 'text/plain' }).end('no'),
+      '/garbage': (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>hello</html>'),
+      '/silent': () => {},
+    };
+    const peer = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => answers[req.url ?? '']?.(res));
+    });
+    await new Promise<void>((r) => peer.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(peer.address() as AddressInfo).port}`;
+    try {
+      const to = (path: string, timeoutMs = 10_000) => sendAs4({ ...sender(), timeoutMs }, message(`T${path.replace('/', '-')}`, { endpointUrl: `${base}${path}` }));
+      const closed = http.createServer();
+      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+      const closedPort = (closed.address() as AddressInfo).port;
+      await new Promise<void>((r) => closed.close(() => r()));
+      const unreachable = await sendAs4(sender(), message('T-closed', { endpointUrl: `http://127.0.0.1:${closedPort}/as4` }));
+      expect(unreachable).to.deep.include({ kind: 'retry', code: 'DESTINATION_UNAVAILABLE', outcomeUnknown: false });
+      expect((unreachable as { message: string }).message).to.match(/cannot be reached: .*ECONNREFUSED/);
+      expect(await to('/unavailable')).to.deep.include({ kind: 'retry', code: 'DESTINATION_UNAVAILABLE', outcomeUnknown: false });
+      const silent = await to('/silent', 300);
+      expect(silent).to.deep.include({ kind: 'retry', code: 'DELIVERY_TIMEOUT', outcomeUnknown: true });
+      const forbidden = await to('/forbidden');
+      expect(forbidden).to.deep.include({ kind: 'refused' });
+      expect((forbidden as { errors: { code: string }[] }).errors[0]!.code).to.equal('HTTP_403');
+      expect(await to('/garbage')).to.deep.include({ kind: 'retry', code: 'PEPPOL_BAD_RESPONSE' });
+    } finally {
+      peer.closeAllConnections();
+      await new Promise<void>((r) => peer.close(() => r()));
+    }
+  });
 });
