@@ -124,6 +124,17 @@ export async function applyBatch(
   const relevant = applicable > 0;
   if (!relevant && !options.persist) return { read: events.length, position: last, persisted: false, more };
   const context = { awaited: !more || (options.awaited?.(last) ?? false), replaying: options.replaying ?? true };
+  if (!target.schema && !projection.actsOutside) {
+    // The batch as one statement when its writes need no reads (Projection.writes), or when it
+    // only stores the position: the lock, the checkpoint and the writes, no explicit transaction.
+    const writes = relevant ? (projection.writes?.(events.filter((e) => readsEvent(projection, e)), context) ?? null) : [];
+    if (writes) {
+      const held = await lockAndAdvanceCheckpoint(knex, lockKey(checkpoint), checkpoint, from, last, applicable, writes);
+      if (!held.locked) return 'locked';
+      if (held.advanced) return { read: events.length, position: last, persisted: true, more };
+      // Another runner moved the checkpoint past `from` (or there is none yet): the transaction below reads it afresh.
+    }
+  }
   const batch = knex.transaction(async (trx) => {
     let stored: Position | null;
     if (target.schema) {
