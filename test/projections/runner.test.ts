@@ -338,6 +338,28 @@ describe('projection runner', function () {
     }
   });
 
+  it('reads an append held back behind an open transaction as soon as that commits, without another append or the poll', async () => {
+    const runner = new ProjectionRunner(testDb().knex, store, [testProjection()], { batchSize: 100, pollIntervalMs: 10_000 });
+    await runner.init();
+    runner.start();
+    try {
+      const { last: caughtUp } = await appendMany(store, 1, 1);
+      expect(await runner.waitFor(caughtUp, { timeoutMs: 10_000 })).to.equal(true);
+      // A transaction with an id older than the append's holds it back from every reader of the log.
+      const blocker = await testDb().knex.transaction();
+      await blocker.raw('select pg_current_xact_id()');
+      const { last } = await appendMany(store, 1, 1);
+      await new Promise((r) => setTimeout(r, 100)); // the loop reads, finds nothing readable yet, and waits
+      await blocker.commit();
+      const committedAt = performance.now();
+      expect(await runner.waitFor(last, { timeoutMs: 5_000 })).to.equal(true);
+      expect(performance.now() - committedAt).to.be.below(1_000);
+      await expectConsistentWithCheckpoint();
+    } finally {
+      await runner.stop();
+    }
+  });
+
   /** A projection's checkpoint at the log's head, then one event, then five more. */
   async function checkpointBefore(prefix: string) {
     const name = `${prefix}_${randomUUID().slice(0, 8)}`;
