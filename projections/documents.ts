@@ -2,7 +2,8 @@
  * Projects document streams into `sales_documents` (the facts behind the status object) and
  * the shared `documents` table that document counts read.
  *
- * A batch of events is applied with one statement per table (readmodels/sales-documents.ts): the
+ * A batch of events is applied with one statement (readmodels/sales-documents.ts, a write per table
+ * and kind; the live runner folds it into the statement that moves the checkpoint): the
  * events are first folded per document in log order, so a document submitted and delivered (or
  * delivered and finalized) within one batch is inserted or updated once, in its final state. The
  * fold applies exactly what one statement per event did, in the same order: rebuild == live.
@@ -28,10 +29,11 @@ import {
 } from '../domain/document/document.js';
 import { decodeEventData } from '../domain/events/envelope.js';
 import { isRecord } from '../domain/validation/paths.js';
+import { runWrites, type BatchWrite } from '../readmodels/batch-writes.js';
 import {
-  insertSalesDocuments,
+  salesDocumentInserts,
+  salesDocumentUpdates,
   storeInlineArtifacts,
-  updateSalesDocuments,
   type SalesDocumentChange,
   type SalesDocumentInsert,
 } from '../readmodels/sales-documents.js';
@@ -77,7 +79,8 @@ function issueDateOf(core: unknown): unknown {
 /** JSON text of a value as one statement per event wrote it (undefined as null). */
 const json = (value: unknown) => JSON.stringify(value ?? null);
 
-async function applyBatch(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<void> {
+/** What a batch writes: artifacts stored inline by old events, new documents, and the merged changes of the others. */
+function foldBatch(events: readonly RecordedEvent[]) {
   const inserts: SalesDocumentInsert[] = [];
   const inserted = new Map<string, SalesDocumentInsert>();
   const changes = new Map<string, Change>();
@@ -184,9 +187,20 @@ async function applyBatch(trx: Knex.Transaction, events: readonly RecordedEvent[
     }
   }
 
-  if (inline.size > 0) await storeInlineArtifacts(trx, [...inline].map(([sha256, base64]) => ({ sha256, base64 })));
-  if (inserts.length > 0) await insertSalesDocuments(trx, inserts);
-  if (changes.size > 0) await updateSalesDocuments(trx, [...changes].map(([documentId, c]) => ({ documentId, ...c })));
+  const writes = [...salesDocumentInserts(inserts), ...salesDocumentUpdates([...changes].map(([documentId, c]) => ({ documentId, ...c })))];
+  return { inline: [...inline].map(([sha256, base64]) => ({ sha256, base64 })), writes };
+}
+
+async function applyBatch(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<void> {
+  const { inline, writes } = foldBatch(events);
+  if (inline.length > 0) await storeInlineArtifacts(trx, inline);
+  await runWrites(trx, writes);
+}
+
+/** The batch's writes as one statement with the checkpoint's (Projection.writes); not for old events with inline artifacts. */
+function batchWrites(events: readonly RecordedEvent[]): BatchWrite[] | null {
+  const { inline, writes } = foldBatch(events);
+  return inline.length > 0 ? null : writes;
 }
 
 export const documentsProjection = defineProjection({
@@ -199,4 +213,5 @@ export const documentsProjection = defineProjection({
   eventTypes: new Set(Object.keys(documentDecider.events)),
   apply: (trx, event) => applyBatch(trx, [event]),
   applyMany: applyBatch,
+  writes: batchWrites,
 });

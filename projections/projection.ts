@@ -6,6 +6,7 @@
  */
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../platform/eventstore/port.js';
+import type { BatchWrite } from '../readmodels/batch-writes.js';
 
 export interface Projection {
   /** Checkpoint key and lock name; never reuse a name for different tables. */
@@ -43,6 +44,13 @@ export interface Projection {
    * to independent events concurrently.
    */
   applyMany?(trx: Knex.Transaction, events: readonly RecordedEvent[], context?: BatchContext): Promise<void>;
+  /**
+   * The batch's writes as statements that need no reads (readmodels/batch-writes.ts), or null when
+   * this batch needs `applyMany` (or `apply`). With them the live runner sends the whole batch, its
+   * lock and its checkpoint as one statement. They must write exactly what `applyMany` writes for
+   * the same events (the runner falls back to it, and a rebuild always uses it).
+   */
+  writes?(events: readonly RecordedEvent[], context?: BatchContext): readonly BatchWrite[] | null;
   /**
    * For a read model kept partly outside PostgreSQL (a search engine): the projection a rebuild
    * runs, writing to a fresh copy there, and how that copy becomes the live one. `swap` runs in

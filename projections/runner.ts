@@ -124,6 +124,17 @@ export async function applyBatch(
   const relevant = applicable > 0;
   if (!relevant && !options.persist) return { read: events.length, position: last, persisted: false, more };
   const context = { awaited: !more || (options.awaited?.(last) ?? false), replaying: options.replaying ?? true };
+  if (!target.schema && !projection.actsOutside) {
+    // The batch as one statement when its writes need no reads (Projection.writes), or when it
+    // only stores the position: the lock, the checkpoint and the writes, no explicit transaction.
+    const writes = relevant ? (projection.writes?.(events.filter((e) => readsEvent(projection, e)), context) ?? null) : [];
+    if (writes) {
+      const held = await lockAndAdvanceCheckpoint(knex, lockKey(checkpoint), checkpoint, from, last, applicable, writes);
+      if (!held.locked) return 'locked';
+      if (held.advanced) return { read: events.length, position: last, persisted: true, more };
+      // Another runner moved the checkpoint past `from` (or there is none yet): the transaction below reads it afresh.
+    }
+  }
   const batch = knex.transaction(async (trx) => {
     let stored: Position | null;
     if (target.schema) {
@@ -180,6 +191,14 @@ export interface RunnerOptions {
   pollIntervalMs?: number;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
+
+/**
+ * A loop that caught up while events this process appended are still held back from it (behind a
+ * transaction begun before them and still open: a projection's batch, another append) looks again
+ * after this long, doubling up to the poll interval, instead of sleeping until the next append or
+ * the poll: the transaction that holds them back commits with no append to wake anyone.
+ */
+const HELD_BACK_FIRST_LOOK_MS = 2;
 
 /** How often a wait looks at the stored checkpoint of a projection another instance runs. */
 const ELSEWHERE_POLL_MS = 100;
@@ -349,6 +368,20 @@ export class ProjectionRunner {
     }
   }
 
+  /**
+   * Waits at the log's end (read up to `position`) for the next wake, or, while events this process
+   * appended are held back behind an open transaction, `lookMs` at most; returns the next look's delay.
+   */
+  private async caughtUp(position: Position, wake: Promise<void>, lookMs: number, signal: AbortSignal): Promise<number> {
+    const appended = this.store.appendedHead?.() ?? null;
+    if (!appended || comparePositions(appended, position) <= 0) {
+      await wake;
+      return HELD_BACK_FIRST_LOOK_MS;
+    }
+    await Promise.race([wake, pause(lookMs, signal)]);
+    return Math.min(lookMs * 2, this.pollIntervalMs);
+  }
+
   private async loop(p: Projection): Promise<void> {
     const signal = this.abort.signal;
     let backoffMs = 100;
@@ -360,6 +393,7 @@ export class ProjectionRunner {
     // Until a batch of this loop reaches the log's end, its events may have been applied before
     // (by this service before a restart, by another instance): BatchContext.replaying.
     let replaying = true;
+    let heldBackLookMs = HELD_BACK_FIRST_LOOK_MS;
     while (!signal.aborted) {
       const wake = nextWake();
       try {
@@ -399,7 +433,7 @@ export class ProjectionRunner {
         this.recordProgress(p.name, result.position);
         if (!result.more) {
           replaying = false;
-          await wake;
+          heldBackLookMs = await this.caughtUp(result.position, wake, heldBackLookMs, signal);
         }
       } catch (err) {
         if (signal.aborted) break;

@@ -4,6 +4,7 @@
  */
 import type { Knex } from 'knex';
 import type { Position } from '../platform/eventstore/port.js';
+import { writeExpressions, type BatchWrite } from './batch-writes.js';
 import { prepared } from './prepared.js';
 
 const positionOf = (row: { commit_position: string; prepare_position: string }): Position => ({ commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) });
@@ -61,15 +62,21 @@ export async function lockAndReadCheckpoint(trx: Knex.Transaction, lock: string,
  * read only events the projection ignores, so the batch applies all of its events. The row stays
  * locked until the batch ends; whoever else writes a checkpoint holds the projection's advisory
  * lock first (a rebuild's swap), so nobody waits for it.
+ *
+ * `writes`: the batch's own writes (readmodels/batch-writes.ts), made in the same statement only
+ * when the checkpoint moved. Sent on `knex` outside a transaction, the statement is then the whole
+ * batch: the lock, the checkpoint and the writes commit together or not at all.
  */
 export async function lockAndAdvanceCheckpoint(
-  trx: Knex.Transaction,
+  trx: Knex | Knex.Transaction,
   lock: string,
   checkpoint: string,
   from: Position,
   to: Position,
   applied: number,
+  writes: readonly BatchWrite[] = [],
 ): Promise<{ locked: boolean; advanced: boolean }> {
+  const folded = writeExpressions(writes, 'u');
   const { rows } = await prepared(
     trx.raw(
       `with l as (select pg_try_advisory_xact_lock(hashtext(?)) as ok),
@@ -77,9 +84,10 @@ export async function lockAndAdvanceCheckpoint(
                      set commit_position = ?, prepare_position = ?, events_applied = c.events_applied + ?, updated_at = now()
                     from l
                    where l.ok and c.projection = ? and (c.commit_position, c.prepare_position) <= (?::numeric, ?::numeric)
-                  returning 1)
+                  returning 1)${writes.length > 0 ? `,
+${folded.sql}` : ''}
        select l.ok, exists (select 1 from u) as advanced from l`,
-      [lock, to.commit.toString(), to.prepare.toString(), applied, checkpoint, from.commit.toString(), from.prepare.toString()],
+      [lock, to.commit.toString(), to.prepare.toString(), applied, checkpoint, from.commit.toString(), from.prepare.toString(), ...folded.bindings],
     ),
   );
   const row = rows[0] as { ok: boolean; advanced: boolean };

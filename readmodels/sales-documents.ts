@@ -8,6 +8,7 @@
  */
 import type { Knex } from 'knex';
 import { unpackArtifact } from '../platform/eventstore/artifact-encoding.js';
+import { runWrites, type BatchWrite } from './batch-writes.js';
 import { prepared } from './prepared.js';
 import type { DocumentErrorItem, DocumentState } from '../domain/document/document.js';
 
@@ -121,41 +122,56 @@ export interface SalesDocumentChange {
   tddXmlSha256?: string;
 }
 
-/** Inserts documents into sales_documents and documents: one statement each. */
-export async function insertSalesDocuments(trx: Knex.Transaction, rows: readonly SalesDocumentInsert[]): Promise<void> {
+/**
+ * The inserts of documents into sales_documents and documents (readmodels/batch-writes.ts): one
+ * write each, from the same rows.
+ */
+export function salesDocumentInserts(rows: readonly SalesDocumentInsert[]): BatchWrite[] {
+  if (rows.length === 0) return [];
   const batch = JSON.stringify(rows);
   // A JSON null in the recordset is SQL null; the old per-event insert wrote a JSON null there.
   // The batch is read as jsonb: PostgreSQL parses it once and hands the jsonb values over as they are.
-  await prepared(
-    trx.raw(
-      `insert into sales_documents (document_id, workspace_id, environment, country, document_number, uuid, state, format, external_id,
+  return [
+    {
+      rows: batch,
+      rowsType: 'jsonb',
+      bindings: [],
+      sql: (rowsOf) => `insert into sales_documents (document_id, workspace_id, environment, country, document_number, uuid, state, format, external_id,
          document_type, source, company_id, destinations, issue_date, errors, government, xml_sha256, tdd_xml_sha256,
          attempts, next_attempt_at, final_result_due_at, received_at, last_updated_at)
        select v."documentId", v."workspaceId", v.environment, v.country, v."documentNumber", v.uuid, v.state, v.format, v."externalId",
          coalesce(v."documentType", 'null'::jsonb), coalesce(v.source, 'null'::jsonb), v.source->>'companyId', coalesce(v.destinations, 'null'::jsonb),
          v."issueDate", v.errors::jsonb, v.government::jsonb, v."xmlSha256", v."tddXmlSha256",
          v.attempts, v."nextAttemptAt", v."finalResultDueAt", v."receivedAt", v."lastUpdatedAt"
-         from jsonb_to_recordset(?::jsonb) as v("documentId" text, "workspaceId" text, environment text, country text,
+         from jsonb_to_recordset(${rowsOf}) as v("documentId" text, "workspaceId" text, environment text, country text,
            "documentNumber" text, uuid text, state text, format text, "externalId" text, "documentType" jsonb, source jsonb,
            destinations jsonb, "issueDate" jsonb, errors text, government text, "xmlSha256" text, "tddXmlSha256" text,
            attempts integer, "nextAttemptAt" timestamptz, "finalResultDueAt" timestamptz, "receivedAt" timestamptz, "lastUpdatedAt" timestamptz)`,
-      [batch],
-    ),
-  );
-  await prepared(
-    trx.raw(
-      `insert into documents (document_id, workspace_id, environment, company_id, country, direction, document_base, document_number, state, created_at, updated_at)
+    },
+    {
+      rows: batch,
+      rowsType: 'jsonb',
+      bindings: [],
+      sql: (rowsOf) => `insert into documents (document_id, workspace_id, environment, company_id, country, direction, document_base, document_number, state, created_at, updated_at)
        select v."documentId", v."workspaceId", v.environment, v.source->>'companyId', v.country, 'sales', v."documentType"->>'base', v."documentNumber",
          v.state, v."receivedAt", v."lastUpdatedAt"
-         from jsonb_to_recordset(?::jsonb) as v("documentId" text, "workspaceId" text, environment text, source jsonb, country text,
+         from jsonb_to_recordset(${rowsOf}) as v("documentId" text, "workspaceId" text, environment text, source jsonb, country text,
            "documentNumber" text, state text, "documentType" jsonb, "receivedAt" timestamptz, "lastUpdatedAt" timestamptz)`,
-      [batch],
-    ),
-  );
+    },
+  ];
 }
 
-/** Applies the merged changes of existing documents to sales_documents and documents: one statement each. */
-export async function updateSalesDocuments(trx: Knex.Transaction, changes: readonly SalesDocumentChange[]): Promise<void> {
+/** Inserts documents into sales_documents and documents: one statement. */
+export async function insertSalesDocuments(trx: Knex.Transaction, rows: readonly SalesDocumentInsert[]): Promise<void> {
+  await runWrites(trx, salesDocumentInserts(rows));
+}
+
+/**
+ * The merged changes of existing documents to sales_documents and documents (readmodels/batch-writes.ts):
+ * one write each.
+ */
+export function salesDocumentUpdates(changes: readonly SalesDocumentChange[]): BatchWrite[] {
+  if (changes.length === 0) return [];
   const batch = JSON.stringify(
     changes.map((c) => ({
       documentId: c.documentId,
@@ -178,9 +194,12 @@ export async function updateSalesDocuments(trx: Knex.Transaction, changes: reado
   // The planner cannot see how many rows a recordset holds (it assumes 100), and against a large
   // table it then hashes the whole table; the key list lets it fetch just these rows by index.
   const ids = changes.map((c) => c.documentId);
-  await prepared(
-    trx.raw(
-      `update sales_documents sd set
+  return [
+    {
+      rows: batch,
+      rowsType: 'json',
+      bindings: [ids],
+      sql: (rowsOf) => `update sales_documents sd set
          state = coalesce(v.state, sd.state),
          last_updated_at = v."updatedAt",
          attempts = coalesce(v.attempts, sd.attempts),
@@ -190,21 +209,25 @@ export async function updateSalesDocuments(trx: Knex.Transaction, changes: reado
          final_result_due_at = case when v."setDue" then v."finalResultDueAt" else sd.final_result_due_at end,
          xml_sha256 = coalesce(v."xmlSha256", sd.xml_sha256),
          tdd_xml_sha256 = coalesce(v."tddXmlSha256", sd.tdd_xml_sha256)
-       from json_to_recordset(?::json) as v("documentId" text, state text, "updatedAt" timestamptz, attempts integer,
+       from json_to_recordset(${rowsOf}) as v("documentId" text, state text, "updatedAt" timestamptz, attempts integer,
          "setNext" boolean, "nextAttemptAt" timestamptz, "setResult" boolean, government text, errors text,
          "setGovernment" boolean, "governmentOnly" text, "setDue" boolean, "finalResultDueAt" timestamptz, "xmlSha256" text, "tddXmlSha256" text)
        where sd.document_id = v."documentId" and sd.document_id = any(?::text[])`,
-      [batch, ids],
-    ),
-  );
-  await prepared(
-    trx.raw(
-      `update documents d set state = coalesce(v.state, d.state), updated_at = v."updatedAt"
-         from json_to_recordset(?::json) as v("documentId" text, state text, "updatedAt" timestamptz)
+    },
+    {
+      rows: batch,
+      rowsType: 'json',
+      bindings: [ids],
+      sql: (rowsOf) => `update documents d set state = coalesce(v.state, d.state), updated_at = v."updatedAt"
+         from json_to_recordset(${rowsOf}) as v("documentId" text, state text, "updatedAt" timestamptz)
         where d.document_id = v."documentId" and d.document_id = any(?::text[])`,
-      [batch, ids],
-    ),
-  );
+    },
+  ];
+}
+
+/** Applies the merged changes of existing documents to sales_documents and documents: one statement. */
+export async function updateSalesDocuments(trx: Knex.Transaction, changes: readonly SalesDocumentChange[]): Promise<void> {
+  await runWrites(trx, salesDocumentUpdates(changes));
 }
 
 /**

@@ -11,6 +11,7 @@
  *   node --import tsx scripts/count-statements.ts [--documents 200] [--clients 16] [--pg-port 54397]
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import path from 'node:path';
 import { Command } from 'commander';
 import pg from 'pg';
@@ -20,9 +21,13 @@ interface Counted {
   statements: number;
   transactions: number;
   byKind: Map<string, number>;
+  /** Statements and transactions by who sent them: a projection's or reactor's loop, else the rest (requests, workers). */
+  bySource: Map<string, { statements: number; transactions: number }>;
 }
 
-const counted: Counted = { statements: 0, transactions: 0, byKind: new Map() };
+const counted: Counted = { statements: 0, transactions: 0, byKind: new Map(), bySource: new Map() };
+/** The projection loop a statement is sent from (set around each loop of the runner). */
+const source = new AsyncLocalStorage<string>();
 let counting = false;
 const inTransaction = new WeakMap<object, boolean>();
 /** Our own connections (the progress polls): not counted. */
@@ -52,13 +57,19 @@ const originalQuery = pg.Client.prototype.query as (...args: unknown[]) => unkno
     const text = typeof config === 'string' ? config : (config?.text ?? '');
     const name = typeof config === 'string' ? undefined : config?.name;
     counted.statements++;
+    const from = source.getStore() ?? 'requests, workers, group commits';
+    const bySource = counted.bySource.get(from) ?? { statements: 0, transactions: 0 };
+    counted.bySource.set(from, bySource);
+    bySource.statements++;
     if (/^\s*begin\b/i.test(text)) {
       inTransaction.set(this, true);
       counted.transactions++;
+      bySource.transactions++;
     } else if (/^\s*(commit|rollback)\b/i.test(text)) {
       inTransaction.set(this, false);
     } else if (!inTransaction.get(this)) {
       counted.transactions++;
+      bySource.transactions++;
     }
     if (!/^\s*(begin|commit|rollback)\b/i.test(text)) {
       const kind = kindOf(text, name);
@@ -72,8 +83,9 @@ const program = new Command('count-statements')
   .option('--documents <n>', 'documents submitted and counted', (v) => Number.parseInt(v, 10), 200)
   .option('--clients <n>', 'concurrent clients', (v) => Number.parseInt(v, 10), 16)
   .option('--pg-port <n>', 'port of the embedded PostgreSQL', (v) => Number.parseInt(v, 10), 54397)
+  .option('--kinds <n>', 'statement kinds listed', (v) => Number.parseInt(v, 10), 25)
   .parse();
-const opts = program.opts<{ documents: number; clients: number; pgPort: number }>();
+const opts = program.opts<{ documents: number; clients: number; pgPort: number; kinds: number }>();
 
 const { loadConfig } = await import('../platform/config.js');
 const { startService } = await import('../http/service.js');
@@ -82,6 +94,13 @@ const { createApiKey, createWorkspace } = await import('../commands/workspaces.j
 const { createAspAuthorization } = await import('../commands/connect/settings.js');
 const { sampleDocument } = await import('../domain/validation/index.js');
 const { TERMINAL_STATES } = await import('../domain/document/document.js');
+const { ProjectionRunner } = await import('../projections/runner.js');
+
+// Each projection's and reactor's loop runs under its name, so its statements are counted as its own.
+const runnerLoop = (ProjectionRunner.prototype as unknown as { loop: (p: { name: string }) => Promise<void> }).loop;
+(ProjectionRunner.prototype as unknown as { loop: (p: { name: string }) => Promise<void> }).loop = function (this: unknown, p: { name: string }) {
+  return source.run(`projection ${p.name}`, () => runnerLoop.call(this, p));
+};
 
 const database = `statements_${Date.now()}`;
 const config = loadConfig({
@@ -170,8 +189,11 @@ try {
   summary.push(['transactions (driver: BEGIN…COMMIT or a lone statement)', counted.transactions, per(counted.transactions)]);
   summary.push(['committed transactions (pg_stat_database, incl. idle polls)', pgCommits, per(pgCommits)]);
   console.log(summary.toString());
+  const sources = new Table({ head: ['sent by (a shared log read counts for whoever asked first)', 'statements / document', 'transactions / document'], style: { head: [], border: [] } });
+  for (const [from, c] of [...counted.bySource].sort((a, b) => b[1].statements - a[1].statements)) sources.push([from, per(c.statements), per(c.transactions)]);
+  console.log(sources.toString());
   const kinds = new Table({ head: ['statement kind', 'total', 'per document'], style: { head: [], border: [] } });
-  for (const [kind, count] of [...counted.byKind].sort((a, b) => b[1] - a[1]).slice(0, 25)) kinds.push([kind, count, per(count)]);
+  for (const [kind, count] of [...counted.byKind].sort((a, b) => b[1] - a[1]).slice(0, opts.kinds)) kinds.push([kind, count, per(count)]);
   console.log(kinds.toString());
 } finally {
   await poll.end().catch(() => {});

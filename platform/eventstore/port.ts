@@ -185,6 +185,13 @@ export interface EventStore {
   /** Resolves when events may have been appended since the call, or after `timeoutMs`. */
   waitForAppends(timeoutMs: number, signal?: AbortSignal): Promise<void>;
   /**
+   * Position of the newest event this store instance appended (null before its first append),
+   * known without a round trip. A reader whose read of the log ended before it knows that
+   * committed events are held back from it (behind a transaction still open) and will become
+   * readable without a further append. Absent where the engine shows every committed event.
+   */
+  appendedHead?(): Position | null;
+  /**
    * Position of the newest event a reader can see now (START when the log is empty): a safe
    * place to start reading "from now on", since no event committed later sorts before it.
    */

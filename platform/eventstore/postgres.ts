@@ -15,6 +15,7 @@ import {
   DuplicateEventError,
   START,
   WrongExpectedVersionError,
+  comparePositions,
   markEndedByBytes,
   type AppendOptions,
   type AppendResult,
@@ -220,6 +221,8 @@ export class PostgresEventStore implements EventStore {
   private inFlightBatches = 0;
   private flushScheduled = false;
   private readonly recentArtifacts = new LRUCache<string, Buffer>({ maxSize: RECENT_ARTIFACT_BYTES, sizeCalculation: (content) => Math.max(1, content.length) });
+  /** The newest position this store appended (see EventStore.appendedHead). */
+  private lastAppended: Position | null = null;
   /** Running average size of an event's data and metadata (JSON text), to size the steps of byte-bounded reads. */
   private averageEventBytes = 2048;
 
@@ -237,6 +240,14 @@ export class PostgresEventStore implements EventStore {
     const store = new PostgresEventStore(pool, url, options.serializeAppends ?? false, options.maxBatchedAppends ?? 64, options.maxInFlightBatches ?? 4);
     await store.ping();
     return store;
+  }
+
+  appendedHead(): Position | null {
+    return this.lastAppended;
+  }
+
+  private noteAppended(position: Position): void {
+    if (!this.lastAppended || comparePositions(position, this.lastAppended) > 0) this.lastAppended = position;
   }
 
   async ping(): Promise<void> {
@@ -303,6 +314,7 @@ export class PostgresEventStore implements EventStore {
       const results: AppendResult[] = new Array(parts.length);
       for (const row of rows) {
         results[row.item] = { nextExpectedRevision: BigInt(row.last_revision), position: { commit: BigInt(row.tx), prepare: BigInt(row.last_position) }, replayed: false };
+        this.noteAppended(results[row.item]!.position);
       }
       return results;
     } catch (err) {
@@ -404,11 +416,9 @@ export class PostgresEventStore implements EventStore {
       rows.map((row) => {
         const append = sorted[row.item]!;
         if (!row.ok) return settle(append, this.appendOne(append)); // a wrong expected revision, or a replay
-        append.resolve({
-          nextExpectedRevision: BigInt(row.last_revision),
-          position: { commit: BigInt(row.tx), prepare: BigInt(row.last_position!) },
-          replayed: false,
-        });
+        const position = { commit: BigInt(row.tx), prepare: BigInt(row.last_position!) };
+        this.noteAppended(position);
+        append.resolve({ nextExpectedRevision: BigInt(row.last_revision), position, replayed: false });
         return undefined;
       }),
     );
@@ -425,6 +435,7 @@ export class PostgresEventStore implements EventStore {
         artifacts.length === 0
           ? await this.appendRows('es_append', text, args)
           : await this.appendRows('es_append_artifacts', withArtifacts(5, text), [...args, ...artifactParams(artifacts)]);
+      this.noteAppended(row!.position);
       this.appended.emit('append');
       this.notifyOtherProcesses();
       return row!;

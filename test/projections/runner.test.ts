@@ -10,7 +10,7 @@ import { applyBatch, ProjectionRunner } from '../../projections/runner.js';
 import { advanceCheckpoint, ensureCheckpoint, readCheckpoint } from '../../readmodels/checkpoints.js';
 import { newEvent } from '../eventstore/contract.js';
 import { testDb } from '../support/db.js';
-import { createTestProjectionTable, TEST_TABLE, testProjection } from '../support/test-projection.js';
+import { createTestProjectionTable, foldedTestProjection, TEST_TABLE, testProjection } from '../support/test-projection.js';
 
 /** The read model must equal exactly what the events up to its checkpoint imply: never ahead, never behind. */
 async function expectConsistentWithCheckpoint() {
@@ -319,6 +319,47 @@ describe('projection runner', function () {
     }
   });
 
+  it('sends a batch whose writes need no reads as one statement with its lock and checkpoint, and never applies it twice with two instances', async () => {
+    const calls = { writes: 0, applyMany: 0 };
+    const a = new ProjectionRunner(testDb().knex, store, [foldedTestProjection(calls)], { batchSize: 10, pollIntervalMs: 20 });
+    const b = new ProjectionRunner(testDb().knex, store, [foldedTestProjection(calls)], { batchSize: 10, pollIntervalMs: 20 });
+    await a.init();
+    a.start();
+    b.start();
+    try {
+      const { last } = await appendMany(store, 8, 15);
+      expect(await a.waitFor(last, { timeoutMs: 20000 })).to.equal(true);
+      await expectConsistentWithCheckpoint();
+      expect(calls.writes).to.be.greaterThan(0);
+      // The transaction with applyMany only where the one statement found the checkpoint moved by the other runner.
+      expect(calls.applyMany).to.be.lessThan(calls.writes);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('reads an append held back behind an open transaction as soon as that commits, without another append or the poll', async () => {
+    const runner = new ProjectionRunner(testDb().knex, store, [testProjection()], { batchSize: 100, pollIntervalMs: 10_000 });
+    await runner.init();
+    runner.start();
+    try {
+      const { last: caughtUp } = await appendMany(store, 1, 1);
+      expect(await runner.waitFor(caughtUp, { timeoutMs: 10_000 })).to.equal(true);
+      // A transaction with an id older than the append's holds it back from every reader of the log.
+      const blocker = await testDb().knex.transaction();
+      await blocker.raw('select pg_current_xact_id()');
+      const { last } = await appendMany(store, 1, 1);
+      await new Promise((r) => setTimeout(r, 100)); // the loop reads, finds nothing readable yet, and waits
+      await blocker.commit();
+      const committedAt = performance.now();
+      expect(await runner.waitFor(last, { timeoutMs: 5_000 })).to.equal(true);
+      expect(performance.now() - committedAt).to.be.below(1_000);
+      await expectConsistentWithCheckpoint();
+    } finally {
+      await runner.stop();
+    }
+  });
+
   /** A projection's checkpoint at the log's head, then one event, then five more. */
   async function checkpointBefore(prefix: string) {
     const name = `${prefix}_${randomUUID().slice(0, 8)}`;
@@ -368,6 +409,37 @@ describe('projection runner', function () {
     await new ProjectionRunner(testDb().knex, reading, [projection], { batchSize: 100 }).catchUp();
     const all = await store.readAll(from, 100);
     const after = all.filter((e) => e.type === 'Test.Added' && comparePositions(e.position, first.position) > 0 && comparePositions(e.position, last) <= 0);
+    expect(batches).to.have.length(1);
+    expect(batches[0]).to.deep.equal(after.map((e) => e.position));
+    expect(comparePositions((await readCheckpoint(testDb().knex, name))!, last)).to.equal(0);
+    const [row] = await testDb().knex('projection_checkpoints').where({ projection: name });
+    expect(Number(row.events_applied)).to.equal(1 + after.length);
+  });
+
+  it('applies only what another runner has not when the checkpoint moved before a one-statement batch (Projection.writes): the transaction reads it afresh', async () => {
+    const { name, from, first, last, batches, recording } = await checkpointBefore('test_moved_folded');
+    const writes: number[] = [];
+    const projection = defineProjection({ ...recording(), writes: (events) => (writes.push(events.length), []) });
+    let moved = false;
+    const reading = new Proxy(store, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop !== 'readAll') return typeof value === 'function' ? value.bind(target) : value;
+        return async (...args: Parameters<EventStore['readAll']>) => {
+          const page = await target.readAll(...args);
+          if (!moved) {
+            moved = true;
+            await testDb().knex.transaction((other) => advanceCheckpoint(other, name, from, first.position, 1));
+          }
+          return page;
+        };
+      },
+    }) as EventStore;
+    await new ProjectionRunner(testDb().knex, reading, [projection], { batchSize: 100 }).catchUp();
+    const all = await store.readAll(from, 100);
+    const after = all.filter((e) => e.type === 'Test.Added' && comparePositions(e.position, first.position) > 0 && comparePositions(e.position, last) <= 0);
+    // The one statement was tried with the whole batch, found the checkpoint moved and wrote nothing; the transaction applied the rest once.
+    expect(writes).to.deep.equal([after.length + 1]);
     expect(batches).to.have.length(1);
     expect(batches[0]).to.deep.equal(after.map((e) => e.position));
     expect(comparePositions((await readCheckpoint(testDb().knex, name))!, last)).to.equal(0);

@@ -1,0 +1,49 @@
+/**
+ * A projection batch's writes as data-modifying statements, each reading the batch's rows from one
+ * JSON value. They go to PostgreSQL as one statement (a common table expression each), or folded
+ * by the projection runner into the statement that takes the projection's lock and moves its
+ * checkpoint (readmodels/checkpoints.ts): a batch of a projection whose writes need no reads then
+ * costs one statement, with no explicit transaction around it (a statement is a transaction of its
+ * own, committed durably like any other).
+ *
+ * A write's statement is an insert, update or delete without a WITH of its own (PostgreSQL allows
+ * data-modifying statements in WITH only at the top level) and without RETURNING. Its rows are
+ * null when the batch is not to be applied (the checkpoint did not move): reading them through
+ * `json(b)_to_recordset` then yields no row, so it changes nothing.
+ */
+import type { Knex } from 'knex';
+import { prepared } from './prepared.js';
+
+export interface BatchWrite {
+  /** The rows the statement writes, as JSON text. */
+  readonly rows: string;
+  /** How the statement reads them. */
+  readonly rowsType: 'json' | 'jsonb';
+  /** The statement, reading its rows from the SQL expression `rows` (of type rowsType, or null). */
+  readonly sql: (rows: string) => string;
+  /** The statement's own parameters (`?`), in the order they appear in it. */
+  readonly bindings: readonly Knex.Value[];
+}
+
+/**
+ * The writes as common table expressions (`r0 as (…), w0 as (…), …`, to follow other ones after a
+ * comma) with their parameters. `gate`: a preceding expression's name; the rows are then null
+ * unless it returned a row.
+ */
+export function writeExpressions(writes: readonly BatchWrite[], gate: string | null): { sql: string; bindings: Knex.Value[] } {
+  const parts: string[] = [];
+  const bindings: Knex.Value[] = [];
+  writes.forEach((w, i) => {
+    parts.push(`r${i} as (select ?::${w.rowsType} as batch${gate ? ` from ${gate} limit 1` : ''})`);
+    parts.push(`w${i} as (${w.sql(`(select batch from r${i})`)})`);
+    bindings.push(w.rows, ...w.bindings);
+  });
+  return { sql: parts.join(',\n'), bindings };
+}
+
+/** Runs the writes as one statement (none for no write). */
+export async function runWrites(trx: Knex.Transaction, writes: readonly BatchWrite[]): Promise<void> {
+  if (writes.length === 0) return;
+  const { sql, bindings } = writeExpressions(writes, null);
+  await prepared(trx.raw(`with ${sql}\nselect 1`, bindings));
+}
