@@ -182,6 +182,8 @@ export async function runAs4CrashTest(opts: As4CrashOptions): Promise<string[]> 
     DELIVERY_RETRY_BASE_MS: '500',
     DELIVERY_RETRY_MAX_MS: '2000',
     DELIVERY_MAX_ATTEMPTS: '100',
+    // An attempt A was killed in is resumed by its worker after this long (5 minutes in production).
+    DELIVERY_RESUME_AFTER_MS: '5000',
   };
   const a = new BenchServer({ pgDir, pgPort: Number(opts.pgPort), httpPort: portA, env: { ...common, EMBEDDED_PG_DATABASE: dbA.database } });
   const b = new BenchServer({ pgDir, pgPort: Number(opts.pgPort), httpPort: portB, env: { ...common, EMBEDDED_PG_DATABASE: dbB.database } });
