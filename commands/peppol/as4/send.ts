@@ -38,6 +38,9 @@ export interface SendDeps {
   maxResponseBytes?: number;
 }
 
+/** Connection errors after the request may have gone out (undici's "other side closed", a reset). */
+const CLOSED_AFTER_SENDING = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
 export function commonNameOf(certificatePem: string): string {
   const subject = new X509Certificate(certificatePem).subject;
   const cn = /(?:^|\n)CN=([^\n]+)/.exec(subject)?.[1];
@@ -69,10 +72,15 @@ export async function sendAs4(deps: SendDeps, m: OutboundMessage): Promise<SendO
       signal: AbortSignal.timeout(deps.timeoutMs),
     });
   } catch (err) {
-    const timeout = (err as Error).name === 'TimeoutError';
-    return timeout
-      ? retry('DELIVERY_TIMEOUT', `the receiving access point ${m.endpointUrl} did not answer within ${deps.timeoutMs} ms; it may have received the message`, true)
-      : retry('DESTINATION_UNAVAILABLE', `the receiving access point ${m.endpointUrl} cannot be reached: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`, false);
+    if ((err as Error).name === 'TimeoutError') {
+      return retry('DELIVERY_TIMEOUT', `the receiving access point ${m.endpointUrl} did not answer within ${deps.timeoutMs} ms; it may have received the message`, true);
+    }
+    const cause = (err as Error).cause instanceof Error ? ((err as Error).cause as Error & { code?: string }) : null;
+    // Closed or reset once connected (the receiver stopped after storing, before its receipt): it may have the message.
+    if (CLOSED_AFTER_SENDING.has(cause?.code ?? '')) {
+      return retry('DESTINATION_UNAVAILABLE', `the connection to the receiving access point ${m.endpointUrl} closed before its answer (${cause!.message}); it may have received the message`, true);
+    }
+    return retry('DESTINATION_UNAVAILABLE', `the receiving access point ${m.endpointUrl} cannot be reached: ${cause ? cause.message : (err as Error).message}`, false);
   }
   let bytes: Buffer;
   try {
