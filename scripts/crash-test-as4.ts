@@ -37,7 +37,7 @@ import { foldRecorded } from '../commands/execute.js';
 import { Delivered, DocumentSubmitted, documentDecider, documentStream } from '../domain/document/document.js';
 import { transmissionIds } from '../commands/peppol/connector.js';
 import { decodeEventData } from '../domain/events/envelope.js';
-import { PurchaseInvoiceReceived } from '../domain/purchases/purchase.js';
+import { PurchaseInvoiceReceived, PurchaseInvoiceStored } from '../domain/purchases/purchase.js';
 import { generateInvoiceXml, type CoreDocument } from '../domain/artifacts/index.js';
 import { peppolIdentifiersOf } from '../domain/peppol/identifiers.js';
 import { sampleDocument } from '../domain/validation/index.js';
@@ -407,10 +407,16 @@ export async function runAs4CrashTest(opts: As4CrashOptions): Promise<string[]> 
 
       // B: the purchases received over AS4.
       const purchases: { documentId: string; as4MessageId: string; sbdhInstanceId: string; receiver: string | null; at: number }[] = [];
+      // The invoice number each purchase was stored with (read from the XML by B), apart from any transmission id.
+      const numbers = new Map<string, number>();
       for (let after = START; ; ) {
         const page = await storeB.readAll(after, 5000);
         if (page.length === 0) break;
         for (const e of page) {
+          if (e.type === PurchaseInvoiceStored.type) {
+            const n = String(decodeEventData(PurchaseInvoiceStored, e.schemaVersion, e.data).invoiceNumber);
+            numbers.set(n, (numbers.get(n) ?? 0) + 1);
+          }
           if (e.type !== PurchaseInvoiceReceived.type) continue;
           const data = decodeEventData(PurchaseInvoiceReceived, e.schemaVersion, e.data);
           const t = (data.transmission ?? {}) as Record<string, unknown>;
@@ -441,6 +447,19 @@ export async function runAs4CrashTest(opts: As4CrashOptions): Promise<string[]> 
         }
         if (got.length > 0 && got.some((p) => p.receiver !== `0235:${d.buyer}`)) problems.push(`document ${d.number}: stored for ${got.map((p) => p.receiver).join(', ')}, not for 0235:${d.buyer}`);
       }
+      // By number: one purchase per document, none other.
+      let duplicatedByNumber = 0;
+      const sentNumbers = new Set([...sent.values()].map((d) => d.number));
+      for (const d of sent.values()) {
+        const n = numbers.get(d.number) ?? 0;
+        if (n > 1) {
+          duplicatedByNumber += n - 1;
+          problems.push(`invoice ${d.number}: stored ${n} times on B`);
+        }
+      }
+      const strangers = [...numbers.keys()].filter((n) => !sentNumbers.has(n));
+      if (strangers.length > 0) problems.push(`${strangers.length} invoice numbers stored on B that no document of A has: ${strangers.slice(0, 3).join(', ')}`);
+      duplicated = Math.max(duplicated, duplicatedByNumber);
       const unexplained = purchases.filter((p) => !expected.has(p.sbdhInstanceId));
       if (unexplained.length > 0) problems.push(`${unexplained.length} purchases on B that no document of A explains: ${unexplained.slice(0, 3).map((p) => p.sbdhInstanceId).join(', ')}`);
 

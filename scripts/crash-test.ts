@@ -19,9 +19,10 @@
  * document exactly once, its counters run 1..n without a gap, each link's previous hash is the
  * hash of the link before (no fork), and each delivered XML carries a stamp that verifies and the
  * counter and previous hash of its link.
+ * With --as4: two access points exchanging over AS4, each killed in turn (scripts/crash-test-as4.ts).
  * Prints the figures of the issue; exits 1 when a check fails.
  *
- *   npm run test:crash [-- --kills 5 --submit-clients 12 --credit-clients 4 --saudi]
+ *   npm run test:crash [-- --kills 5 --submit-clients 12 --credit-clients 4 --saudi | --as4 --buyers 3]
  * CRASH_TEST_PG_PORT (default 54419): port of its embedded PostgreSQL.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
