@@ -40,6 +40,12 @@ export interface Config {
     startGraceMs: number;
     concurrency: number;
     workerIntervalMs: number;
+    /**
+     * How long an attempt may stay `processing` before the worker takes it for interrupted (the
+     * service stopped between sending and recording the answer) and sends it again under the same
+     * attempt: longer than any destination's exchange may take.
+     */
+    resumeAfterMs: number;
     /** Simulated time a sandbox destination takes per delivery, and until a Peppol final result. */
     sandboxLatencyMs: number;
     sandboxFinalResultAfterMs: number;
@@ -369,6 +375,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       startGraceMs: intFrom('DELIVERY_START_GRACE_MS', 200, env),
       concurrency: Math.max(1, intFrom('DELIVERY_CONCURRENCY', 32, env)),
       workerIntervalMs: Math.max(10, intFrom('DELIVERY_WORKER_INTERVAL_MS', 1000, env)),
+      resumeAfterMs: Math.max(1000, intFrom('DELIVERY_RESUME_AFTER_MS', 5 * 60_000, env)),
       sandboxLatencyMs: intFrom('SANDBOX_LATENCY_MS', 0, env),
       sandboxFinalResultAfterMs: intFrom('SANDBOX_FINAL_RESULT_AFTER_MS', 0, env),
       peppolBuyerResponseWindowMs: intFrom('PEPPOL_BUYER_RESPONSE_WINDOW_MS', 0, env),

@@ -283,6 +283,21 @@ export async function dueDeliveryRetries(knex: Knex, now: Date, limit: number): 
   return rows.map((r) => r.document_id);
 }
 
+/**
+ * Documents whose delivery attempt started before `startedBefore` and has no answer recorded:
+ * the service stopped (a crash, a kill) between sending and recording, and no reaction will
+ * come back to them (a retry's start was appended by the worker; the reactor is past them).
+ */
+export async function interruptedDeliveries(knex: Knex, startedBefore: Date, limit: number): Promise<string[]> {
+  const rows = await knex('sales_documents')
+    .where('state', 'processing')
+    .where('last_updated_at', '<=', startedBefore)
+    .orderBy('last_updated_at')
+    .limit(limit)
+    .select('document_id');
+  return rows.map((r) => r.document_id);
+}
+
 /** Delivered documents whose final result is due. */
 export async function dueFinalResults(knex: Knex, now: Date, limit: number): Promise<string[]> {
   const rows = await knex('sales_documents')

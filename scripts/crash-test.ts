@@ -19,9 +19,10 @@
  * document exactly once, its counters run 1..n without a gap, each link's previous hash is the
  * hash of the link before (no fork), and each delivered XML carries a stamp that verifies and the
  * counter and previous hash of its link.
+ * With --as4: two access points exchanging over AS4, each killed in turn (scripts/crash-test-as4.ts).
  * Prints the figures of the issue; exits 1 when a check fails.
  *
- *   npm run test:crash [-- --kills 5 --submit-clients 12 --credit-clients 4 --saudi]
+ *   npm run test:crash [-- --kills 5 --submit-clients 12 --credit-clients 4 --saudi | --as4 --buyers 3]
  * CRASH_TEST_PG_PORT (default 54419): port of its embedded PostgreSQL.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -50,6 +51,7 @@ import { ZatcaInvoiceChained, zatcaUnitChainStream, type ZatcaLink } from '../do
 import { decodeEventData } from '../domain/events/envelope.js';
 import { verifyStamp } from '../domain/zatca/stamp.js';
 import { binarySecurityToken, openTestCa } from '../test/zatca/test-ca.js';
+import { runAs4CrashTest } from './crash-test-as4.js';
 
 const program = new Command('crash-test')
   .option('--kills <n>', 'SIGKILLs of the server', positiveInt(50), 5)
@@ -58,8 +60,11 @@ const program = new Command('crash-test')
   .option('--min-uptime-ms <n>', 'least time between a restart and the next kill', positiveInt(), 2500)
   .option('--max-uptime-ms <n>', 'most time between a restart and the next kill', positiveInt(), 7000)
   .option('--saudi', 'submit stamped Saudi invoices of one EGS unit and check its chain')
+  .option('--as4', 'two access points exchanging over AS4, each killed in turn (scripts/crash-test-as4.ts)')
+  .option('--buyers <n>', 'with --as4: buyer companies on the receiving access point', positiveInt(64), 3)
   .parse();
-const opts = program.opts<{ kills: number; submitClients: number; creditClients: number; minUptimeMs: number; maxUptimeMs: number; saudi?: boolean }>();
+const opts = program.opts<{ kills: number; submitClients: number; creditClients: number; minUptimeMs: number; maxUptimeMs: number; saudi?: boolean; as4?: boolean; buyers: number }>();
+if (opts.as4 && opts.saudi) program.error('--as4 and --saudi are separate modes: give one');
 
 /** The seller of the Saudi sample document, whose EGS unit stamps the --saudi submissions. */
 const SAUDI_SELLER_VAT = '300000000000003';
@@ -548,4 +553,11 @@ async function main(): Promise<void> {
   reportProblems(problems, '\nproblems');
 }
 
-await main();
+if (opts.as4) {
+  // Fewer submitting clients by default: each document also travels over AS4 to a second service.
+  const submitClients = program.getOptionValueSource('submitClients') === 'default' ? 4 : opts.submitClients;
+  reportProblems(
+    await runAs4CrashTest({ kills: opts.kills, submitClients, buyers: opts.buyers, minUptimeMs: opts.minUptimeMs, maxUptimeMs: opts.maxUptimeMs, pgPort: process.env.CRASH_TEST_PG_PORT ?? '54419' }),
+    '\nproblems',
+  );
+} else await main();

@@ -6,7 +6,9 @@
  * Every step is idempotent, so a crash at any instant is safe to replay: the state machine
  * refuses a step taken twice, event ids derive from (document, attempt, step), and the
  * destination recognises a document it already received by its UUID. A document left in
- * `processing` (its answer was never recorded) is sent again under the same attempt.
+ * `processing` (its answer was never recorded) is sent again under the same attempt: the reactor
+ * replays a submission it had not finished; an interrupted retry the worker resumes after
+ * DELIVERY_RESUME_AFTER_MS (projections/reactors/delivery.ts).
  *
  * No step reads the document's whole stream in the usual case. The delivery reactor works from
  * the DocumentSubmitted event it reacts to (the stream's first event): it sends the document at

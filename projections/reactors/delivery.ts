@@ -1,12 +1,13 @@
 /**
  * The delivery process: a reactor that starts delivering each submitted sales document at
  * once, and a worker that runs the retries that are due (back-off measured on the injected
- * clock) and collects final results the destinations give later.
+ * clock), resumes attempts a stopped service left `processing`, and collects final results the
+ * destinations give later.
  */
 import type { Knex } from 'knex';
 import { completeFinalResult, deliverDocument, type DeliveryDeps } from '../../commands/delivery/deliver.js';
 import { DocumentSubmitted } from '../../domain/document/document.js';
-import { dueDeliveryRetries, dueFinalResults } from '../../readmodels/sales-documents.js';
+import { dueDeliveryRetries, dueFinalResults, interruptedDeliveries } from '../../readmodels/sales-documents.js';
 import type { Reactor, Worker } from './reactor.js';
 
 /**
@@ -32,8 +33,14 @@ export function deliveryReactor(deps: DeliveryDeps, concurrency: number): Reacto
   };
 }
 
-export function deliveryWorker(deps: DeliveryDeps, knex: Knex, options: { batchSize?: number; concurrency?: number } = {}): Worker {
+/**
+ * `resumeAfterMs`: how long an attempt may stay `processing` before it counts as interrupted and
+ * is sent again under the same attempt (the destination recognises the document: the same UUID,
+ * over Peppol the same AS4 message id); 0 never resumes.
+ */
+export function deliveryWorker(deps: DeliveryDeps, knex: Knex, options: { batchSize?: number; concurrency?: number; resumeAfterMs?: number } = {}): Worker {
   const batchSize = options.batchSize ?? 200;
+  const resumeAfterMs = options.resumeAfterMs ?? 0;
   const concurrency = Math.max(1, options.concurrency ?? 16);
   const each = async (ids: string[], work: (id: string) => Promise<unknown>) => {
     let next = 0;
@@ -48,9 +55,12 @@ export function deliveryWorker(deps: DeliveryDeps, knex: Knex, options: { batchS
     async tick(now) {
       const retries = await dueDeliveryRetries(knex, now, batchSize);
       await each(retries, (id) => deliverDocument(deps, id));
+      // Only the stream knows an interrupted attempt (its snapshot, if any, is of the failure before it).
+      const interrupted = resumeAfterMs > 0 ? await interruptedDeliveries(knex, new Date(now.getTime() - resumeAfterMs), batchSize) : [];
+      await each(interrupted, (id) => deliverDocument(deps, id, undefined, { fromStream: true }));
       const finals = await dueFinalResults(knex, now, batchSize);
       await each(finals, (id) => completeFinalResult(deps, id));
-      return retries.length + finals.length;
+      return retries.length + interrupted.length + finals.length;
     },
   };
 }

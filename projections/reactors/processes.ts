@@ -78,7 +78,7 @@ export function serviceProcesses(deps: ProcessDeps, options: { peppolDiscovery?:
   return {
     reactors: [deliveryReactor(delivery, d.concurrency), ...credits.reactors],
     workers: [
-      { worker: deliveryWorker(delivery, deps.knex, { concurrency: d.concurrency }), intervalMs: d.workerIntervalMs },
+      { worker: deliveryWorker(delivery, deps.knex, { concurrency: d.concurrency, resumeAfterMs: d.resumeAfterMs }), intervalMs: d.workerIntervalMs },
       ...credits.workers,
       { worker: webhooks, intervalMs: w.workerIntervalMs },
     ],

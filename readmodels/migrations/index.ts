@@ -30,6 +30,7 @@ import { myinvoisMigration } from './0130_myinvois.js';
 import { salesDocumentsByNumberMigration } from './0140_sales_documents_by_number.js';
 import { peppolUnmatchedResponsesMigration } from './0141_peppol_unmatched_responses.js';
 import { webhookRedeliveriesMigration } from './0145_webhook_redeliveries.js';
+import { salesDocumentsInterruptedMigration } from './0146_sales_documents_interrupted.js';
 
 interface Migration {
   name: string;
@@ -71,6 +72,7 @@ export const migrations: readonly Migration[] = [
   salesDocumentsByNumberMigration,
   peppolUnmatchedResponsesMigration,
   webhookRedeliveriesMigration,
+  salesDocumentsInterruptedMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

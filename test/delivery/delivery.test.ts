@@ -173,6 +173,35 @@ describe('delivery pipeline: every sandbox scenario through every state (docs/ap
     expect(b.errors[0]).to.include({ code: 'DELIVERY_OUTCOME_UNKNOWN', source: 'delivery' });
   });
 
+  it('a retry the service stopped between sending and recording (left processing) is sent again by the worker after DELIVERY_RESUME_AFTER_MS, under the same attempt', async () => {
+    const id = await submitted('AE', freshNumber('SBX-TRANSIENT'));
+    expect((await settled(id)).state).to.equal('delivery_failed');
+    const [first] = await t.service.runtime.store.readStream(documentStream(id), { maxCount: 1 });
+    const uuid = (first!.data as { uuid: string }).uuid;
+    // The worker's retry: its start appended, the destination receives the document, then the process dies.
+    clock.advance(RETRY_BASE_MS);
+    const sandbox = sandboxConnectors(t.service.runtime.db.knex, clock, { latencyMs: 0, finalResultAfterMs: 0 });
+    const dying = deliveringThrough(sandbox, async (c, request) => {
+      await c.deliver(request);
+      throw new Error('killed after the destination received the document');
+    });
+    const deps: DeliveryDeps = { store: t.service.runtime.store, clock, connectors: dying, policy: { maxAttempts: 3, retryBaseMs: RETRY_BASE_MS, retryMaxMs: 60_000, startGraceMs: 200 } };
+    const crashed = await deliverDocument(deps, id).catch((e: Error) => e);
+    expect(String(crashed)).to.contain('killed');
+    expect((await settled(id, (s) => s === 'processing')).state).to.equal('processing');
+    const receipts = await countSandboxReceipts(t.service.runtime.db.knex, uuid);
+    // Not before the attempt may still be running elsewhere.
+    clock.advance(t.service.runtime.config.delivery.resumeAfterMs - 1000);
+    await tick();
+    expect((await u.status(id, 'status')).json.data.state).to.equal('processing');
+    clock.advance(1000);
+    await tick();
+    expect((await settled(id, (s) => s === 'final_valid')).state).to.equal('final_valid');
+    const events = await t.service.runtime.store.readStream(documentStream(id));
+    expect(events.filter((e) => e.type === 'DocumentDeliveryStarted').map((e) => (e.data as { attempt: number }).attempt)).to.deep.equal([1, 2]);
+    expect(await countSandboxReceipts(t.service.runtime.db.knex, uuid)).to.equal(receipts);
+  });
+
   it('refuses the number of a final_invalid document with CORE-HEAD-010', async () => {
     const number = freshNumber('SBX-BUYER-REJECT');
     expect((await settled(await submitted('AE', number))).state).to.equal('final_invalid');

@@ -90,6 +90,27 @@ describe('AS4 exchange (own sender and receiver over HTTP)', function () {
     expect(received.filter((r) => r.messageId === 'msg-X-2@test')).to.have.length(1);
   });
 
+  it('a connection closed before the answer is retried as outcome unknown; a refused connection as not sent', async () => {
+    // A receiver that reads the whole message, then goes away without answering (killed after storing it).
+    const closing = http.createServer((req) => {
+      req.resume();
+      req.on('end', () => req.socket.destroy());
+    });
+    await new Promise<void>((r) => closing.listen(0, '127.0.0.1', r));
+    const closingUrl = `http://127.0.0.1:${(closing.address() as AddressInfo).port}/as4`;
+    try {
+      const closed = await sendAs4(sender(), message('X-10', { endpointUrl: closingUrl }));
+      expect(closed).to.deep.include({ kind: 'retry', code: 'DESTINATION_UNAVAILABLE', outcomeUnknown: true, messageId: 'msg-X-10@test' });
+      expect((closed as { message: string }).message).to.match(/closed before its answer/);
+    } finally {
+      await new Promise<void>((r) => closing.close(() => r()));
+    }
+    // The same port, now closed: nothing was sent.
+    const refused = await sendAs4(sender(), message('X-10', { endpointUrl: closingUrl }));
+    expect(refused).to.deep.include({ kind: 'retry', code: 'DESTINATION_UNAVAILABLE', outcomeUnknown: false });
+    expect((refused as { message: string }).message).to.match(/cannot be reached/);
+  });
+
   it('refuses a certificate from another CA with the same name (EBMS:0102)', async () => {
     const outcome = await sendAs4(sender(pki.rogue), message('X-3'));
     expect(outcome.kind).to.equal('refused');

@@ -39,6 +39,9 @@ export interface SendDeps {
   maxResponseBytes?: number;
 }
 
+/** Connection errors after the request may have gone out (undici's "other side closed", a reset). */
+const CLOSED_AFTER_SENDING = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
 export function commonNameOf(certificatePem: string): string {
   const subject = certificateOf(certificatePem).subject;
   const cn = /(?:^|\n)CN=([^\n]+)/.exec(subject)?.[1];
@@ -82,9 +85,18 @@ export async function sendAs4(deps: SendDeps, m: OutboundMessage): Promise<SendO
       return retry('DELIVERY_TIMEOUT', `the answer of ${m.endpointUrl} was cut off: ${(err as Error).message}`, true);
     }
   } catch (err) {
-    return deadline.aborted
-      ? retry('DELIVERY_TIMEOUT', `the receiving access point ${m.endpointUrl} did not answer within ${deps.timeoutMs} ms; it may have received the message`, true)
-      : retry('DESTINATION_UNAVAILABLE', `the receiving access point ${m.endpointUrl} cannot be reached: ${(err as Error).message}`, false);
+    if (deadline.aborted) {
+      return retry('DELIVERY_TIMEOUT', `the receiving access point ${m.endpointUrl} did not answer within ${deps.timeoutMs} ms; it may have received the message`, true);
+    }
+    const e = err as Error & { code?: string };
+    const cause = e.cause instanceof Error ? (e.cause as Error & { code?: string }) : null;
+    const code = e.code ?? cause?.code ?? '';
+    const reason = cause ? cause.message : e.message;
+    // Closed or reset once connected (the receiver stopped after storing, before its receipt): it may have the message.
+    if (CLOSED_AFTER_SENDING.has(code)) {
+      return retry('DESTINATION_UNAVAILABLE', `the connection to the receiving access point ${m.endpointUrl} closed before its answer (${reason}); it may have received the message`, true);
+    }
+    return retry('DESTINATION_UNAVAILABLE', `the receiving access point ${m.endpointUrl} cannot be reached: ${reason}`, false);
   }
   if (isTransientHttpStatus(status)) return retry('DESTINATION_UNAVAILABLE', `the receiving access point answered HTTP ${status}`, status !== 503 && status !== 429);
   if (deps.maxResponseBytes && bytes.length > deps.maxResponseBytes) return retry('PEPPOL_BAD_RESPONSE', `the answer has ${bytes.length} bytes, more than ${deps.maxResponseBytes}`, true);
