@@ -5,7 +5,11 @@
  * invoices (projections/search-purchases.ts).
  *
  * A batch of events becomes one write to the index (one statement or one bulk request, or a
- * few side by side for a large batch), beside each source's one statement per facts table.
+ * few side by side for a large batch), beside each source's one statement per facts table. With
+ * the index in PostgreSQL, a batch whose facts the sources remember from earlier batches
+ * (search-source.ts FactsMemo) reads nothing: its facts writes and index writes go with the
+ * checkpoint as one statement (Projection.writes), applied only if the stored facts are still the
+ * remembered ones (else the runner applies the batch by reading them).
  * Within a batch only the newest state of each document is written: the whole document when it
  * was received in the batch, else its new state alone (its body, indexed when it was received,
  * never changes). Index writes are versioned by the document's stream revision, so a replay or a
@@ -13,12 +17,14 @@
  * transaction, after the index acknowledged the batch.
  */
 import type { Knex } from 'knex';
+import { LRUCache } from 'lru-cache';
+import type { BatchWrite } from '../readmodels/batch-writes.js';
 import type { RecordedEvent } from '../platform/eventstore/port.js';
 import { newestPerDocument, type IndexWrite, type SearchIndex } from '../readmodels/search/port.js';
 import { defineProjection, type BatchContext, type BatchLimits, type Projection } from './projection.js';
 import { purchasesSearchSource } from './search-purchases.js';
 import { salesSearchSource } from './search-sales.js';
-import type { SearchSource } from './search-source.js';
+import type { RememberedFacts, SearchSource } from './search-source.js';
 
 export type { SearchSource } from './search-source.js';
 
@@ -38,6 +44,13 @@ export const SEARCH_BATCH: BatchLimits = { size: 5000, bytes: 8 * 1024 * 1024 };
 /** The search projection's own batch limits on an engine (none: the runner's). */
 export const searchBatchFor = (engine: SearchIndex['engine']): BatchLimits | undefined => (engine === 'elasticsearch' ? SEARCH_BATCH : undefined);
 
+/**
+ * How many documents' facts the search projection remembers (FactsMemo; a few hundred bytes
+ * each): those in flight at a few thousand documents a minute. A document it no longer remembers
+ * costs its next batch a read of the facts.
+ */
+export const FACTS_MEMO_DOCUMENTS = 20_000;
+
 export const defaultSearchSources = (): SearchSource[] => [salesSearchSource, purchasesSearchSource];
 
 export function searchProjection(
@@ -45,13 +58,31 @@ export function searchProjection(
   options: { sources?: readonly SearchSource[]; indexTables?: readonly string[]; batch?: BatchLimits } = {},
 ): Projection {
   const sources = options.sources ?? defaultSearchSources();
+  // An index inside PostgreSQL: a batch whose facts the sources remember goes as one statement with its checkpoint.
+  const batchWrites = index.batchWrites?.bind(index);
+  const memo = batchWrites ? new LRUCache<string, RememberedFacts>({ max: FACTS_MEMO_DOCUMENTS }) : undefined;
+  const writes = (events: readonly RecordedEvent[]): BatchWrite[] | null => {
+    if (!batchWrites || !memo) return null;
+    const changed: IndexWrite[] = [];
+    const result: BatchWrite[] = [];
+    for (const source of sources) {
+      const mine = events.filter((e) => source.eventTypes.has(e.type));
+      if (mine.length === 0) continue;
+      const planned = source.plan?.(mine, memo);
+      if (!planned) return null;
+      changed.push(...planned.documents);
+      result.push(...planned.writes);
+    }
+    result.push(...batchWrites(newestPerDocument(changed)));
+    return result;
+  };
   const applyMany = async (trx: Knex.Transaction, events: readonly RecordedEvent[], context?: BatchContext) => {
     const changed: IndexWrite[] = [];
     const writes: Promise<unknown>[] = [];
     for (const source of sources) {
       const mine = events.filter((e) => source.eventTypes.has(e.type));
       if (mine.length === 0) continue;
-      const { documents, written } = await source.apply(trx, mine);
+      const { documents, written } = await source.apply(trx, mine, memo);
       changed.push(...documents);
       writes.push(written);
     }
@@ -76,6 +107,7 @@ export function searchProjection(
     eventTypes: new Set(sources.flatMap((s) => [...s.eventTypes])),
     apply: (trx, event) => applyMany(trx, [event]),
     applyMany,
+    ...(batchWrites ? { writes } : {}),
     // An engine outside PostgreSQL (Elasticsearch) rebuilds into fresh indices, swapped in with
     // the facts tables. Fresh indices of a rebuild that failed are dropped by the next rebuild.
     ...(index.beginRebuild

@@ -10,10 +10,13 @@
  * never wait behind their bookkeeping; this one reads an attempt only for a test ping's
  * delivery row. A redelivery request (WebhookRedeliveryRequested) adds new deliveries, due at
  * once, copied from their originals (earlier in the log, so there in a rebuild too). A batch
- * costs one statement per table.
+ * costs one statement per table; a batch whose workspaces' subscriptions the projection
+ * remembers and that causes no delivery is one statement with its checkpoint (webhookWrites).
  */
 import { EventEmitter } from 'node:events';
 import type { Knex } from 'knex';
+import { LRUCache } from 'lru-cache';
+import { requirement, type BatchWrite } from '../readmodels/batch-writes.js';
 import type { RecordedEvent } from '../platform/eventstore/port.js';
 import { decodeEventData } from '../domain/events/envelope.js';
 import { WebhookDeliveryAttempted, type Occurrence } from '../domain/webhooks/delivery.js';
@@ -26,7 +29,9 @@ import {
   insertRedeliveries,
   subscriptionRecord,
   subscriptionsOfWorkspaces,
+  subscriptionsStoredAs,
   writeSubscriptions,
+  type SubscriptionMatch,
   type DeliveryRecord,
   type RedeliveryRecordRow,
   type SubscriptionRecord,
@@ -50,8 +55,17 @@ export function onWebhookDeliveriesCommitted(listener: () => void): () => void {
 /** Whether an attempt is a test ping's, without decoding it (the webhook_attempts projection decodes every attempt). */
 const isPing = (event: RecordedEvent) => (event.data as { ping?: unknown }).ping != null;
 
-async function applyWebhookEvents(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<void> {
-  // Occurrences of the batch, and the workspaces whose subscriptions they need.
+/**
+ * The live subscriptions (what decides their matches) of workspaces as the projection last read
+ * or wrote them, by workspace, for up to 10,000 workspaces (least recently used dropped). Only
+ * used under the condition that they are still stored so (subscriptionsStoredAs), which checks
+ * every value the matching used: a batch computed from a remembered set that is no longer stored
+ * is not applied, whichever instance or database it came from.
+ */
+const remembered = new LRUCache<string, readonly SubscriptionMatch[]>({ max: 10_000 });
+
+/** Occurrences of the batch, and the workspaces whose subscriptions they need. */
+function occurrencesOf(events: readonly RecordedEvent[]): { occurrences: Map<RecordedEvent, Occurrence[]>; workspaces: Set<string> } {
   const occurrences = new Map<RecordedEvent, Occurrence[]>();
   const workspaces = new Set<string>();
   for (const event of events) {
@@ -64,6 +78,64 @@ async function applyWebhookEvents(trx: Knex.Transaction, events: readonly Record
       }
     }
   }
+  return { occurrences, workspaces };
+}
+
+/** The deliveries an event's occurrences cause: one per live, active subscription of the environment listening to the type. */
+function deliveriesOf(
+  event: RecordedEvent,
+  found: readonly Occurrence[],
+  subscriptionsOf: (workspaceId: string) => readonly (SubscriptionMatch & { deleted?: boolean })[],
+  fresh: Map<string, DeliveryRecord>,
+): void {
+  for (const o of found) {
+    for (const s of subscriptionsOf(o.workspaceId)) {
+      if (s.deleted || !s.active || s.environment !== o.environment || !s.events.includes(o.type)) continue;
+      const deliveryId = deliveryIdFor(s.subscription_id, o.eventId);
+      fresh.set(deliveryId, {
+        delivery_id: deliveryId,
+        subscription_id: s.subscription_id,
+        workspace_id: o.workspaceId,
+        environment: o.environment,
+        event_id: o.eventId,
+        event_type: o.type,
+        occurred_at: o.timestamp,
+        payload: JSON.stringify(o.payload),
+        // Due at once: when the operation that caused it happened (its log event's time).
+        next_attempt_at: event.metadata.occurredAt,
+        log_commit: event.position.commit.toString(),
+        log_prepare: event.position.prepare.toString(),
+      });
+    }
+  }
+}
+
+/**
+ * A batch of occurrences alone whose workspaces' subscriptions are remembered and match none of
+ * them: nothing to write, so the batch is its checkpoint and the condition that the subscriptions
+ * are still the remembered ones (one statement; Projection.writes). Null (read and write in a
+ * transaction) for a batch with subscription changes, redeliveries or pings, for a workspace not
+ * remembered, and for one that causes deliveries (the delivery worker is signalled after the
+ * transaction commits).
+ */
+function webhookWrites(events: readonly RecordedEvent[]): BatchWrite[] | null {
+  if (events.some((e) => !SOURCE_BY_TYPE.has(e.type))) return null;
+  const { occurrences, workspaces } = occurrencesOf(events);
+  if (workspaces.size === 0) return [];
+  const subscriptions = new Map<string, readonly SubscriptionMatch[]>();
+  for (const w of workspaces) {
+    const known = remembered.get(w);
+    if (!known) return null;
+    subscriptions.set(w, known);
+  }
+  const fresh = new Map<string, DeliveryRecord>();
+  for (const [event, found] of occurrences) deliveriesOf(event, found, (w) => subscriptions.get(w) ?? [], fresh);
+  if (fresh.size > 0) return null;
+  return [requirement(subscriptionsStoredAs(subscriptions))];
+}
+
+async function applyWebhookEvents(trx: Knex.Transaction, events: readonly RecordedEvent[]): Promise<void> {
+  const { occurrences, workspaces } = occurrencesOf(events);
   const subs = new Map<string, SubscriptionRecord>(); // subscription id → row as of the current event
   const byWorkspace = new Map<string, Set<string>>();
   const index = (row: SubscriptionRecord) => {
@@ -157,28 +229,13 @@ async function applyWebhookEvents(trx: Knex.Transaction, events: readonly Record
       });
       continue;
     }
-    for (const o of occurrences.get(event) ?? []) {
-      for (const id of byWorkspace.get(o.workspaceId) ?? []) {
-        const s = subs.get(id)!;
-        if (s.deleted || !s.active || s.environment !== o.environment || !s.events.includes(o.type)) continue;
-        const deliveryId = deliveryIdFor(id, o.eventId);
-        fresh.set(deliveryId, {
-          delivery_id: deliveryId,
-          subscription_id: id,
-          workspace_id: o.workspaceId,
-          environment: o.environment,
-          event_id: o.eventId,
-          event_type: o.type,
-          occurred_at: o.timestamp,
-          payload: JSON.stringify(o.payload),
-          // Due at once: when the operation that caused it happened (its log event's time).
-          next_attempt_at: event.metadata.occurredAt,
-          log_commit: event.position.commit.toString(),
-          log_prepare: event.position.prepare.toString(),
-        });
-      }
-    }
+    deliveriesOf(event, occurrences.get(event) ?? [], (w) => [...(byWorkspace.get(w) ?? [])].map((id) => subs.get(id)!), fresh);
   }
+  // What the batch leaves stored of the subscriptions of the workspaces it read (SubscriptionsMemo).
+  for (const w of workspaces) {
+    remembered.set(w, [...(byWorkspace.get(w) ?? [])].map((id) => subs.get(id)!).filter((s) => !s.deleted).map(({ subscription_id, environment, events, active }) => ({ subscription_id, environment, events, active })));
+  }
+  for (const s of changedSubs.values()) if (!workspaces.has(s.workspace_id)) remembered.delete(s.workspace_id);
 
   await writeSubscriptions(trx, [...changedSubs.values()]);
   await insertDeliveries(trx, [...fresh.values()]);
@@ -202,4 +259,5 @@ export const webhooksProjection = defineProjection({
   accepts: (event) => event.type !== WebhookDeliveryAttempted.type || isPing(event),
   apply: (trx, event) => applyWebhookEvents(trx, [event]),
   applyMany: applyWebhookEvents,
+  writes: webhookWrites,
 });

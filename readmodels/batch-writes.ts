@@ -10,6 +10,12 @@
  * data-modifying statements in WITH only at the top level) and without RETURNING. Its rows are
  * null when the batch is not to be applied (the checkpoint did not move): reading them through
  * `json(b)_to_recordset` then yields no row, so it changes nothing.
+ *
+ * A write computed from what the projection remembers of the stored rows rather than from a read
+ * of them carries the condition under which it is right (`requires`: the stored rows are as
+ * remembered). Folded with the checkpoint, the checkpoint moves, and so the batch is applied,
+ * only if every condition holds in the statement's snapshot; otherwise nothing changes and the
+ * runner applies the batch by reading (Projection.applyMany).
  */
 import type { Knex } from 'knex';
 import { prepared } from './prepared.js';
@@ -23,6 +29,24 @@ export interface BatchWrite {
   readonly sql: (rows: string) => string;
   /** The statement's own parameters (`?`), in the order they appear in it. */
   readonly bindings: readonly Knex.Value[];
+  /**
+   * A condition on the stored rows the write was computed under (SQL, a boolean, with its own
+   * parameters): the batch is applied only where it holds. Only with the checkpoint
+   * (readmodels/checkpoints.ts lockAndAdvanceCheckpoint); runWrites refuses it.
+   */
+  readonly requires?: { readonly sql: string; readonly bindings: readonly Knex.Value[] };
+}
+
+/** A write that writes nothing and carries a condition (a batch computed from remembered rows that writes nothing). */
+export function requirement(requires: NonNullable<BatchWrite['requires']>): BatchWrite {
+  return { rows: 'null', rowsType: 'json', sql: () => 'select', bindings: [], requires };
+}
+
+/** The writes' conditions, as one SQL boolean with its parameters (`true` when none). */
+export function writeConditions(writes: readonly BatchWrite[]): { sql: string; bindings: Knex.Value[] } {
+  const conditions = writes.flatMap((w) => (w.requires ? [w.requires] : []));
+  if (conditions.length === 0) return { sql: 'true', bindings: [] };
+  return { sql: conditions.map((c) => `(${c.sql})`).join(' and '), bindings: conditions.flatMap((c) => [...c.bindings]) };
 }
 
 /**
@@ -44,6 +68,7 @@ export function writeExpressions(writes: readonly BatchWrite[], gate: string | n
 /** Runs the writes as one statement (none for no write). */
 export async function runWrites(trx: Knex.Transaction, writes: readonly BatchWrite[]): Promise<void> {
   if (writes.length === 0) return;
+  if (writes.some((w) => w.requires)) throw new Error('a conditional batch write goes only with its checkpoint');
   const { sql, bindings } = writeExpressions(writes, null);
   await prepared(trx.raw(`with ${sql}\nselect 1`, bindings));
 }

@@ -4,7 +4,7 @@
  */
 import type { Knex } from 'knex';
 import type { Position } from '../platform/eventstore/port.js';
-import { writeExpressions, type BatchWrite } from './batch-writes.js';
+import { writeConditions, writeExpressions, type BatchWrite } from './batch-writes.js';
 import { prepared } from './prepared.js';
 
 const positionOf = (row: { commit_position: string; prepare_position: string }): Position => ({ commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) });
@@ -64,7 +64,9 @@ export async function lockAndReadCheckpoint(trx: Knex.Transaction, lock: string,
  * lock first (a rebuild's swap), so nobody waits for it.
  *
  * `writes`: the batch's own writes (readmodels/batch-writes.ts), made in the same statement only
- * when the checkpoint moved. Sent on `knex` outside a transaction, the statement is then the whole
+ * when the checkpoint moved; the checkpoint moves only where the writes' conditions (`requires`)
+ * hold, so a batch computed from remembered rows that are no longer stored is not applied
+ * (`advanced` false, and the caller applies it by reading). Sent on `knex` outside a transaction, the statement is then the whole
  * batch: the lock, the checkpoint and the writes commit together or not at all.
  */
 export async function lockAndAdvanceCheckpoint(
@@ -77,17 +79,19 @@ export async function lockAndAdvanceCheckpoint(
   writes: readonly BatchWrite[] = [],
 ): Promise<{ locked: boolean; advanced: boolean }> {
   const folded = writeExpressions(writes, 'u');
+  const required = writeConditions(writes);
   const { rows } = await prepared(
     trx.raw(
       `with l as (select pg_try_advisory_xact_lock(hashtext(?)) as ok),
             u as (update projection_checkpoints c
                      set commit_position = ?, prepare_position = ?, events_applied = c.events_applied + ?, updated_at = now()
                     from l
-                   where l.ok and c.projection = ? and (c.commit_position, c.prepare_position) <= (?::numeric, ?::numeric)
+                   where l.ok and c.projection = ? and (c.commit_position, c.prepare_position) <= (?::numeric, ?::numeric)${required.sql !== 'true' ? `
+                     and ${required.sql}` : ''}
                   returning 1)${writes.length > 0 ? `,
 ${folded.sql}` : ''}
        select l.ok, exists (select 1 from u) as advanced from l`,
-      [lock, to.commit.toString(), to.prepare.toString(), applied, checkpoint, from.commit.toString(), from.prepare.toString(), ...folded.bindings],
+      [lock, to.commit.toString(), to.prepare.toString(), applied, checkpoint, from.commit.toString(), from.prepare.toString(), ...required.bindings, ...folded.bindings],
     ),
   );
   const row = rows[0] as { ok: boolean; advanced: boolean };

@@ -1,5 +1,6 @@
 /** Queries of the webhooks read model: subscriptions, due deliveries and their claims, the delivery log. */
 import type { Knex } from 'knex';
+import type { BatchWrite } from './batch-writes.js';
 import type { WebhookTarget } from '../domain/webhooks/delivery.js';
 import type { DeliveryFilters } from '../domain/webhooks/input.js';
 import type { RedeliveryCandidate } from '../domain/webhooks/redelivery.js';
@@ -559,6 +560,34 @@ async function chunked<T>(rows: readonly T[], size: number, write: (chunk: T[]) 
 export async function subscriptionsOfWorkspaces(trx: Knex.Transaction, workspaceIds: readonly string[]): Promise<SubscriptionRecord[]> {
   if (workspaceIds.length === 0) return [];
   return trx('webhook_subscriptions').whereIn('workspace_id', [...workspaceIds]).andWhere('deleted', false);
+}
+
+/** What of a live subscription decides which occurrences it receives. */
+export interface SubscriptionMatch {
+  readonly subscription_id: string;
+  readonly environment: string;
+  readonly events: readonly string[];
+  readonly active: boolean;
+}
+
+/**
+ * The condition (BatchWrite.requires) that the live subscriptions of these workspaces are exactly
+ * these, with these values: a batch that matched its occurrences against remembered
+ * subscriptions instead of reading them is applied only then.
+ */
+export function subscriptionsStoredAs(workspaces: ReadonlyMap<string, readonly SubscriptionMatch[]>): NonNullable<BatchWrite['requires']> {
+  const remembered = [...workspaces].flatMap(([w, subs]) => subs.map((s) => ({ w, i: s.subscription_id, e: s.environment, ev: s.events, a: s.active })));
+  const stored = `select s.workspace_id, s.subscription_id, s.environment, s.events, s.active from webhook_subscriptions s
+                   where s.workspace_id in (select json_array_elements_text(?::json)) and not s.deleted`;
+  const expected = `select c.w, c.i, c.e, c.ev, c.a from json_to_recordset(?::json) as c(w text, i text, e text, ev text[], a boolean)`;
+  const workspaceIds = JSON.stringify([...workspaces.keys()]);
+  const rows = JSON.stringify(remembered);
+  return {
+    sql: remembered.length === 0
+      ? `not exists (${stored})`
+      : `not exists ((${stored}) except all (${expected})) and not exists ((${expected}) except all (${stored}))`,
+    bindings: remembered.length === 0 ? [workspaceIds] : [workspaceIds, rows, rows, workspaceIds],
+  };
 }
 
 export async function subscriptionRecord(trx: Knex.Transaction, subscriptionId: string): Promise<SubscriptionRecord | undefined> {

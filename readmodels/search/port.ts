@@ -11,6 +11,7 @@
  * (columns, the fields API keys never see) happen before and after, not here.
  */
 import type { Knex } from 'knex';
+import type { BatchWrite } from '../batch-writes.js';
 import type { QueryType } from '../../domain/query/fields.js';
 import { withState, type IndexedState } from '../../domain/query/indexed-document.js';
 import type { SearchQuery } from '../../domain/query/search-query.js';
@@ -100,6 +101,11 @@ export interface SearchIndex {
    * every write, so the checkpoint commits after it.
    */
   write(trx: Knex.Transaction, writes: readonly IndexWrite[], options?: WriteOptions): Promise<void>;
+  /**
+   * An engine inside PostgreSQL (the PostgreSQL adapter): `write`'s statements as a batch's writes
+   * (readmodels/batch-writes.ts), so the search projection can send them with its checkpoint.
+   */
+  batchWrites?(writes: readonly IndexWrite[]): readonly BatchWrite[];
   search(query: SearchQuery): Promise<SearchResult>;
   /**
    * Rebuild hook of engines whose index lives outside PostgreSQL (Elasticsearch): opens fresh,

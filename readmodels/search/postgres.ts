@@ -20,7 +20,7 @@
  * service with the same function, so both engines agree on every Unicode case mapping.
  */
 import type { Knex } from 'knex';
-import { prepared } from '../prepared.js';
+import { runWrites, type BatchWrite } from '../batch-writes.js';
 import { QUERY_TYPES, queryFields, type QueryType } from '../../domain/query/fields.js';
 import { isStateChange, MAX_RESULT_WINDOW, newestPerDocument, type IndexWrite, type SearchFilter, type SearchIndex, type SearchQuery, type SearchResult } from './port.js';
 import { issueDateField } from '../../domain/query/fields.js';
@@ -184,37 +184,82 @@ const paramCast = (c: StoredValueColumn) => (c.field.multi ? 'text[]' : c.type =
 const rowValue = (c: StoredValueColumn, alias: string) => (c.field.multi ? `${alias}::text[]` : alias);
 
 /**
- * The batch's write: one statement, one array parameter per column (keys, version, body, state,
- * then the body's and the state's value columns), unnested into rows. The state's version
- * orders the document's writes: a write not newer than the stored state changes nothing (the
- * body is checked against the state as it was before the statement; its sub-statements see the
- * same snapshot).
+ * The batch's write: two data-modifying statements (readmodels/batch-writes.ts), run as one
+ * statement or folded into the search projection's checkpoint statement, each unnesting one array
+ * parameter per column: the bodies (keys, version, body and the body's value columns; whole
+ * documents only) and the states (keys, version, state and the state's value columns). The
+ * state's version orders the document's writes: a write not newer than the stored state changes
+ * nothing (the body is checked against the state as it was before the statement; the statement's
+ * parts see the same snapshot). `batch`: the batch's gate (null when it is not to be applied).
+ *
+ * The bodies and states (JSON text, about 10 KB and 1 KB) go as one text each, joined by U+0001
+ * (which JSON text never holds raw), and are split by PostgreSQL: as array elements they would be
+ * escaped by the driver and unescaped by the server, character by character (measured: 70% of the
+ * write's time in the driver's escaping).
  */
-const WRITE_SQL = (() => {
+const JOINED = `string_to_array(?::text, chr(1))`;
+const KEY_PARAMS = ['text[]', 'text[]', 'text[]', 'text[]', 'bigint[]'].map((t) => `?::${t}`);
+const BODIES_SQL = (batch: string) => {
   const body = tableColumns(SEARCH_TABLE);
-  const state = tableColumns(SEARCH_STATES_TABLE);
-  // The bodies and states (JSON text, about 10 KB and 1 KB) go as one text each, joined by U+0001
-  // (which JSON text never holds raw), and are split by PostgreSQL: as array elements they would be
-  // escaped by the driver and unescaped by the server, character by character (measured: 70% of the
-  // write's time in the driver's escaping). An empty element is a missing body (a state change).
-  const joined = `string_to_array(?::text, chr(1), '')`;
-  const params = [...['text[]', 'text[]', 'text[]', 'text[]', 'bigint[]'].map((t) => `?::${t}`), joined, joined, ...[...body.map(paramCast), ...state.map(paramCast)].map((t) => `?::${t}`)];
-  const aliases = ['w', 'e', 't', 'd', 'v', 'b', 's', ...body.map((_, i) => `b${i}`), ...state.map((_, i) => `s${i}`)];
-  const keys = KEY_COLUMNS.join(', ');
-  return `with r as (select * from unnest(${params.join(', ')}) as r(${aliases.join(', ')})),
-     bodies as (
-       insert into ${SEARCH_TABLE} as x (${SEARCH_ROW_COLUMNS})
-       select r.w, r.e, r.t, r.d, r.b${body.map((c, i) => `, ${rowValue(c, `r.b${i}`)}`).join('')} from r
-        where r.b is not null
+  const params = [...KEY_PARAMS, JOINED, ...body.map((c) => `?::${paramCast(c)}`)];
+  const aliases = ['w', 'e', 't', 'd', 'v', 'b', ...body.map((_, i) => `b${i}`)];
+  return `insert into ${SEARCH_TABLE} as x (${SEARCH_ROW_COLUMNS})
+       select r.w, r.e, r.t, r.d, r.b${body.map((c, i) => `, ${rowValue(c, `r.b${i}`)}`).join('')}
+         from unnest(${params.join(', ')}) as r(${aliases.join(', ')})
+        where ${batch} is not null
           and not exists (select from ${SEARCH_STATES_TABLE} t
                            where t.workspace_id = r.w and t.environment = r.e and t.type = r.t and t.document_id = r.d and t.version >= r.v)
-       on conflict (${keys}) do update set document = excluded.document${body.map((c) => `, ${c.name} = excluded.${c.name}`).join('')})
-     insert into ${SEARCH_STATES_TABLE} as x (${SEARCH_STATE_COLUMNS})
-     select r.w, r.e, r.t, r.d, r.v, r.s${state.map((c, i) => `, ${rowValue(c, `r.s${i}`)}`).join('')} from r
-     on conflict (${keys})
-     do update set version = excluded.version, state = excluded.state${state.map((c) => `, ${c.name} = excluded.${c.name}`).join('')}
-     where x.version < excluded.version`;
-})();
+       on conflict (${KEY_COLUMNS.join(', ')}) do update set document = excluded.document${body.map((c) => `, ${c.name} = excluded.${c.name}`).join('')}`;
+};
+const STATES_SQL = (batch: string) => {
+  const state = tableColumns(SEARCH_STATES_TABLE);
+  const params = [...KEY_PARAMS, JOINED, ...state.map((c) => `?::${paramCast(c)}`)];
+  const aliases = ['w', 'e', 't', 'd', 'v', 's', ...state.map((_, i) => `s${i}`)];
+  return `insert into ${SEARCH_STATES_TABLE} as x (${SEARCH_STATE_COLUMNS})
+       select r.w, r.e, r.t, r.d, r.v, r.s${state.map((c, i) => `, ${rowValue(c, `r.s${i}`)}`).join('')}
+         from unnest(${params.join(', ')}) as r(${aliases.join(', ')})
+        where ${batch} is not null
+       on conflict (${KEY_COLUMNS.join(', ')})
+       do update set version = excluded.version, state = excluded.state${state.map((c) => `, ${c.name} = excluded.${c.name}`).join('')}
+       where x.version < excluded.version`;
+};
+
+/** The batch's writes (the newest write of each document) as the index's two data-modifying statements. */
+export function searchIndexWrites(writes: readonly IndexWrite[]): BatchWrite[] {
+  const newest = newestPerDocument(writes);
+  if (newest.length === 0) return [];
+  const bodyColumns = tableColumns(SEARCH_TABLE);
+  const stateColumns = tableColumns(SEARCH_STATES_TABLE);
+  const keys = (ws: readonly IndexWrite[]) => [ws.map((w) => w.workspaceId), ws.map((w) => w.environment), ws.map((w) => w.type), ws.map((w) => w.documentId), ws.map((w) => w.version.toString())];
+  const bodies: { w: IndexWrite; body: Record<string, unknown> }[] = [];
+  const states: { w: IndexWrite; state: IndexedState }[] = [];
+  for (const w of newest) {
+    // A whole document is cut into its body and its state; a state change has no body.
+    if (isStateChange(w)) {
+      states.push({ w, state: w.state });
+      continue;
+    }
+    const { body, state } = splitIndexed(w.type, w.document);
+    bodies.push({ w, body });
+    states.push({ w, state });
+  }
+  const result: BatchWrite[] = [];
+  if (bodies.length > 0) {
+    const values = bodyColumns.map((_, i) => bodies.map(({ w, body }) => {
+      const f = typeFields(w.type, SEARCH_TABLE)[i];
+      return f ? columnValue(f, body) : bodyColumns[i]!.field.multi ? '{}' : null;
+    }));
+    const bindings = [...keys(bodies.map((b) => b.w)), bodies.map((b) => JSON.stringify(b.body)).join(JOINER), ...values];
+    result.push({ rows: 'true', rowsType: 'json', sql: BODIES_SQL, bindings: bindings as Knex.Value[] });
+  }
+  const values = stateColumns.map((_, i) => states.map(({ w, state }) => {
+    const f = typeFields(w.type, SEARCH_STATES_TABLE)[i];
+    return f ? columnValue(f, state) : null;
+  }));
+  const bindings = [...keys(states.map((s) => s.w)), states.map((s) => JSON.stringify(s.state)).join(JOINER), ...values];
+  result.push({ rows: 'true', rowsType: 'json', sql: STATES_SQL, bindings: bindings as Knex.Value[] });
+  return result;
+}
 
 export class PostgresSearchIndex implements SearchIndex {
   readonly engine = 'postgres' as const;
@@ -222,23 +267,11 @@ export class PostgresSearchIndex implements SearchIndex {
   constructor(private readonly knex: Knex) {}
 
   async write(trx: Knex.Transaction, writes: readonly IndexWrite[]): Promise<void> {
-    const newest = newestPerDocument(writes);
-    if (newest.length === 0) return;
-    const bodyColumns = tableColumns(SEARCH_TABLE);
-    const stateColumns = tableColumns(SEARCH_STATES_TABLE);
-    const columns: unknown[][] = Array.from({ length: 7 + bodyColumns.length + stateColumns.length }, () => []);
-    for (const w of newest) {
-      // A whole document is cut into its body and its state; a state change has no body.
-      const { body, state } = isStateChange(w) ? { body: null, state: w.state } : splitIndexed(w.type, w.document);
-      const row: unknown[] = [w.workspaceId, w.environment, w.type, w.documentId, w.version.toString(), body && JSON.stringify(body), JSON.stringify(state)];
-      const bodyFields = typeFields(w.type, SEARCH_TABLE);
-      for (const f of bodyFields) row.push(body && f ? columnValue(f, body) : body && bodyColumns[row.length - 7]!.field.multi ? '{}' : null);
-      for (const f of typeFields(w.type, SEARCH_STATES_TABLE)) row.push(f ? columnValue(f, state) : null);
-      row.forEach((v, i) => columns[i]!.push(v));
-    }
-    columns[5] = [(columns[5] as (string | null)[]).map((b) => b ?? '').join(JOINER)] as unknown[];
-    columns[6] = [(columns[6] as string[]).join(JOINER)] as unknown[];
-    await prepared(trx.raw(WRITE_SQL, columns.map((c, i) => (i === 5 || i === 6 ? c[0] : c)) as Knex.RawBinding[]));
+    await runWrites(trx, searchIndexWrites(writes));
+  }
+
+  batchWrites(writes: readonly IndexWrite[]): readonly BatchWrite[] {
+    return searchIndexWrites(writes);
   }
 
   async search(query: SearchQuery): Promise<SearchResult> {

@@ -162,6 +162,46 @@ describe('search projection (sales documents and receipts into the index)', func
     expect((inFlight.documents[0] as any).meta.statuses.delivery.current).to.equal('IN_PROGRESS');
   });
 
+  it('remembers the facts of documents in flight: their next batch reads nothing and goes with its checkpoint as one statement; facts another instance moved on are read again', async () => {
+    const knex = testDb().knex;
+    const id = `doc_sp_${workspaceId}_memo`;
+    const stream = `document-${id}`;
+    const at = (s: number) => `2026-03-03T00:00:${String(s).padStart(2, '0')}.000Z`;
+    // A projection whose reads of the facts (applyMany, the batch as a transaction) are counted.
+    const live = searchProjection(new PostgresSearchIndex(knex));
+    let read = 0;
+    const counted = { ...live, applyMany: async (...args: Parameters<NonNullable<typeof live.applyMany>>) => (read++, live.applyMany!(...args)) };
+    const catchUp = (p: typeof live) => new ProjectionRunner(knex, store, [p]).catchUp();
+    const factsRow = () => knex(SALES_FACTS_TABLE).where({ document_id: id }).first('revision', 'facts');
+    const current = async () => (await new PostgresSearchIndex(knex).search(query('sales', [{ field: 'documentId', values: [id] }]))).documents[0] as any;
+    await catchUp(counted); // whatever earlier tests left in the log
+    read = 0;
+
+    await store.append(stream, [ev('DocumentSubmitted', { ...received(id, 40, null), xmlBase64: null }, at(0))], 'no_stream');
+    await catchUp(counted);
+    await store.append(stream, [ev('DocumentDeliveryStarted', { attempt: 1, destination: 'TAX_AUTHORITY' }, at(1))], 0n);
+    await catchUp(counted);
+    expect(read, 'received in the batch, then remembered: no read').to.equal(0);
+    expect((await factsRow()).revision).to.equal('1');
+    expect((await current()).coreDocument.meta.statuses.delivery.current).to.equal('IN_PROGRESS');
+
+    // Another instance (its own memory) applies the next event: the stored facts move past what `live` remembers.
+    await store.append(stream, [ev('DocumentDelivered', { attempt: 1, government: null }, at(2))], 1n);
+    await catchUp(searchProjection(new PostgresSearchIndex(knex)));
+    expect((await factsRow()).revision).to.equal('2');
+    // Back on `live` (say the other instance stopped): its remembered facts are not the stored ones,
+    // so its one-statement batch is refused and the batch reads them.
+    await store.append(stream, [ev('DocumentFinalized', { outcome: 'valid', government: null, errors: [] }, at(3))], 2n);
+    await catchUp(counted);
+    expect(read, 'the remembered facts were stale: read').to.equal(1);
+    expect(await factsRow(), 'final: no facts kept').to.equal(undefined);
+    const final = await current();
+    expect(final.coreDocument.meta.statuses.document.current).to.equal('COMPLIANT');
+    expect(final.coreDocument.meta.statuses.delivery.current).to.not.equal('IN_PROGRESS');
+    expect(final.statusHistory.map((h: any) => h.at)).to.include(at(2));
+    expect((await knex(SEARCH_STATES_TABLE).where({ workspace_id: workspaceId, document_id: id }).first('version')).version).to.equal('3');
+  });
+
   it('migration 0067 drops the stored facts of documents already final, keeping those in flight', async () => {
     const row = (n: number, state: string) => ({
       document_id: `doc_mig_${workspaceId}_${n}`,

@@ -252,6 +252,39 @@ describe('webhooks: delivery', function () {
     }
   });
 
+  it('matches occurrences against the subscriptions it remembers only while they are still stored so: a subscription it did not see being written is found', async () => {
+    const { c } = await setup([]);
+    // Each trigger an allowance of a new company of the workspace: one occurrence each.
+    const trigger = async () => {
+      const company = await c.client.onboard();
+      await createCurrent({ ...c, companyId: company.companyId as string }, clock.now(), { limit: 50 });
+      await t.settleAll();
+    };
+    await trigger(); // read: the workspace has no subscription (remembered)
+    await trigger(); // from memory, one statement with the checkpoint: nothing to deliver
+    const deliveries = () => t.service.deps.knex('webhook_deliveries').where({ workspace_id: c.workspaceId }).select('subscription_id');
+    expect(await deliveries()).to.have.length(0);
+    // A subscription stored without this projection seeing its event (as another instance's batch would).
+    const route = receiver.route();
+    const at = clock.now().toISOString();
+    await t.service.deps.knex('webhook_subscriptions').insert({
+      subscription_id: `sub_${c.workspaceId}_behind`,
+      workspace_id: c.workspaceId,
+      environment: 'sandbox',
+      webhook_url: route.url,
+      events: ['isv.credits.allowance.changed'],
+      secret_key: null,
+      signature_algorithm: 'HMAC-SHA256',
+      description: null,
+      active: true,
+      deleted: false,
+      created_at: at,
+      updated_at: at,
+    });
+    await trigger(); // the remembered set is no longer stored: the batch reads the subscriptions
+    expect((await deliveries()).map((d: { subscription_id: string }) => d.subscription_id)).to.deep.equal([`sub_${c.workspaceId}_behind`]);
+  });
+
   it('keeps event ids, outcomes and attempts through a rebuild, and sends nothing again', async () => {
     const { w, subs, trigger } = await setup([{ answers: [500, 200] }]);
     const s = subs[0]!;
