@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { as4Document } from '../as4/openapi.js';
 import { connectDocument } from '../connect/openapi.js';
 import { creditsDocument } from '../credits/openapi.js';
 import { documentsDocument } from '../documents/openapi.js';
@@ -31,6 +32,8 @@ export const FAMILY_DOCUMENTS: readonly FamilyDocument[] = [
   creditsDocument,
   webhooksDocument,
   systemDocument,
+  // Last: for other Peppol access points, not for integrators.
+  as4Document,
 ];
 
 let cached: Record<string, unknown> | null = null;
@@ -108,7 +111,7 @@ export function openApiDocument(): Record<string, unknown> {
       title: 'E-invoicing ledger service',
       version: '3.0.0',
       description:
-        'Submission, delivery and status of tax documents; Connect company onboarding; credit allowances (internal sandbox preview). Every error uses its API family\'s envelope. Every response carries `X-Request-Id`. A method a path does not serve is answered 405 in the family\'s error envelope (`components.responses.MethodNotAllowed`). Limits on request sizes: see `components.responses.LimitExceeded`.',
+        'Submission, delivery and status of tax documents; Connect company onboarding; credit allowances (internal sandbox preview); the AS4 endpoint of the Peppol access point (for other access points). Every error uses its API family\'s envelope. Every response carries `X-Request-Id`. A method a path does not serve is answered 405 in the family\'s error envelope (`components.responses.MethodNotAllowed`). Limits on request sizes: see `components.responses.LimitExceeded`.',
     },
     servers: [{ url: '/' }],
     // One tag per name (two files of the Documents family share theirs; the first description wins).
