@@ -111,7 +111,7 @@ export function openApiDocument(): Record<string, unknown> {
       title: 'E-invoicing ledger service',
       version: '3.0.0',
       description:
-        'Submission, delivery and status of tax documents; Connect company onboarding; credit allowances (internal sandbox preview); the AS4 endpoint of the Peppol access point (for other access points). Every error uses its API family\'s envelope. Every response carries `X-Request-Id`. A method a path does not serve is answered 405 in the family\'s error envelope (`components.responses.MethodNotAllowed`). Limits on request sizes: see `components.responses.LimitExceeded`.',
+        'Submission, delivery and status of tax documents; Connect company onboarding; credit allowances (internal sandbox preview). Every error uses its API family\'s envelope. Every response carries `X-Request-Id`. A method a path does not serve is answered 405 in the family\'s error envelope (`components.responses.MethodNotAllowed`). Limits on request sizes: see `components.responses.LimitExceeded`.',
     },
     servers: [{ url: '/' }],
     // One tag per name (two files of the Documents family share theirs; the first description wins).
