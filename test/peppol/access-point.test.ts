@@ -227,6 +227,17 @@ describe('Peppol access point: two service instances exchanging over AS4', funct
       }
     });
 
+    it('an attachment whose MIME header is not UTF-8 was a 500 (schemathesis, npm run fuzz): now EBMS:0007 with HTTP 200', async () => {
+      const body = Buffer.concat([
+        Buffer.from('--b\r\nContent-Type: application/soap+xml\r\n\r\n<S12:Envelope xmlns:S12="http://www.w3.org/2003/05/soap-envelope"/>\r\n--b\r\nContent-ID: <p'),
+        Buffer.from([0xff, 0xfe, 0xc3]),
+        Buffer.from('>\r\n\r\nabc\r\n--b--\r\n'),
+      ]);
+      const res = await post(b.url, 'multipart/related; boundary=b; type="application/soap+xml"', new Uint8Array(body));
+      expect(res.status, res.text).to.equal(200);
+      expect(res.text).to.contain('errorCode="EBMS:0007"').and.contain('not valid UTF-8');
+    });
+
     it('400 in the system envelope when the body ends before its announced length (read by the endpoint itself: over HTTP the server\'s parser answers first)', async () => {
       const req = new IncomingMessage(new Socket());
       req.method = 'POST';
