@@ -23,7 +23,7 @@ import { writeLimit, type WriteLimiter } from './write-limit.js';
 import { requestContext } from './request-context.js';
 import { documentationRoutes } from './openapi/routes.js';
 import { recordHttpRequest } from '../platform/metrics.js';
-import { as4Middleware, type As4Endpoint } from './as4/routes.js';
+import { AS4_PATH, as4Middleware, type As4Endpoint } from './as4/routes.js';
 import type { ResponseTransport } from '../commands/purchases/respond.js';
 import type { PeppolDiscovery } from '../commands/peppol/discovery/index.js';
 
@@ -69,10 +69,15 @@ export interface RegisteredRoute {
 const registered = new WeakMap<Koa, RegisteredRoute[]>();
 
 function register(app: Koa, family: Family, router: Router): void {
-  const list = registered.get(app) ?? [];
   for (const layer of router.stack) {
-    if (layer.methods.length > 0) list.push({ family, path: String(layer.path), methods: layer.methods.filter((m) => m !== 'HEAD') });
+    if (layer.methods.length > 0) registerRoute(app, { family, path: String(layer.path), methods: layer.methods.filter((m) => m !== 'HEAD') });
   }
+}
+
+/** A route served by a middleware of its own rather than a router (the AS4 endpoint). */
+function registerRoute(app: Koa, route: RegisteredRoute): void {
+  const list = registered.get(app) ?? [];
+  list.push(route);
   registered.set(app, list);
 }
 
@@ -136,7 +141,10 @@ export function createHttpApp(deps: HttpDeps, families: readonly FamilyRoutes[])
   app.use(httpMetrics);
   app.use(errorMiddleware(deps.logger));
   // Other access points authenticate by signature, not by API key: before the families.
-  if (deps.as4) app.use(as4Middleware(deps.as4, deps.logger));
+  if (deps.as4) {
+    app.use(as4Middleware(deps.as4, deps.logger));
+    registerRoute(app, { family: 'system', path: AS4_PATH, methods: ['POST'] });
+  }
   app.use(async (ctx, next) => {
     refuseWorkspaceHeaders(ctx);
     await next();

@@ -13,7 +13,6 @@ import pg from 'pg';
 import lockfile from 'proper-lockfile';
 import type { Config } from './config.js';
 import { releaseEmbeddedPostgresSignalHooks } from './lifecycle.js';
-import { REQUIRED_EXTENSIONS, SERVER_FACTS_SQL, serverFactsOf, unmetRequirement, type ServerFacts } from './postgres-requirements.js';
 import { PreparingPgClient } from './prepared-statements.js';
 
 const EMBEDDED_USER = 'postgres';
@@ -23,24 +22,12 @@ export class DatabaseUnavailableError extends Error {
   override readonly name: string = 'DatabaseUnavailableError';
 }
 
-/** The server is reachable but cannot serve (version, extension, privilege): the message says what to do. */
+/**
+ * The server is reachable but cannot serve (version, extension, privilege): the message says what
+ * to do. Raised by the start-up's check (readmodels/server-requirements.ts) before any migration.
+ */
 export class UnsupportedDatabaseError extends DatabaseUnavailableError {
   override readonly name = 'UnsupportedDatabaseError';
-}
-
-/** Refuses a server the service cannot run on (platform/postgres-requirements.ts), before any migration. */
-export async function checkServerRequirements(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
-  await client.connect();
-  let facts: ServerFacts;
-  try {
-    const { rows } = await client.query(SERVER_FACTS_SQL, [REQUIRED_EXTENSIONS]);
-    facts = serverFactsOf(rows[0]);
-  } finally {
-    await client.end().catch(() => {});
-  }
-  const unmet = unmetRequirement(facts);
-  if (unmet) throw new UnsupportedDatabaseError(unmet);
 }
 
 export interface Database {
@@ -328,13 +315,6 @@ export async function openDatabase(
     await ensureDatabaseExists(server.serverUrl, config.embeddedPg.database);
     url = `${server.serverUrl}/${config.embeddedPg.database}`;
   }
-  try {
-    await checkServerRequirements(url);
-  } catch (err) {
-    if (stopServer) await stopServer().catch(() => {});
-    throw err;
-  }
-
   const knex = knexFactory({
     client: PreparingPgClient,
     connection: { connectionString: url, application_name: 'einvoicing' },

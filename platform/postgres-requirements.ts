@@ -3,8 +3,8 @@
  * when the server falls short: a supported major version (15 to 18) and the `pg_trgm` and
  * `btree_gin` extensions in the service's database (the search index's trigram and GIN
  * indexes), or the right to create them (the migrations do). `unmetRequirement` decides from
- * the server's answer alone (a pure function, tested with made-up answers); `SERVER_FACTS_SQL`
- * asks the server.
+ * the server's answer alone (a pure function, tested with made-up answers); the statement that
+ * asks the server is in readmodels/server-requirements.ts, which the start-up calls.
  */
 
 /** The PostgreSQL major versions the service runs on (each tested in CI: 18 embedded, 15 Debian's). */
@@ -33,21 +33,6 @@ export interface ServerFacts {
     readonly trusted: boolean;
   }[];
 }
-
-/** One statement answering ServerFacts (extensions as a JSON array). */
-export const SERVER_FACTS_SQL = `
-  select current_setting('server_version_num')::int as version_num,
-         current_setting('server_version') as version,
-         current_database() as database,
-         current_user as "user",
-         (select rolsuper from pg_roles where rolname = current_user) as superuser,
-         has_database_privilege(current_database(), 'CREATE') as can_create,
-         (select coalesce(json_agg(json_build_object(
-                    'name', n.name,
-                    'available', a.name is not null,
-                    'installed', a.installed_version is not null,
-                    'trusted', coalesce((select v.trusted from pg_available_extension_versions v where v.name = a.name and v.version = a.default_version), false))), '[]')
-            from unnest($1::text[]) as n(name) left join pg_available_extensions a on a.name = n.name) as extensions`;
 
 /** The major version of `server_version_num` (150018 → 15). */
 export const majorOf = (versionNum: number) => Math.floor(versionNum / 10000);
@@ -82,25 +67,4 @@ export function unmetRequirement(facts: ServerFacts): string | null {
     }
   }
   return null;
-}
-
-/** ServerFacts from the row of SERVER_FACTS_SQL. */
-export function serverFactsOf(row: {
-  version_num: number;
-  version: string;
-  database: string;
-  user: string;
-  superuser: boolean | null;
-  can_create: boolean;
-  extensions: ServerFacts['extensions'];
-}): ServerFacts {
-  return {
-    versionNum: row.version_num,
-    version: row.version,
-    database: row.database,
-    user: row.user,
-    superuser: row.superuser === true,
-    canCreateInDatabase: row.can_create,
-    extensions: row.extensions,
-  };
 }

@@ -3,20 +3,31 @@
  * /openapi.json of a running service, with a valid key of a bootstrapped workspace, over every
  * operation. Checks: no 5xx, status codes, content types, response headers and bodies conform
  * to the document, no response slower than 2 s. The service runs in this process on a fresh
- * embedded PostgreSQL in var/pg-fuzz (or DATABASE_URL).
+ * embedded PostgreSQL in var/pg-fuzz (or DATABASE_URL), configured as a Peppol access point
+ * with a test PKI generated into var/fuzz-pki (unless PEPPOL_KEYSTORE or PEPPOL_KEY is set), so
+ * that POST /as4 is fuzzed as well: schemathesis has no serializer for its `multipart/related`
+ * body, so scripts/fuzz_hooks.py gives it one that mutates a real AS4 message (signed by another
+ * access point of the test PKI, encrypted to this one) with each generated value: spliced in,
+ * written over, or in place of the SOAP part or of the attachment.
  *
  *   npm run fuzz                      # 100 examples per operation (FUZZ_MAX_EXAMPLES)
  *   FUZZ_MAX_EXAMPLES=10 npm run fuzz # the CI budget
+ *   npm run fuzz -- --include-path /as4   # further arguments go to `schemathesis run`
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createAspAuthorization } from '../commands/connect/settings.js';
 import { issueCredits } from '../commands/credits/pool.js';
 import { creditsEngine } from '../commands/credits/snapshots.js';
 import { createApiKey, createWorkspace } from '../commands/workspaces.js';
 import { sampleDocument } from '../domain/validation/index.js';
+import { buildUserMessage } from '../commands/peppol/as4/message.js';
+import { generateInvoiceXml, type CoreDocument } from '../domain/artifacts/index.js';
+import { peppolIdentifiersOf } from '../domain/peppol/identifiers.js';
+import { buildSbdh } from '../domain/peppol/sbdh.js';
 import { startService } from '../http/service.js';
+import { createTestPki, type TestPki } from '../test/peppol/support/pki.js';
 import { loadConfig } from '../platform/config.js';
 import { createLogger } from '../platform/logger.js';
 
@@ -45,6 +56,49 @@ if (!process.env.DATABASE_URL) {
   process.env.EMBEDDED_PG_DIR = path.resolve('var/pg-fuzz');
   process.env.EMBEDDED_PG_PORT = process.env.FUZZ_PG_PORT ?? '54359';
   rmSync(process.env.EMBEDDED_PG_DIR, { recursive: true, force: true });
+}
+const AS4_TEMPLATE_DIR = path.resolve('var/fuzz-as4');
+
+/** A real AS4 message to this access point (another access point of the test PKI sends a PINT AE invoice), for the hooks to mutate. */
+function writeAs4Template(pki: TestPki): void {
+  const doc = sampleDocument('AE', { lines: 2, documentNumber: 'FUZZ-AS4-1' }) as CoreDocument;
+  const xml = generateInvoiceXml({ country: 'AE', documentType: { base: 'tax_invoice', modifiers: [] }, document: doc, uuid: 'fuzz-as4' }).xml;
+  const ids = peppolIdentifiersOf(xml);
+  const built = buildUserMessage(
+    {
+      messageId: 'fuzz-as4-1@fuzz',
+      timestamp: new Date().toISOString(),
+      conversationId: 'fuzz-as4-1',
+      fromParty: pki.service2.commonName,
+      toParty: pki.service.commonName,
+      processId: ids.processId,
+      documentTypeId: ids.documentTypeId,
+      originalSender: ids.sender,
+      finalRecipient: ids.receiver,
+    },
+    Buffer.from(buildSbdh(xml, ids, { instanceId: 'fuzz-as4-1', createdAt: new Date(), countryC1: 'AE' })),
+    { privateKeyPem: pki.service2.keyPem, certificatePem: pki.service2.certPem, commonName: pki.service2.commonName },
+    pki.service.certPem,
+  );
+  rmSync(AS4_TEMPLATE_DIR, { recursive: true, force: true });
+  mkdirSync(AS4_TEMPLATE_DIR, { recursive: true });
+  writeFileSync(path.join(AS4_TEMPLATE_DIR, 'message.bin'), built.body);
+  writeFileSync(path.join(AS4_TEMPLATE_DIR, 'content-type.txt'), built.contentType);
+}
+
+if (!process.env.PEPPOL_KEYSTORE && !process.env.PEPPOL_KEY) {
+  // A fresh test PKI each run (OpenSSL; nothing secret is kept): the access point's key, certificate and CA.
+  const pkiDir = path.resolve('var/fuzz-pki');
+  rmSync(pkiDir, { recursive: true, force: true });
+  const pki = await createTestPki(pkiDir);
+  writeAs4Template(pki);
+  Object.assign(process.env, {
+    PEPPOL_KEY: pki.service.keyPath,
+    PEPPOL_CERTIFICATE: pki.service.certPath,
+    PEPPOL_TRUSTSTORE: pki.caCertPath,
+    PEPPOL_SML_ZONE: 'acc.edelivery.tech.ec.europa.eu',
+    PEPPOL_ENDPOINT_URL: 'https://ap.fuzz.invalid/as4',
+  });
 }
 const base = loadConfig();
 const config = { ...base, connectRateLimit: { perSecond: 0, burst: 0 } };
@@ -133,10 +187,14 @@ try {
     '--no-color',
     '--seed',
     process.env.FUZZ_SEED ?? '1',
+    ...process.argv.slice(2),
   ];
   console.log(`schemathesis against ${service.url}/openapi.json, ${maxExamples} examples per operation`);
   exitCode = await new Promise<number>((resolve) => {
-    const child = spawn(BIN, args, { stdio: 'inherit', env: { ...process.env, SCHEMATHESIS_HOOKS: '' } });
+    const hooks = existsSync(path.join(AS4_TEMPLATE_DIR, 'message.bin'))
+      ? { SCHEMATHESIS_HOOKS: 'fuzz_hooks', PYTHONPATH: path.resolve('scripts'), PYTHONDONTWRITEBYTECODE: '1', FUZZ_AS4_TEMPLATE_DIR: AS4_TEMPLATE_DIR }
+      : { SCHEMATHESIS_HOOKS: '' };
+    const child = spawn(BIN, args, { stdio: 'inherit', env: { ...process.env, ...hooks } });
     child.on('exit', (code) => resolve(code ?? 1));
   });
 } finally {

@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { as4Document } from '../as4/openapi.js';
 import { connectDocument } from '../connect/openapi.js';
 import { creditsDocument } from '../credits/openapi.js';
 import { documentsDocument } from '../documents/openapi.js';
@@ -31,6 +32,8 @@ export const FAMILY_DOCUMENTS: readonly FamilyDocument[] = [
   creditsDocument,
   webhooksDocument,
   systemDocument,
+  // Last: for other Peppol access points, not for integrators.
+  as4Document,
 ];
 
 let cached: Record<string, unknown> | null = null;

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import type { CoreDocument, UnifySubmission } from '../../clients/typescript/src/index.js';
+import type { CoreDocument, paths, UnifySubmission } from '../../clients/typescript/src/index.js';
 
 const realInvoice = {
     "country": "AE",
@@ -168,6 +168,9 @@ const wrongType: CoreDocument = {
   lineItems: [{ id: '1', quantity: 'two' }],
 };
 
+// POST /as4 (for other Peppol access points) is left out of the client: '/as4' is not one of its paths.
+const as4LeftOut: '/as4' extends keyof paths ? never : true = true;
+
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 describe('TypeScript client: typed end to end', function () {
@@ -177,6 +180,10 @@ describe('TypeScript client: typed end to end', function () {
     expect(realInvoice.payload.header.documentNumber).to.equal('EX-AE-INV-0001');
     expect(misspelt.header).to.deep.equal({ documentNumbr: 'INV-1' });
     expect(wrongType.lineItems).to.have.length(1);
+  });
+
+  it('has no path /as4 (the AS4 endpoint of the Peppol access point is not for integrators)', () => {
+    expect(as4LeftOut).to.equal(true);
   });
 
   it('the compiler names the misspelt member', async () => {

@@ -9,6 +9,14 @@ import { createTestPki, type TestPki } from './support/pki.js';
 import { startAccessPoint, tableDiscovery, type DiscoveryEntry } from './support/access-point.js';
 import { openOwnTestDatabase } from '../support/db.js';
 import { call, type TestService } from '../support/http.js';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import Koa from 'koa';
+import { checkResponseAgainstDocument, schemaErrors } from '../support/openapi-check.js';
+import { registeredRoutes } from '../../http/app.js';
+import { as4Middleware } from '../../http/as4/routes.js';
+import { openApiDocument } from '../../http/openapi/index.js';
+import { createLogger } from '../../platform/logger.js';
 import { freshNumber, unifyTenant, type UnifyTenant } from '../unify/support.js';
 import { receiver, type Receiver } from '../purchases/support.js';
 import { sampleDocument } from '../../domain/validation/index.js';
@@ -177,18 +185,76 @@ describe('Peppol access point: two service instances exchanging over AS4', funct
     expect(a.service.processes.connectors.connectorFor('production', 'ZATCA')).to.equal(null);
     const get = await call(`${b.url}/as4`);
     expect(get.status).to.equal(405);
-    const tooLarge = await fetch(`${b.url}/as4`, { method: 'POST', headers: { 'content-type': 'multipart/related; boundary=x' }, body: new Uint8Array(30 * 1024 * 1024) });
-    expect(tooLarge.status).to.equal(413);
-    // Malformed bodies on the service's endpoint: an ebMS error with HTTP 200, never a 500.
-    for (const [type, body] of [
-      ['multipart/related; boundary="b"; type="application/soap+xml"', '--b\r\nContent-Type: application/soap+xml\r\n\r\n<S12:Envelope'],
-      ['multipart/related', 'no boundary'],
-      ['application/soap+xml', '<not-soap/>'],
-      ['text/plain', 'hello'],
-    ] as const) {
-      const res = await fetch(`${b.url}/as4`, { method: 'POST', headers: { 'content-type': type }, body });
-      expect(res.status, type).to.equal(200);
-      expect(await res.text(), type).to.match(/errorCode="EBMS:00(07|09)"/);
+    expect(get.headers.get('allow')).to.equal('POST');
+  });
+
+  describe('POST /as4 answers what the OpenAPI document says', () => {
+    /** A POST to the endpoint, its answer checked against the document's operation (status, content type, body, headers). */
+    async function post(url: string, contentType: string, body: string | Uint8Array<ArrayBuffer>) {
+      const res = await fetch(`${url}/as4`, { method: 'POST', headers: { 'content-type': contentType }, body });
+      const text = await res.text();
+      const json = (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : undefined;
+      const result = { status: res.status, headers: res.headers, text, json };
+      checkResponseAgainstDocument('POST', `${url}/as4`, result);
+      return result;
     }
+
+    it('is a registered route of an instance configured as an access point', () => {
+      expect(registeredRoutes(b.service.app)).to.deep.include({ family: 'system', path: '/as4', methods: ['POST'] });
+    });
+
+    it('413 in the system envelope for a body over the bound, before anything is parsed', async () => {
+      const tooLarge = await post(b.url, 'multipart/related; boundary=x', new Uint8Array(30 * 1024 * 1024));
+      expect(tooLarge.status).to.equal(413);
+      expect(tooLarge.json.code).to.equal('payload_too_large');
+      expect(tooLarge.headers.get('x-request-id')).to.match(/^req_/);
+    });
+
+    it('a malformed body: a signed ebMS error with HTTP 200 (application/soap+xml), never a 500', async () => {
+      for (const [type, body, code] of [
+        ['multipart/related; boundary="b"; type="application/soap+xml"', '--b\r\nContent-Type: application/soap+xml\r\n\r\n<S12:Envelope', 'EBMS:0007'],
+        ['multipart/related; boundary="b"; type="application/soap+xml"', '--b\r\nContent-Type: application/soap+xml\r\n\r\n<S12:Envelope\r\n--b--\r\n', 'EBMS:0009'],
+        ['multipart/related', 'no boundary', 'EBMS:0007'],
+        ['multipart/related; boundary=""', '--\r\n', 'EBMS:0007'],
+        ['application/soap+xml', '<not-soap/>', 'EBMS:0009'],
+        ['application/soap+xml', '', 'EBMS:0009'],
+        ['text/plain', 'hello', 'EBMS:0007'],
+      ] as const) {
+        const res = await post(b.url, type, body);
+        expect(res.status, type).to.equal(200);
+        expect(res.headers.get('content-type'), type).to.match(/^application\/soap\+xml/);
+        expect(res.text, type).to.contain(`errorCode="${code}"`).and.contain('<ds:Signature');
+      }
+    });
+
+    it('an attachment whose MIME header is not UTF-8 was a 500 (schemathesis, npm run fuzz): now EBMS:0007 with HTTP 200', async () => {
+      const body = Buffer.concat([
+        Buffer.from('--b\r\nContent-Type: application/soap+xml\r\n\r\n<S12:Envelope xmlns:S12="http://www.w3.org/2003/05/soap-envelope"/>\r\n--b\r\nContent-ID: <p'),
+        Buffer.from([0xff, 0xfe, 0xc3]),
+        Buffer.from('>\r\n\r\nabc\r\n--b--\r\n'),
+      ]);
+      const res = await post(b.url, 'multipart/related; boundary=b; type="application/soap+xml"', new Uint8Array(body));
+      expect(res.status, res.text).to.equal(200);
+      expect(res.text).to.contain('errorCode="EBMS:0007"').and.contain('not valid UTF-8');
+    });
+
+    it('400 in the system envelope when the body ends before its announced length (read by the endpoint itself: over HTTP the server\'s parser answers first)', async () => {
+      const req = new IncomingMessage(new Socket());
+      req.method = 'POST';
+      req.url = '/as4';
+      req.headers = { 'content-type': 'multipart/related; boundary=b', 'content-length': '100' };
+      req.push('--b\r\n');
+      req.push(null);
+      const ctx = new Koa().createContext(req, new ServerResponse(req));
+      let reached = false;
+      await as4Middleware({ receive: b.service.deps.as4!.receive, maxBodyBytes: 1024 }, createLogger('silent'))(ctx, async () => {
+        reached = true;
+      });
+      expect(reached).to.equal(false);
+      expect(ctx.status).to.equal(400);
+      expect(ctx.body).to.deep.equal({ code: 'bad_request', message: 'the request body could not be read' });
+      const documented = (openApiDocument() as any).paths['/as4'].post.responses['400'].content['application/json'].schema;
+      expect(schemaErrors(documented, ctx.body)).to.deep.equal([]);
+    });
   });
 });

@@ -9,7 +9,8 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { checkServerRequirements, UnsupportedDatabaseError } from '../../platform/database.js';
+import { UnsupportedDatabaseError } from '../../platform/database.js';
+import { checkServerRequirements } from '../../readmodels/server-requirements.js';
 import { majorOf, SUPPORTED_MAJORS, unmetRequirement, type ServerFacts } from '../../platform/postgres-requirements.js';
 import { testDb } from '../support/db.js';
 

@@ -1,12 +1,18 @@
 /**
  * Generates the client's types from the service's OpenAPI document: `openapi.json` (the document
- * as the service serves it at /openapi.json) and `src/schema.ts` (its TypeScript types, written
- * by openapi-typescript). Run `npm run client:generate` after changing the document; a test
- * fails while the committed files differ from what this produces.
+ * as the service serves it at /openapi.json, without the operations that are not for integrators)
+ * and `src/schema.ts` (its TypeScript types, written by openapi-typescript). Run
+ * `npm run client:generate` after changing the document; a test fails while the committed files
+ * differ from what this produces.
+ *
+ * Left out: the "Peppol AS4" operation (`POST /as4`), which other Peppol access points call with a
+ * signed, encrypted AS4 message; a typed method for it would take an opaque MIME body no integrator
+ * can produce.
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
+import { AS4_TAG } from '../../../http/as4/openapi.js';
 import { openApiDocument } from '../../../http/openapi/index.js';
 
 export const OPENAPI_FILE = fileURLToPath(new URL('../openapi.json', import.meta.url));
@@ -18,8 +24,26 @@ const HEADER = `/**
  */
 `;
 
+/** Tags whose operations the client leaves out (not called by integrators). */
+export const EXCLUDED_TAGS: readonly string[] = [AS4_TAG];
+
+type Doc = { tags?: { name: string }[]; paths: Record<string, Record<string, { tags?: string[] }>> };
+
+/** The document without the operations of EXCLUDED_TAGS (and without a path or tag left empty). */
+export function clientDocument(source: Record<string, unknown>): Record<string, unknown> {
+  const document = structuredClone(source) as unknown as Doc;
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (operation.tags?.some((t) => EXCLUDED_TAGS.includes(t))) delete item[method];
+    }
+    if (Object.keys(item).length === 0) delete document.paths[path];
+  }
+  if (document.tags) document.tags = document.tags.filter((t) => !EXCLUDED_TAGS.includes(t.name));
+  return document as unknown as Record<string, unknown>;
+}
+
 export async function generate(): Promise<{ openapi: string; schema: string }> {
-  const document = structuredClone(openApiDocument());
+  const document = clientDocument(openApiDocument());
   const openapi = `${JSON.stringify(document, null, 2)}\n`;
   const ast = await openapiTS(document as unknown as Parameters<typeof openapiTS>[0], { alphabetize: false });
   return { openapi, schema: `${HEADER}${astToString(ast)}` };

@@ -8,7 +8,7 @@
 import type { Document, Element } from '@xmldom/xmldom';
 import { gzipSync, gunzipSync } from 'node:zlib';
 import { randomUUID } from 'node:crypto';
-import { parseMultipart, getMultipartBoundary, MultipartParseError } from '@mjackson/multipart-parser';
+import { parseMultipart, getMultipartBoundary, MultipartParseError, type MultipartPart } from '@mjackson/multipart-parser';
 import { NS, userMessageXml, receiptSignalXml, errorSignalXml, type UserMessageHeader, type EbmsError, type SignedReference } from '../../../domain/peppol/ebms.js';
 import { parseXml } from '../../../domain/peppol/identifiers.js';
 import { bstXml, encryptAttachment, encryptionXml, signReferences, wrapKey } from './wss.js';
@@ -131,6 +131,16 @@ export interface ReadMessage {
 
 const stripCid = (id: string) => id.trim().replace(/^<|>$/g, '');
 
+/** A part's Content-ID header. The parser decodes a part's header block as strict UTF-8 when it is first read. */
+function contentIdOf(part: MultipartPart): string | null {
+  try {
+    return part.headers.get('content-id');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_ENCODING_INVALID_ENCODED_DATA') throw new PackagingError('MIME_INCONSISTENCY', 'the MIME header of an attachment is not valid UTF-8');
+    throw err;
+  }
+}
+
 /** Reads an AS4 HTTP body: a SOAP 1.2 envelope alone, or `multipart/related` with attachments. */
 export function readHttpMessage(contentType: string | undefined, body: Buffer, limits: { maxPartBytes: number }): ReadMessage {
   const type = (contentType ?? '').toLowerCase();
@@ -150,7 +160,7 @@ export function readHttpMessage(contentType: string | undefined, body: Buffer, l
           first = part.bytes;
           continue;
         }
-        const cid = part.headers.get('content-id');
+        const cid = contentIdOf(part);
         if (!cid) throw new PackagingError('MIME_INCONSISTENCY', 'an attachment has no Content-ID');
         attachments.set(stripCid(cid), part.bytes);
       }
