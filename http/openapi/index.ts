@@ -111,7 +111,7 @@ export function openApiDocument(): Record<string, unknown> {
       title: 'E-invoicing ledger service',
       version: '3.0.0',
       description:
-        'Submission, delivery and status of tax documents; Connect company onboarding; credit allowances (internal sandbox preview). Every error uses its API family\'s envelope. Every response carries `X-Request-Id`. A method a path does not serve is answered 405 in the family\'s error envelope (`components.responses.MethodNotAllowed`). Limits on request sizes: see `components.responses.LimitExceeded`.',
+        'Submission, delivery and status of tax documents; Connect company onboarding; credit allowances (internal sandbox preview). Every error uses its API family\'s envelope. Every response carries `X-Request-Id`. A method a path does not serve is answered 405 in the family\'s error envelope (`components.responses.MethodNotAllowed`). Limits on request sizes: a JSON body larger than the service accepts (`BODY_LIMIT_BYTES`, 5 MB by default) is answered 413 in the family\'s error envelope; the operations that take a body list it.',
     },
     servers: [{ url: '/' }],
     // One tag per name (two files of the Documents family share theirs; the first description wins).
