@@ -1,0 +1,371 @@
+/**
+ * One Peppol access point run as two service processes (`scripts/start.ts`) on one PostgreSQL,
+ * behind a round-robin load balancer (test/support/balancer.ts, in haproxy's place): both
+ * instances have the same key, certificate, trust store, SML zone and DNS, and the balancer's URL
+ * as their endpoint URL. phase4 (test/peppol/peer) is the other access point.
+ *
+ * - Receiving: phase4 sends invoices for two companies to the balancer's /as4; each becomes
+ *   exactly one purchase of its company, listed and read through both instances, and phase4
+ *   verifies every receipt. One phase4 message delivered to both instances at once stores one
+ *   purchase; both instances answer it with a signed receipt (the documented duplicate answer).
+ * - Sending: production AE, BE and DE documents submitted through the balancer (so through both
+ *   instances) are discovered through the loopback SML/SMP and delivered to phase4 exactly once
+ *   each (the AE documents' Tax Data Documents too), counted at phase4 and on the wire in front of
+ *   it; each ends final_valid, and each AS4 message id is posted once per delivery attempt.
+ *
+ * Skipped when the peer is not built (a failure under CI=true).
+ */
+import { expect } from 'chai';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { rm } from 'node:fs/promises';
+import { createAspAuthorization } from '../../commands/connect/settings.js';
+import { header, readHttpMessage } from '../../commands/peppol/as4/message.js';
+import { pemBody, verifySignature } from '../../commands/peppol/as4/wss.js';
+import { TDD_DOCUMENT_TYPE_ID } from '../../commands/peppol/connector.js';
+import { TDD_PROFILE_ID } from '../../domain/artifacts/tdd-ae.js';
+import { NS, readSignal } from '../../domain/peppol/ebms.js';
+import { peppolIdentifiersOf } from '../../domain/peppol/identifiers.js';
+import { documentStream } from '../../domain/document/document.js';
+import { sampleDocument } from '../../domain/validation/index.js';
+import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
+import { freshTin } from '../connect/support.js';
+import { invoiceXml } from '../purchases/support.js';
+import { startBalancer, type Balancer } from '../support/balancer.js';
+import { testDb } from '../support/db.js';
+import { call } from '../support/http.js';
+import { counterAcross, startInstance, stopInstance, tenantOn, type Instance } from '../support/instances.js';
+import { freshNumber } from '../unify/support.js';
+import { startDnsSmpFixture, type DnsSmpFixture } from './fixtures/dns-smp.js';
+import { accessPointEnvironment } from './support/access-point.js';
+import { peerAvailable, peerSend, peerSendMany, startPeerReceiver, type PeerReceiver, type PeerSendOptions } from './support/peer.js';
+import { createTestPki, type TestPki } from './support/pki.js';
+
+const SCHEME = 'iso6523-actorid-upis';
+const CORNER5 = { scheme: SCHEME, value: '0242:000773' };
+const COUNTRIES = ['AE', 'BE', 'DE'] as const;
+
+/** A production company onboarded through `url` for a workspace of its own, known to every instance. */
+async function productionCompany(store: PostgresEventStore, instances: Instance[], url: string, name: string) {
+  const tenant = await tenantOn(store, instances, name, 'production');
+  const tin = freshTin();
+  const email = `ap+${tin}@example.ae`;
+  await createAspAuthorization(store, { workspaceId: tenant.workspaceId, environment: 'production', tin, email, legalName: `${name} LLC`, legalNameArabic: null, vatTrn: `${tin}00003` }, { now: new Date(), actor: 'test' });
+  const body = { sourceName: `${name} ERP`, sourceVersion: 'v1', countryCode: 'AE', tin, contactPersonEmail: email, contactPersonName: 'Aisha Khan', contactPersonMobile: '+971501234567', branchName: 'Head office', platformEnvironment: 'production' };
+  for (let tries = 0; ; tries++) {
+    const r = await call(`${url}/v3/connect/companies`, { headers: { 'x-api-key': tenant.apiKey }, body });
+    if (r.status === 201) return { ...tenant, tin, companyId: r.json.data.companyId as string, source: `${name} ERP:v1` };
+    // The authorization reaches the read models a moment after it is appended.
+    if (tries > 50) throw new Error(`onboarding ${name} failed: ${r.status} ${r.text}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+const auth = (apiKey: string) => ({ authorization: `Bearer ${apiKey}` });
+
+/** The purchases of today whose number starts with `prefix`, as one instance lists them. */
+async function purchasesOn(instance: Instance, apiKey: string, prefix: string): Promise<any[]> {
+  const today = new Date().toISOString().slice(0, 10);
+  const items: any[] = [];
+  let cursor: string | null = null;
+  do {
+    const r = await call(`${instance.url}/api/v3/documents?type=purchases&from=${today}&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: auth(apiKey) });
+    expect(r.status, r.text).to.equal(200);
+    items.push(...(r.json.data.items as any[]).filter((i) => String(i.invoiceNumber).startsWith(prefix)));
+    cursor = r.json.data.hasMore ? r.json.data.nextCursor : null;
+  } while (cursor);
+  return items;
+}
+
+/** Waits until `instance` lists `count` purchases numbered `prefix…` (then a moment more, to see any extra). */
+async function waitForPurchases(instance: Instance, apiKey: string, prefix: string, count: number): Promise<any[]> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const items = await purchasesOn(instance, apiKey, prefix);
+    if (items.length >= count || Date.now() > deadline) return items;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** The eb:MessageId of an AS4 user message as it travels (the SOAP part is signed, not encrypted). */
+const userMessageId = (body: Buffer | null): string | null => (body ? (/<(?:\w+:)?MessageId>([^<]+)<\/(?:\w+:)?MessageId>/.exec(body.toString('latin1'))?.[1] ?? null) : null);
+
+describe('one access point as two service instances behind a load balancer (phase4 on the other side)', function () {
+  this.timeout(900_000);
+  let pki: TestPki;
+  let peer: PeerReceiver;
+  /** In front of phase4: what the service posts to it, on the wire. */
+  let peerFront: Balancer;
+  let fixture: DnsSmpFixture;
+  let balancer: Balancer;
+  let store: PostgresEventStore;
+  const instances: Instance[] = [];
+  const peerBuyerTin = freshTin();
+
+  before(async function () {
+    const available = peerAvailable();
+    if (!available.ok) {
+      if (process.env.CI === 'true') throw new Error(`phase4 peer not built under CI: ${available.why}`);
+      console.log(`      skipped: phase4 peer not built (${available.why})`);
+      this.skip();
+    }
+    pki = await createTestPki();
+    peer = await startPeerReceiver({ pki });
+    peerFront = await startBalancer({ targets: [new URL(peer.url).origin], keepBodies: true });
+    // The SMP publishes phase4 (through the tap in front of it) for the AE, BE and DE document types of
+    // the buyer, and for the tax authority's Tax Data Document (corner 5).
+    const endpoint = (processId: string) => ({ id: processId, endpointUrl: `${peerFront.url}${new URL(peer.url).pathname}`, certificatePem: pki.peer.certPem });
+    const types = COUNTRIES.map((country) => peppolIdentifiersOf(invoiceXml({ number: 'SMP-1', buyerTin: peerBuyerTin, country })));
+    fixture = await startDnsSmpFixture({
+      pki,
+      registrations: [
+        { participant: { scheme: SCHEME, value: `0235:${peerBuyerTin}` }, documentTypes: types.map((t) => ({ id: t.documentTypeId, processes: [endpoint(t.processId)] })) },
+        { participant: CORNER5, documentTypes: [{ id: TDD_DOCUMENT_TYPE_ID, processes: [endpoint(TDD_PROFILE_ID)] }] },
+      ],
+    });
+    balancer = await startBalancer();
+    const db = testDb();
+    store = await PostgresEventStore.connect(db.url, { poolSize: 4 });
+    const env = accessPointEnvironment(pki, pki.service, { dnsServer: fixture.dnsServer, smlZone: fixture.smlZone, endpointUrl: `${balancer.url}/as4`, corner5Participant: CORNER5 });
+    instances.push(...(await Promise.all([startInstance('one', db.url, env), startInstance('two', db.url, env)])));
+    balancer.setTargets(instances.map((i) => i.url));
+  });
+  after(async () => {
+    await Promise.all(instances.map(stopInstance));
+    await store?.close();
+    await balancer?.close();
+    await fixture?.stop();
+    await peerFront?.close();
+    await peer?.stop();
+    if (pki) await rm(pki.dir, { recursive: true, force: true });
+  });
+
+  it('both instances are the same configured access point', async () => {
+    for (const i of instances) {
+      const r = await call(`${i.url}/readyz`);
+      expect(r.status, r.text).to.equal(200);
+      expect(r.json.checks.connectors.peppolAccessPoint, i.name).to.equal('configured');
+      expect(r.json.checks.connectors.present, i.name).to.deep.include({ environment: 'production', destination: 'PEPPOL', connector: 'peppol-as4' });
+    }
+  });
+
+  describe('receiving', () => {
+    let buyerA: Awaited<ReturnType<typeof productionCompany>>;
+    let buyerB: Awaited<ReturnType<typeof productionCompany>>;
+    before(async () => {
+      buyerA = await productionCompany(store, instances, balancer.url, 'Buyer A');
+      buyerB = await productionCompany(store, instances, balancer.url, 'Buyer B');
+    });
+
+    const toService = (xml: string): PeerSendOptions => {
+      const ids = peppolIdentifiersOf(xml);
+      return {
+        pki,
+        to: `${balancer.url}/as4`,
+        receiverCertPem: pki.service.certPem,
+        payload: xml,
+        senderId: ids.sender.value,
+        receiverId: ids.receiver.value,
+        documentTypeId: ids.documentTypeId,
+        processId: ids.processId,
+        countryC1: ids.sellerCountry ?? 'AE',
+      };
+    };
+
+    it('phase4 sends invoices for two companies to the balancer: each is one purchase of its company, listed and read through both instances', async () => {
+      const tag = freshNumber('LB');
+      const forA = 10;
+      const forB = 4;
+      const before = balancer.requests.length;
+      // {{SEQ}}: phase4 numbers each message's document (and its UUID) 0, 1, …
+      const [a, b] = await Promise.all([
+        peerSendMany({ ...toService(invoiceXml({ number: `${tag}-A-{{SEQ}}`, buyerTin: buyerA.tin })), count: forA, concurrency: 4 }),
+        peerSendMany({ ...toService(invoiceXml({ number: `${tag}-B-{{SEQ}}`, buyerTin: buyerB.tin, country: 'BE' })), count: forB, concurrency: 2 }),
+      ]);
+      expect(a, JSON.stringify(a)).to.include({ sent: forA, succeeded: forA, receiptsVerified: forA });
+      expect(b, JSON.stringify(b)).to.include({ sent: forB, succeeded: forB, receiptsVerified: forB });
+
+      // The balancer spread the messages over both instances, and each answered.
+      const posts = balancer.requests.slice(before).filter((r) => r.path === '/as4');
+      expect(posts).to.have.length(forA + forB);
+      for (const i of instances) expect(posts.filter((r) => r.target === i.url).length, i.name).to.be.greaterThan(0);
+      expect(posts.every((r) => r.status === 200), JSON.stringify(posts.map((r) => r.status))).to.equal(true);
+
+      for (const [buyer, prefix, count, other] of [
+        [buyerA, `${tag}-A-`, forA, `${tag}-B-`],
+        [buyerB, `${tag}-B-`, forB, `${tag}-A-`],
+      ] as const) {
+        for (const i of instances) {
+          const items = await waitForPurchases(i, buyer.apiKey, prefix, count);
+          // Exactly one purchase per message: numbers 0..count-1, each once.
+          expect(items.map((x) => x.invoiceNumber).sort(), `${buyer.tin} on ${i.name}`).to.deep.equal(Array.from({ length: count }, (_, n) => `${prefix}${n}`).sort());
+          expect(items.every((x) => x.environment === 'production')).to.equal(true);
+          // None of the other company's documents.
+          expect(await purchasesOn(i, buyer.apiKey, other), `${buyer.tin} on ${i.name}`).to.have.length(0);
+        }
+        // Every purchase reads the same through both instances, with its Peppol transmission.
+        const items = await purchasesOn(instances[0]!, buyer.apiKey, prefix);
+        for (const item of items) {
+          const reads = await Promise.all(instances.map((i) => call(`${i.url}/api/v3/documents/${encodeURIComponent(item.documentId)}?type=purchases`, { headers: auth(buyer.apiKey) })));
+          for (const r of reads) {
+            expect(r.status, r.text).to.equal(200);
+            expect(r.json.data).to.include({ documentId: item.documentId, channel: 'peppol_as4', receiverParticipantId: `0235:${buyer.tin}`, invoiceNumber: item.invoiceNumber });
+          }
+          expect(reads[0]!.json.data.artifacts.invoiceXmlBase64).to.equal(reads[1]!.json.data.artifacts.invoiceXmlBase64);
+        }
+        // The counts agree on both instances.
+        for (const i of instances) {
+          const counts = await call(`${i.url}/v3/connect/invoices/counts?countryCode=AE`, { headers: { 'x-api-key': buyer.apiKey, 'x-environment': 'production' } });
+          expect(counts.status, counts.text).to.equal(200);
+          expect(counts.json.data.companies.find((c: any) => c.companyId === buyer.companyId)?.purchaseCount, `${buyer.tin} on ${i.name}`).to.be.at.least(count);
+        }
+      }
+    });
+
+    it('one message delivered to both instances at once stores one purchase; both answer with a signed receipt', async () => {
+      // phase4 sends to a tee that hands the very same request to both instances concurrently, and
+      // gives phase4 the answer of the later one.
+      const answers: { instance: string; status: number; contentType: string; body: Buffer }[] = [];
+      const tee = http.createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', async () => {
+          const body = Buffer.concat(chunks);
+          const headers = { 'content-type': req.headers['content-type'] ?? '', 'mime-version': '1.0' };
+          await Promise.all(
+            instances.map(async (i) => {
+              const r = await fetch(`${i.url}/as4`, { method: 'POST', headers, body });
+              answers.push({ instance: i.name, status: r.status, contentType: r.headers.get('content-type') ?? '', body: Buffer.from(await r.arrayBuffer()) });
+            }),
+          );
+          const last = answers[answers.length - 1]!;
+          res.writeHead(last.status, { 'content-type': last.contentType }).end(last.body);
+        });
+      });
+      await new Promise<void>((r) => tee.listen(0, '127.0.0.1', r));
+      try {
+        const number = freshNumber('LBTWICE');
+        const messageId = `${number}@phase4-tee`;
+        const sent = await peerSend({ ...toService(invoiceXml({ number, buyerTin: buyerA.tin })), to: `http://127.0.0.1:${(tee.address() as AddressInfo).port}/as4`, messageId });
+        // phase4 checked the receipt it got (signature, signer issued by the test CA, non-repudiation digests).
+        expect(sent, JSON.stringify(sent)).to.include({ success: true, receiptVerified: true, messageId });
+        expect(answers.map((a) => a.instance).sort()).to.deep.equal(instances.map((i) => i.name).sort());
+        // Both answers: HTTP 200, a receipt for this message signed with the access point's
+        // certificate, with the same non-repudiation information.
+        const receipts = answers.map((a) => {
+          expect(a.status, a.instance).to.equal(200);
+          const { doc } = readHttpMessage(a.contentType, a.body, { maxPartBytes: 1 << 20 });
+          const signal = readSignal(header(doc, NS.eb, 'Messaging')!);
+          expect(signal, `${a.instance}: ${a.body.toString('utf8').slice(0, 2000)}`).to.include({ kind: 'receipt', refToMessageId: messageId });
+          const signature = header(doc, NS.wsse, 'Security')!.getElementsByTagNameNS(NS.ds, 'Signature').item(0)!;
+          expect(pemBody(verifySignature(doc, signature, () => null).certificatePem), a.instance).to.equal(pemBody(pki.service.certPem));
+          return signal as Extract<ReturnType<typeof readSignal>, { kind: 'receipt' }>;
+        });
+        expect(receipts[0]!.references).to.have.length.greaterThan(0);
+        expect(receipts[0]!.references).to.deep.equal(receipts[1]!.references);
+
+        // One purchase, whichever instance lists it, after both answered.
+        for (const i of instances) {
+          const items = await waitForPurchases(i, buyerA.apiKey, number, 1);
+          expect(items, i.name).to.have.length(1);
+        }
+        const [item] = await purchasesOn(instances[0]!, buyerA.apiKey, number);
+        const stored = await store.readStream(`purchase-${item.documentId}`);
+        expect((stored[0]!.data as any).transmission).to.include({ as4MessageId: messageId, sendingAccessPoint: pki.peer.commonName });
+      } finally {
+        await new Promise<void>((r) => {
+          tee.close(() => r());
+          tee.closeAllConnections();
+        });
+      }
+    });
+  });
+
+  describe('sending', () => {
+    it('production AE, BE and DE documents submitted through both instances reach phase4 exactly once each and end final_valid', async () => {
+      const seller = await productionCompany(store, instances, balancer.url, 'Seller');
+      const receivedBefore = (await peer.received()).length;
+      const wireBefore = peerFront.requests.length;
+      const submitsBefore = balancer.requests.length;
+      const deliveredBefore = await counterAcross(instances, 'delivery_attempts_total', { destination: 'PEPPOL', outcome: 'delivered' });
+      const perCountry = 3;
+      const documents = COUNTRIES.flatMap((country) =>
+        Array.from({ length: perCountry }, () => {
+          const payload = sampleDocument(country, { lines: 2, documentNumber: freshNumber(`LBOUT${country}`) }) as Record<string, any>;
+          payload.parties.buyer.peppolId = peerBuyerTin;
+          payload.extensions = { ...(payload.extensions ?? {}), peppol_buyer_peppolIdScheme: '0235' };
+          return { country, payload };
+        }),
+      );
+      const submitted = await Promise.all(
+        documents.map(({ country, payload }) =>
+          call(`${balancer.url}/api/v3/unify`, {
+            headers: { ...auth(seller.apiKey), 'new-api': 'true' },
+            body: { country, environment: 'production', purpose: 'invoicing', source: seller.source, documentType: { base: 'tax_invoice', modifiers: [] }, payload },
+          }),
+        ),
+      );
+      for (const r of submitted) expect(r.status, r.text).to.equal(200);
+      const submits = balancer.requests.slice(submitsBefore).filter((r) => r.path === '/api/v3/unify');
+      for (const i of instances) expect(submits.filter((r) => r.target === i.url).length, `submissions taken by ${i.name}`).to.be.greaterThan(0);
+
+      // Each document ends final_valid, read through both instances.
+      const finals = await Promise.all(
+        submitted.map(async (r, n) => {
+          const id = r.json.documentId as string;
+          for (let tries = 0; ; tries++) {
+            const read = await call(`${instances[n % 2]!.url}/api/v3/documents/${id}?type=sales`, { headers: auth(seller.apiKey) });
+            expect(read.status, read.text).to.equal(200);
+            const state = read.json.data.state;
+            if (state === 'final_valid' || state === 'final_invalid' || tries > 600) {
+              expect(state, `${id}: ${JSON.stringify(read.json.data)}`).to.equal('final_valid');
+              const other = await call(`${instances[(n + 1) % 2]!.url}/api/v3/documents/${id}?type=sales`, { headers: auth(seller.apiKey) });
+              expect(other.json.data.state).to.equal('final_valid');
+              return { id, country: documents[n]!.country, number: documents[n]!.payload.header.documentNumber as string, government: read.json.data.government };
+            }
+            await new Promise((res) => setTimeout(res, 200));
+          }
+        }),
+      );
+
+      // What the service posted to phase4, on the wire: each message id once per delivery attempt.
+      const legs = finals.flatMap((f) => [f.government.messageId as string, ...(f.country === 'AE' ? [f.government.corner5.messageId as string] : [])]);
+      expect(new Set(legs).size, 'distinct message ids').to.equal(legs.length);
+      const wire = peerFront.requests.slice(wireBefore).filter((r) => r.method === 'POST');
+      const posts = new Map<string, number>();
+      for (const r of wire) {
+        const id = userMessageId(r.body);
+        expect(id, 'a post without an AS4 message id').to.not.equal(null);
+        posts.set(id!, (posts.get(id!) ?? 0) + 1);
+      }
+      expect([...posts.keys()].sort()).to.deep.equal([...legs].sort());
+      for (const f of finals) {
+        const events = await store.readStream(documentStream(f.id));
+        const count = (type: string) => events.filter((e) => e.type === type).length;
+        const attempts = count('DocumentDeliveryStarted');
+        expect(count('DocumentDelivered'), f.id).to.equal(1);
+        expect(count('DocumentFinalized'), f.id).to.equal(1);
+        // A message id goes out again only with a new attempt (a retry), never twice in one.
+        expect(posts.get(f.government.messageId), `${f.id} posts of its message`).to.equal(attempts);
+        if (f.country === 'AE') expect(posts.get(f.government.corner5.messageId), `${f.id} posts of its TDD`).to.equal(attempts);
+      }
+
+      // phase4 received each document (and each AE document's TDD) exactly once.
+      const received = (await peer.received()).slice(receivedBefore);
+      expect(received.map((m) => m.messageId).sort()).to.deep.equal([...legs].sort());
+      for (const f of finals) {
+        const invoices = received.filter((m) => m.messageId === f.government.messageId);
+        expect(invoices, f.number).to.have.length(1);
+        expect(invoices[0]!.payload.toString('utf8')).to.contain(f.number);
+        expect(invoices[0]!).to.include({ receiverId: `0235:${peerBuyerTin}`, countryC1: f.country });
+        if (f.country === 'AE') {
+          const tdd = received.filter((m) => m.messageId === f.government.corner5.messageId);
+          expect(tdd, `TDD of ${f.number}`).to.have.length(1);
+          expect(tdd[0]!).to.include({ receiverId: CORNER5.value, documentTypeId: TDD_DOCUMENT_TYPE_ID });
+        }
+      }
+      // Across both instances, one delivered attempt per document.
+      expect((await counterAcross(instances, 'delivery_attempts_total', { destination: 'PEPPOL', outcome: 'delivered' })) - deliveredBefore).to.equal(documents.length);
+    });
+  });
+});
