@@ -11,7 +11,9 @@
  * - Sending: production AE, BE and DE documents submitted through the balancer (so through both
  *   instances) are discovered through the loopback SML/SMP and delivered to phase4 exactly once
  *   each (the AE documents' Tax Data Documents too), counted at phase4 and on the wire in front of
- *   it; each ends final_valid, and each AS4 message id is posted once per delivery attempt.
+ *   it; each ends final_valid. Two of phase4's receipts are lost on the way back (a 504 instead):
+ *   those documents are retried, by whichever instance, under the same AS4 message id, and phase4
+ *   answers the repeat as a duplicate; no message id is posted twice within one attempt.
  *
  * Skipped when the peer is not built (a failure under CI=true).
  */
@@ -111,7 +113,8 @@ describe('one access point as two service instances behind a load balancer (phas
     }
     pki = await createTestPki();
     peer = await startPeerReceiver({ pki });
-    peerFront = await startBalancer({ targets: [new URL(peer.url).origin], keepBodies: true });
+    // The first and the fourth post to phase4 arrive, but their receipts are lost (504).
+    peerFront = await startBalancer({ targets: [new URL(peer.url).origin], keepBodies: true, loseAnswer: (n) => n === 0 || n === 3 });
     // The SMP publishes phase4 (through the tap in front of it) for the AE, BE and DE document types of
     // the buyer, and for the tax authority's Tax Data Document (corner 5).
     const endpoint = (processId: string) => ({ id: processId, endpointUrl: `${peerFront.url}${new URL(peer.url).pathname}`, certificatePem: pki.peer.certPem });
@@ -126,7 +129,11 @@ describe('one access point as two service instances behind a load balancer (phas
     balancer = await startBalancer();
     const db = testDb();
     store = await PostgresEventStore.connect(db.url, { poolSize: 4 });
-    const env = accessPointEnvironment(pki, pki.service, { dnsServer: fixture.dnsServer, smlZone: fixture.smlZone, endpointUrl: `${balancer.url}/as4`, corner5Participant: CORNER5 });
+    const env = {
+      ...accessPointEnvironment(pki, pki.service, { dnsServer: fixture.dnsServer, smlZone: fixture.smlZone, endpointUrl: `${balancer.url}/as4`, corner5Participant: CORNER5 }),
+      // A failed attempt is retried within a second.
+      DELIVERY_RETRY_BASE_MS: '500',
+    };
     instances.push(...(await Promise.all([startInstance('one', db.url, env), startInstance('two', db.url, env)])));
     balancer.setTargets(instances.map((i) => i.url));
   });
@@ -225,7 +232,7 @@ describe('one access point as two service instances behind a load balancer (phas
     it('one message delivered to both instances at once stores one purchase; both answer with a signed receipt', async () => {
       // phase4 sends to a tee that hands the very same request to both instances concurrently, and
       // gives phase4 the answer of the later one.
-      const answers: { instance: string; status: number; contentType: string; body: Buffer }[] = [];
+      const answers: { instance: string; status: number; contentType: string; body: Buffer; started: number; ended: number }[] = [];
       const tee = http.createServer((req, res) => {
         const chunks: Buffer[] = [];
         req.on('data', (c: Buffer) => chunks.push(c));
@@ -234,8 +241,10 @@ describe('one access point as two service instances behind a load balancer (phas
           const headers = { 'content-type': req.headers['content-type'] ?? '', 'mime-version': '1.0' };
           await Promise.all(
             instances.map(async (i) => {
+              const started = performance.now();
               const r = await fetch(`${i.url}/as4`, { method: 'POST', headers, body });
-              answers.push({ instance: i.name, status: r.status, contentType: r.headers.get('content-type') ?? '', body: Buffer.from(await r.arrayBuffer()) });
+              const bytes = Buffer.from(await r.arrayBuffer());
+              answers.push({ instance: i.name, status: r.status, contentType: r.headers.get('content-type') ?? '', body: bytes, started, ended: performance.now() });
             }),
           );
           const last = answers[answers.length - 1]!;
@@ -250,6 +259,8 @@ describe('one access point as two service instances behind a load balancer (phas
         // phase4 checked the receipt it got (signature, signer issued by the test CA, non-repudiation digests).
         expect(sent, JSON.stringify(sent)).to.include({ success: true, receiptVerified: true, messageId });
         expect(answers.map((a) => a.instance).sort()).to.deep.equal(instances.map((i) => i.name).sort());
+        // Both requests were in flight at the same time.
+        expect(Math.max(answers[0]!.started, answers[1]!.started)).to.be.below(Math.min(answers[0]!.ended, answers[1]!.ended));
         // Both answers: HTTP 200, a receipt for this message signed with the access point's
         // certificate, with the same non-repudiation information.
         const receipts = answers.map((a) => {
@@ -282,12 +293,13 @@ describe('one access point as two service instances behind a load balancer (phas
   });
 
   describe('sending', () => {
-    it('production AE, BE and DE documents submitted through both instances reach phase4 exactly once each and end final_valid', async () => {
+    it('production AE, BE and DE documents submitted through both instances reach phase4 exactly once each and end final_valid, a lost receipt retried under the same message id', async () => {
       const seller = await productionCompany(store, instances, balancer.url, 'Seller');
       const receivedBefore = (await peer.received()).length;
       const wireBefore = peerFront.requests.length;
       const submitsBefore = balancer.requests.length;
       const deliveredBefore = await counterAcross(instances, 'delivery_attempts_total', { destination: 'PEPPOL', outcome: 'delivered' });
+      const failedBefore = await counterAcross(instances, 'delivery_attempts_total', { destination: 'PEPPOL', outcome: 'failed' });
       const perCountry = 3;
       const documents = COUNTRIES.flatMap((country) =>
         Array.from({ length: perCountry }, () => {
@@ -328,7 +340,7 @@ describe('one access point as two service instances behind a load balancer (phas
         }),
       );
 
-      // What the service posted to phase4, on the wire: each message id once per delivery attempt.
+      // What the service posted to phase4, on the wire.
       const legs = finals.flatMap((f) => [f.government.messageId as string, ...(f.country === 'AE' ? [f.government.corner5.messageId as string] : [])]);
       expect(new Set(legs).size, 'distinct message ids').to.equal(legs.length);
       const wire = peerFront.requests.slice(wireBefore).filter((r) => r.method === 'POST');
@@ -339,16 +351,38 @@ describe('one access point as two service instances behind a load balancer (phas
         posts.set(id!, (posts.get(id!) ?? 0) + 1);
       }
       expect([...posts.keys()].sort()).to.deep.equal([...legs].sort());
+      const lost = wire.filter((r) => r.lost);
+      // phase4 had taken each of those messages: what was lost is its receipt (or, when a retry's answer
+      // was lost too, its duplicate error).
+      for (const r of lost) {
+        const answer = r.lostAnswer?.toString('utf8') ?? '';
+        expect(answer, 'the lost answer').to.contain(`<eb:RefToMessageId>${userMessageId(r.body)}</eb:RefToMessageId>`);
+        expect(answer.includes('<eb:Receipt>') || answer.includes('errorCode="EBMS:0004"'), answer.slice(0, 3000)).to.equal(true);
+      }
+      expect(lost, 'receipts lost on the way back').to.have.length(2);
+      let retries = 0;
       for (const f of finals) {
         const events = await store.readStream(documentStream(f.id));
         const count = (type: string) => events.filter((e) => e.type === type).length;
         const attempts = count('DocumentDeliveryStarted');
         expect(count('DocumentDelivered'), f.id).to.equal(1);
         expect(count('DocumentFinalized'), f.id).to.equal(1);
-        // A message id goes out again only with a new attempt (a retry), never twice in one.
+        expect(count('DocumentDeliveryFailed'), f.id).to.equal(attempts - 1);
+        retries += attempts - 1;
+        // The buyer's message goes out once per attempt: again only on a retry, under the same id.
         expect(posts.get(f.government.messageId), `${f.id} posts of its message`).to.equal(attempts);
-        if (f.country === 'AE') expect(posts.get(f.government.corner5.messageId), `${f.id} posts of its TDD`).to.equal(attempts);
+        // A retry sends the buyer's message again, which phase4 has: it answers with a duplicate error, taken as delivered.
+        expect(f.government.alreadyReceived === true, `${f.id} delivered as already received`).to.equal(attempts > 1);
+        if (f.country === 'AE') {
+          // The TDD follows the buyer's message within an attempt (none when the buyer's answer was lost).
+          const tddPosts = posts.get(f.government.corner5.messageId)!;
+          expect(tddPosts, `${f.id} posts of its TDD`).to.be.within(1, attempts);
+          expect(f.government.corner5.alreadyReceived === true, `${f.id} TDD delivered as already received`).to.equal(tddPosts > 1);
+        }
       }
+      // Each lost receipt cost exactly one retry, and each retry posted each message once more at most.
+      expect(retries, 'retries').to.equal(lost.length);
+      expect(wire.length, 'posts on the wire').to.equal(legs.length + lost.length);
 
       // phase4 received each document (and each AE document's TDD) exactly once.
       const received = (await peer.received()).slice(receivedBefore);
@@ -364,8 +398,9 @@ describe('one access point as two service instances behind a load balancer (phas
           expect(tdd[0]!).to.include({ receiverId: CORNER5.value, documentTypeId: TDD_DOCUMENT_TYPE_ID });
         }
       }
-      // Across both instances, one delivered attempt per document.
+      // Across both instances: one delivered attempt per document, one failed attempt per lost receipt.
       expect((await counterAcross(instances, 'delivery_attempts_total', { destination: 'PEPPOL', outcome: 'delivered' })) - deliveredBefore).to.equal(documents.length);
+      expect((await counterAcross(instances, 'delivery_attempts_total', { destination: 'PEPPOL', outcome: 'failed' })) - failedBefore).to.equal(lost.length);
     });
   });
 });

@@ -3,10 +3,12 @@
  * proxies are built on), standing where haproxy stands in deploy/compose.yaml: each request goes
  * to the next target in turn; a target that cannot be reached answers 502. It records which
  * target took each request, and (when asked) the request bodies it passed on, so a test can
- * count what arrived where.
+ * count what arrived where. It can also lose answers: the target gets the request and answers,
+ * the client gets a 504 instead (as from a balancer whose upstream timed out).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import httpProxy from 'http-proxy';
 
 export interface ProxiedRequest {
@@ -17,6 +19,10 @@ export interface ProxiedRequest {
   body: Buffer | null;
   /** The status the target answered (502: the target could not be reached). */
   status: number | null;
+  /** The target's answer was replaced by a 504. */
+  lost: boolean;
+  /** The body of the answer that was lost (decompressed). */
+  lostAnswer: Buffer | null;
 }
 
 export interface Balancer {
@@ -28,14 +34,34 @@ export interface Balancer {
   close(): Promise<void>;
 }
 
-export async function startBalancer(options: { targets?: readonly string[]; keepBodies?: boolean } = {}): Promise<Balancer> {
+export interface BalancerOptions {
+  targets?: readonly string[];
+  /** Keep each request's body in its record. */
+  keepBodies?: boolean;
+  /** Whether to lose the answer to the n-th request (0-based): passed on, answered 504. */
+  loseAnswer?: (n: number) => boolean;
+}
+
+export async function startBalancer(options: BalancerOptions = {}): Promise<Balancer> {
   let targets = [...(options.targets ?? [])];
   let next = 0;
   const requests: ProxiedRequest[] = [];
-  const proxy = httpProxy.createProxyServer({ xfwd: true, proxyTimeout: 120_000 });
-  proxy.on('proxyRes', (proxyRes, req) => {
-    const record = (req as http.IncomingMessage & { record?: ProxiedRequest }).record;
-    if (record) record.status = proxyRes.statusCode ?? null;
+  const proxy = httpProxy.createProxyServer({ xfwd: true, proxyTimeout: 120_000, selfHandleResponse: true });
+  proxy.on('proxyRes', (proxyRes, req, res) => {
+    const record = (req as http.IncomingMessage & { record?: ProxiedRequest }).record!;
+    record.status = proxyRes.statusCode ?? null;
+    if (record.lost) {
+      const chunks: Buffer[] = [];
+      proxyRes.on('data', (c: Buffer) => chunks.push(c));
+      proxyRes.on('end', () => {
+        const bytes = Buffer.concat(chunks);
+        record.lostAnswer = proxyRes.headers['content-encoding'] === 'gzip' ? gunzipSync(bytes) : bytes;
+        res.writeHead(504, { 'content-type': 'text/plain' }).end('gateway timeout');
+      });
+      return;
+    }
+    res.writeHead(proxyRes.statusCode ?? 502, proxyRes.statusMessage, proxyRes.headers);
+    proxyRes.pipe(res);
   });
   const server = http.createServer((req, res) => {
     if (targets.length === 0) {
@@ -43,7 +69,7 @@ export async function startBalancer(options: { targets?: readonly string[]; keep
       return;
     }
     const target = targets[next++ % targets.length]!;
-    const record: ProxiedRequest = { target, method: req.method ?? 'GET', path: req.url ?? '/', body: null, status: null };
+    const record: ProxiedRequest = { target, method: req.method ?? 'GET', path: req.url ?? '/', body: null, status: null, lost: options.loseAnswer?.(requests.length) ?? false, lostAnswer: null };
     requests.push(record);
     (req as http.IncomingMessage & { record?: ProxiedRequest }).record = record;
     if (options.keepBodies) {
