@@ -403,4 +403,11 @@ describe('one access point as two service instances behind a load balancer (phas
       expect((await counterAcross(instances, 'delivery_attempts_total', { destination: 'PEPPOL', outcome: 'failed' })) - failedBefore).to.equal(lost.length);
     });
   });
+
+  // A suite of its own: mocha runs a suite's tests before its nested suites.
+  describe('afterwards', () => {
+    it('neither instance logged an error', () => {
+      for (const i of instances) expect(i.warnings.filter((w) => Number(w.level) >= 50), i.name).to.deep.equal([]);
+    });
+  });
 });

@@ -16,6 +16,8 @@ export interface Instance {
   url: string;
   /** The instance's stderr so far (the last 64 KB). */
   stderr(): string;
+  /** The log entries at level warn or above so far (pino levels 40+; the first 200). */
+  warnings: Record<string, unknown>[];
 }
 
 /**
@@ -28,12 +30,14 @@ export async function startInstance(name: string, databaseUrl: string, env: Reco
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
+  const warnings: Record<string, unknown>[] = [];
   child.stderr!.on('data', (d) => (stderr = (stderr + String(d)).slice(-65_536)));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not start: ${stderr}`)), 60_000);
     createInterface({ input: child.stdout! }).on('line', (line) => {
       try {
-        const entry = JSON.parse(line) as { msg?: string; url?: string };
+        const entry = JSON.parse(line) as { msg?: string; url?: string; level?: number };
+        if ((entry.level ?? 0) >= 40 && warnings.length < 200) warnings.push(entry);
         if (entry.msg === 'service listening' && entry.url) {
           clearTimeout(timer);
           resolve(entry.url);
@@ -44,7 +48,7 @@ export async function startInstance(name: string, databaseUrl: string, env: Reco
     });
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code}: ${stderr}`)));
   });
-  return { name, child, url, stderr: () => stderr };
+  return { name, child, url, stderr: () => stderr, warnings };
 }
 
 export async function stopInstance(instance: Instance): Promise<void> {
