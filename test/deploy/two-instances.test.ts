@@ -5,12 +5,11 @@
  * delivered exactly once across both instances); each worker tick runs in one instance.
  */
 import { expect } from 'chai';
-import { createAspAuthorization } from '../../commands/connect/settings.js';
 import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
 import { sampleDocument } from '../../domain/validation/index.js';
 import { call } from '../support/http.js';
 import { testDb } from '../support/db.js';
-import { counter, startInstance, stopInstance, tenantOn, type Instance } from '../support/instances.js';
+import { companyOn, counter, startInstance, stopInstance, type Instance } from '../support/instances.js';
 
 describe('two service instances against one PostgreSQL (deploy/compose.yaml)', function () {
   this.timeout(240_000);
@@ -28,17 +27,10 @@ describe('two service instances against one PostgreSQL (deploy/compose.yaml)', f
   });
 
   it('answers every request on both, applies every projection once and delivers each document exactly once', async () => {
-    const { workspaceId, apiKey } = await tenantOn(store, instances, 'Two instances', 'sandbox');
-    const tin = String(Math.floor(1e9 + Math.random() * 8e9));
-    await createAspAuthorization(store, { workspaceId, environment: 'sandbox', tin, email: 'two@example.ae', legalName: 'Two LLC', legalNameArabic: null, vatTrn: null }, { now: new Date(), actor: 'test' });
-    const auth = { authorization: `Bearer ${apiKey}` };
     const [a, b] = instances as [Instance, Instance];
-
-    const company = await call(`${a.url}/v3/connect/companies`, {
-      headers: auth,
-      body: { sourceName: 'Two ERP', sourceVersion: 'v1', countryCode: 'AE', tin, contactPersonEmail: 'two@example.ae', branchName: 'Head office', platformEnvironment: 'sandbox' },
-    });
-    expect(company.status, company.text).to.equal(201);
+    // Onboarded through one instance, known to both.
+    const company = await companyOn(store, instances, a.url, 'Two', 'sandbox');
+    const auth = { authorization: `Bearer ${company.apiKey}` };
 
     const documents = 16;
     const submitted = await Promise.all(
@@ -46,7 +38,7 @@ describe('two service instances against one PostgreSQL (deploy/compose.yaml)', f
         const payload = sampleDocument('AE', { lines: 2, documentNumber: `TWO-${process.pid}-${Date.now().toString(36)}-${n}` });
         return call(`${(n % 2 ? b : a).url}/api/v3/unify`, {
           headers: { ...auth, 'new-api': 'true' },
-          body: { country: 'AE', environment: 'sandbox', purpose: 'invoicing', source: 'Two ERP:v1', documentType: { base: 'tax_invoice', modifiers: [] }, payload },
+          body: { country: 'AE', environment: 'sandbox', purpose: 'invoicing', source: company.source, documentType: { base: 'tax_invoice', modifiers: [] }, payload },
         });
       }),
     );

@@ -21,7 +21,6 @@ import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { rm } from 'node:fs/promises';
-import { createAspAuthorization } from '../../commands/connect/settings.js';
 import { header, readHttpMessage } from '../../commands/peppol/as4/message.js';
 import { pemBody, verifySignature } from '../../commands/peppol/as4/wss.js';
 import { TDD_DOCUMENT_TYPE_ID } from '../../commands/peppol/connector.js';
@@ -36,32 +35,16 @@ import { invoiceXml } from '../purchases/support.js';
 import { startBalancer, type Balancer } from '../support/balancer.js';
 import { testDb } from '../support/db.js';
 import { call } from '../support/http.js';
-import { counterAcross, startInstance, stopInstance, tenantOn, type Instance } from '../support/instances.js';
+import { companyOn, counterAcross, startInstance, stopInstance, type Instance, type InstanceCompany } from '../support/instances.js';
 import { freshNumber } from '../unify/support.js';
 import { startDnsSmpFixture, type DnsSmpFixture } from './fixtures/dns-smp.js';
 import { accessPointEnvironment } from './support/access-point.js';
-import { peerAvailable, peerSend, peerSendMany, startPeerReceiver, type PeerReceiver, type PeerSendOptions } from './support/peer.js';
+import { peerAvailable, peerSend, peerSendMany, peerSendOf, startPeerReceiver, type PeerReceiver } from './support/peer.js';
 import { createTestPki, type TestPki } from './support/pki.js';
 
 const SCHEME = 'iso6523-actorid-upis';
 const CORNER5 = { scheme: SCHEME, value: '0242:000773' };
 const COUNTRIES = ['AE', 'BE', 'DE'] as const;
-
-/** A production company onboarded through `url` for a workspace of its own, known to every instance. */
-async function productionCompany(store: PostgresEventStore, instances: Instance[], url: string, name: string) {
-  const tenant = await tenantOn(store, instances, name, 'production');
-  const tin = freshTin();
-  const email = `ap+${tin}@example.ae`;
-  await createAspAuthorization(store, { workspaceId: tenant.workspaceId, environment: 'production', tin, email, legalName: `${name} LLC`, legalNameArabic: null, vatTrn: `${tin}00003` }, { now: new Date(), actor: 'test' });
-  const body = { sourceName: `${name} ERP`, sourceVersion: 'v1', countryCode: 'AE', tin, contactPersonEmail: email, contactPersonName: 'Aisha Khan', contactPersonMobile: '+971501234567', branchName: 'Head office', platformEnvironment: 'production' };
-  for (let tries = 0; ; tries++) {
-    const r = await call(`${url}/v3/connect/companies`, { headers: { 'x-api-key': tenant.apiKey }, body });
-    if (r.status === 201) return { ...tenant, tin, companyId: r.json.data.companyId as string, source: `${name} ERP:v1` };
-    // The authorization reaches the read models a moment after it is appended.
-    if (tries > 50) throw new Error(`onboarding ${name} failed: ${r.status} ${r.text}`);
-    await new Promise((res) => setTimeout(res, 100));
-  }
-}
 
 const auth = (apiKey: string) => ({ authorization: `Bearer ${apiKey}` });
 
@@ -157,27 +140,14 @@ describe('one access point as two service instances behind a load balancer (phas
   });
 
   describe('receiving', () => {
-    let buyerA: Awaited<ReturnType<typeof productionCompany>>;
-    let buyerB: Awaited<ReturnType<typeof productionCompany>>;
+    let buyerA: InstanceCompany;
+    let buyerB: InstanceCompany;
     before(async () => {
-      buyerA = await productionCompany(store, instances, balancer.url, 'Buyer A');
-      buyerB = await productionCompany(store, instances, balancer.url, 'Buyer B');
+      buyerA = await companyOn(store, instances, balancer.url, 'Buyer A', 'production');
+      buyerB = await companyOn(store, instances, balancer.url, 'Buyer B', 'production');
     });
 
-    const toService = (xml: string): PeerSendOptions => {
-      const ids = peppolIdentifiersOf(xml);
-      return {
-        pki,
-        to: `${balancer.url}/as4`,
-        receiverCertPem: pki.service.certPem,
-        payload: xml,
-        senderId: ids.sender.value,
-        receiverId: ids.receiver.value,
-        documentTypeId: ids.documentTypeId,
-        processId: ids.processId,
-        countryC1: ids.sellerCountry ?? 'AE',
-      };
-    };
+    const toService = (xml: string) => peerSendOf(pki, `${balancer.url}/as4`, pki.service.certPem, xml);
 
     it('phase4 sends invoices for two companies to the balancer: each is one purchase of its company, listed and read through both instances', async () => {
       const tag = freshNumber('LB');
@@ -294,7 +264,7 @@ describe('one access point as two service instances behind a load balancer (phas
 
   describe('sending', () => {
     it('production AE, BE and DE documents submitted through both instances reach phase4 exactly once each and end final_valid, a lost receipt retried under the same message id', async () => {
-      const seller = await productionCompany(store, instances, balancer.url, 'Seller');
+      const seller = await companyOn(store, instances, balancer.url, 'Seller', 'production');
       const receivedBefore = (await peer.received()).length;
       const wireBefore = peerFront.requests.length;
       const submitsBefore = balancer.requests.length;

@@ -1,13 +1,15 @@
 /**
  * Service processes for the deployment tests: `scripts/start.ts` started as a child process (the
  * same entry point as `npm start`), its URL read from its "service listening" log line, stopped
- * with SIGTERM; the samples of a counter in a `/metrics` text; a key made visible on every
- * instance. Several instances against one PostgreSQL are the topology of deploy/compose.yaml.
+ * with SIGTERM; the samples of a counter in a `/metrics` text; a workspace, its key and an
+ * onboarded company made visible on every instance. Several instances against one PostgreSQL are the topology of deploy/compose.yaml.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { createAspAuthorization } from '../../commands/connect/settings.js';
 import { createApiKey, createWorkspace } from '../../commands/workspaces.js';
 import type { EventStore } from '../../platform/eventstore/port.js';
+import { freshTin } from '../connect/support.js';
 import { call } from './http.js';
 
 export interface Instance {
@@ -98,4 +100,38 @@ export async function tenantOn(
   const key = await createApiKey(store, { workspaceId: ws.workspaceId, environment, permission: 'read_write', role: 'owner', expiresAt: null }, ctx());
   await waitForKey(instances, key.apiKey, ws.workspaceId);
   return { workspaceId: ws.workspaceId, apiKey: key.apiKey };
+}
+
+export interface InstanceCompany {
+  workspaceId: string;
+  apiKey: string;
+  tin: string;
+  companyId: string;
+  /** The company's source as a submission names it (`name:version`). */
+  source: string;
+}
+
+/**
+ * A workspace of its own (`tenantOn`) with an AE company onboarded in `environment` through `url`
+ * (an instance or a balancer in front of several), after an ASP authorization for its TIN.
+ */
+export async function companyOn(
+  store: EventStore,
+  instances: readonly Instance[],
+  url: string,
+  name: string,
+  environment: 'sandbox' | 'production',
+): Promise<InstanceCompany> {
+  const tenant = await tenantOn(store, instances, name, environment);
+  const tin = freshTin();
+  const email = `finance+${tin}@example.ae`;
+  await createAspAuthorization(store, { workspaceId: tenant.workspaceId, environment, tin, email, legalName: `${name} LLC`, legalNameArabic: null, vatTrn: `${tin}00003` }, { now: new Date(), actor: 'test' });
+  const body = { sourceName: `${name} ERP`, sourceVersion: 'v1', countryCode: 'AE', tin, contactPersonEmail: email, contactPersonName: 'Aisha Khan', contactPersonMobile: '+971501234567', branchName: 'Head office', platformEnvironment: environment };
+  for (let tries = 0; ; tries++) {
+    const r = await call(`${url}/v3/connect/companies`, { headers: { 'x-api-key': tenant.apiKey }, body });
+    if (r.status === 201) return { ...tenant, tin, companyId: r.json.data.companyId as string, source: `${name} ERP:v1` };
+    // The authorization reaches the read models a moment after it is appended.
+    if (tries > 50) throw new Error(`onboarding ${name} failed: ${r.status} ${r.text}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
 }
