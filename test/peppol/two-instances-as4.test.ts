@@ -39,7 +39,7 @@ import { companyOn, counterAcross, startInstance, stopInstance, type Instance, t
 import { freshNumber } from '../unify/support.js';
 import { startDnsSmpFixture, type DnsSmpFixture } from './fixtures/dns-smp.js';
 import { accessPointEnvironment } from './support/access-point.js';
-import { peerAvailable, peerSend, peerSendMany, peerSendOf, startPeerReceiver, type PeerReceiver } from './support/peer.js';
+import { peerAvailable, peerSend, peerSendMany, peerSendOf, startPeerReceiver, type PeerReceiver, type ReceivedMessage } from './support/peer.js';
 import { createTestPki, type TestPki } from './support/pki.js';
 
 const SCHEME = 'iso6523-actorid-upis';
@@ -75,6 +75,82 @@ async function waitForPurchases(instance: Instance, apiKey: string, prefix: stri
 /** The eb:MessageId of an AS4 user message as it travels (the SOAP part is signed, not encrypted). */
 const userMessageId = (body: Buffer | null): string | null => (body ? (/<(?:\w+:)?MessageId>([^<]+)<\/(?:\w+:)?MessageId>/.exec(body.toString('latin1'))?.[1] ?? null) : null);
 
+type Country = (typeof COUNTRIES)[number];
+interface SentDocument {
+  id: string;
+  country: Country;
+  number: string;
+  government: any;
+}
+
+/** Production documents of each country for the phase4 buyer (scheme 0235). */
+function outboundDocuments(prefix: string, perCountry: number, buyerTin: string): { country: Country; payload: Record<string, any> }[] {
+  return COUNTRIES.flatMap((country) =>
+    Array.from({ length: perCountry }, () => {
+      const payload = sampleDocument(country, { lines: 2, documentNumber: freshNumber(`${prefix}${country}`) }) as Record<string, any>;
+      payload.parties.buyer.peppolId = buyerTin;
+      payload.extensions = { ...(payload.extensions ?? {}), peppol_buyer_peppolIdScheme: '0235' };
+      return { country, payload };
+    }),
+  );
+}
+
+/** Submits each document through `url` (an instance or the balancer); each must be accepted. */
+async function submitAll(url: string, seller: InstanceCompany, documents: { country: Country; payload: Record<string, any> }[]): Promise<string[]> {
+  const submitted = await Promise.all(
+    documents.map(({ country, payload }) =>
+      call(`${url}/api/v3/unify`, {
+        headers: { ...auth(seller.apiKey), 'new-api': 'true' },
+        body: { country, environment: 'production', purpose: 'invoicing', source: seller.source, documentType: { base: 'tax_invoice', modifiers: [] }, payload },
+      }),
+    ),
+  );
+  for (const r of submitted) expect(r.status, r.text).to.equal(200);
+  return submitted.map((r) => r.json.documentId as string);
+}
+
+/** Waits for each document to end; each must be final_valid as every one of `readers` reads it. */
+function finalValid(seller: InstanceCompany, ids: string[], documents: { country: Country; payload: Record<string, any> }[], readers: readonly Instance[]): Promise<SentDocument[]> {
+  return Promise.all(
+    ids.map(async (id, n) => {
+      const read = (i: Instance) => call(`${i.url}/api/v3/documents/${id}?type=sales`, { headers: auth(seller.apiKey) });
+      for (let tries = 0; ; tries++) {
+        const first = await read(readers[n % readers.length]!);
+        expect(first.status, first.text).to.equal(200);
+        const state = first.json.data.state;
+        if (state === 'final_valid' || state === 'final_invalid' || tries > 600) {
+          expect(state, `${id}: ${JSON.stringify(first.json.data)}`).to.equal('final_valid');
+          for (const other of readers) expect((await read(other)).json.data.state, other.name).to.equal('final_valid');
+          return { id, country: documents[n]!.country, number: documents[n]!.payload.header.documentNumber as string, government: first.json.data.government };
+        }
+        await new Promise((res) => setTimeout(res, 200));
+      }
+    }),
+  );
+}
+
+/** The AS4 messages of the documents: each one's own, and each AE document's Tax Data Document. */
+const legsOf = (sent: SentDocument[]): string[] => sent.flatMap((f) => [f.government.messageId as string, ...(f.country === 'AE' ? [f.government.corner5.messageId as string] : [])]);
+
+/**
+ * phase4 received exactly the documents' messages, each document exactly once (by its message id and
+ * by its content: one invoice with its number) and each AE document's TDD once.
+ */
+function expectEachReceivedOnce(received: ReceivedMessage[], sent: SentDocument[], buyerTin: string): void {
+  expect(received.map((m) => m.messageId).sort()).to.deep.equal(legsOf(sent).sort());
+  for (const f of sent) {
+    const invoices = received.filter((m) => m.documentTypeId !== TDD_DOCUMENT_TYPE_ID && m.payload.toString('utf8').includes(`<cbc:ID>${f.number}</cbc:ID>`));
+    expect(invoices, f.number).to.have.length(1);
+    expect(invoices[0]!).to.include({ messageId: f.government.messageId, receiverId: `0235:${buyerTin}`, countryC1: f.country });
+    if (f.country === 'AE') {
+      const tdd = received.filter((m) => m.messageId === f.government.corner5.messageId);
+      expect(tdd, `TDD of ${f.number}`).to.have.length(1);
+      expect(tdd[0]!).to.include({ receiverId: CORNER5.value, documentTypeId: TDD_DOCUMENT_TYPE_ID });
+      expect(tdd[0]!.payload.toString('utf8')).to.contain(f.number);
+    }
+  }
+}
+
 describe('one access point as two service instances behind a load balancer (phase4 on the other side)', function () {
   this.timeout(900_000);
   let pki: TestPki;
@@ -85,6 +161,10 @@ describe('one access point as two service instances behind a load balancer (phas
   let balancer: Balancer;
   let store: PostgresEventStore;
   const instances: Instance[] = [];
+  /** Every instance started, stopped ones included (their logs are checked at the end). */
+  const started: Instance[] = [];
+  let databaseUrl: string;
+  let instanceEnv: Record<string, string>;
   const peerBuyerTin = freshTin();
 
   before(async function () {
@@ -110,18 +190,21 @@ describe('one access point as two service instances behind a load balancer (phas
       ],
     });
     balancer = await startBalancer();
-    const db = testDb();
-    store = await PostgresEventStore.connect(db.url, { poolSize: 4 });
-    const env = {
+    databaseUrl = testDb().url;
+    store = await PostgresEventStore.connect(databaseUrl, { poolSize: 4 });
+    instanceEnv = {
       ...accessPointEnvironment(pki, pki.service, { dnsServer: fixture.dnsServer, smlZone: fixture.smlZone, endpointUrl: `${balancer.url}/as4`, corner5Participant: CORNER5 }),
-      // A failed attempt is retried within a second.
+      // A failed attempt is retried within a second or two, many times over.
       DELIVERY_RETRY_BASE_MS: '500',
+      DELIVERY_RETRY_MAX_MS: '2000',
+      DELIVERY_MAX_ATTEMPTS: '30',
     };
-    instances.push(...(await Promise.all([startInstance('one', db.url, env), startInstance('two', db.url, env)])));
+    instances.push(...(await Promise.all([startInstance('one', databaseUrl, instanceEnv), startInstance('two', databaseUrl, instanceEnv)])));
+    started.push(...instances);
     balancer.setTargets(instances.map((i) => i.url));
   });
   after(async () => {
-    await Promise.all(instances.map(stopInstance));
+    await Promise.all(started.map(stopInstance));
     await store?.close();
     await balancer?.close();
     await fixture?.stop();
@@ -129,6 +212,9 @@ describe('one access point as two service instances behind a load balancer (phas
     await peer?.stop();
     if (pki) await rm(pki.dir, { recursive: true, force: true });
   });
+
+  /** phase4's send of `xml` to the balancer's /as4. */
+  const toService = (xml: string) => peerSendOf(pki, `${balancer.url}/as4`, pki.service.certPem, xml);
 
   it('both instances are the same configured access point', async () => {
     for (const i of instances) {
@@ -146,8 +232,6 @@ describe('one access point as two service instances behind a load balancer (phas
       buyerA = await companyOn(store, instances, balancer.url, 'Buyer A', 'production');
       buyerB = await companyOn(store, instances, balancer.url, 'Buyer B', 'production');
     });
-
-    const toService = (xml: string) => peerSendOf(pki, `${balancer.url}/as4`, pki.service.certPem, xml);
 
     it('phase4 sends invoices for two companies to the balancer: each is one purchase of its company, listed and read through both instances', async () => {
       const tag = freshNumber('LB');
@@ -270,48 +354,16 @@ describe('one access point as two service instances behind a load balancer (phas
       const submitsBefore = balancer.requests.length;
       const deliveredBefore = await counterAcross(instances, 'delivery_attempts_total', { destination: 'PEPPOL', outcome: 'delivered' });
       const failedBefore = await counterAcross(instances, 'delivery_attempts_total', { destination: 'PEPPOL', outcome: 'failed' });
-      const perCountry = 3;
-      const documents = COUNTRIES.flatMap((country) =>
-        Array.from({ length: perCountry }, () => {
-          const payload = sampleDocument(country, { lines: 2, documentNumber: freshNumber(`LBOUT${country}`) }) as Record<string, any>;
-          payload.parties.buyer.peppolId = peerBuyerTin;
-          payload.extensions = { ...(payload.extensions ?? {}), peppol_buyer_peppolIdScheme: '0235' };
-          return { country, payload };
-        }),
-      );
-      const submitted = await Promise.all(
-        documents.map(({ country, payload }) =>
-          call(`${balancer.url}/api/v3/unify`, {
-            headers: { ...auth(seller.apiKey), 'new-api': 'true' },
-            body: { country, environment: 'production', purpose: 'invoicing', source: seller.source, documentType: { base: 'tax_invoice', modifiers: [] }, payload },
-          }),
-        ),
-      );
-      for (const r of submitted) expect(r.status, r.text).to.equal(200);
+      const documents = outboundDocuments('LBOUT', 3, peerBuyerTin);
+      const ids = await submitAll(balancer.url, seller, documents);
       const submits = balancer.requests.slice(submitsBefore).filter((r) => r.path === '/api/v3/unify');
       for (const i of instances) expect(submits.filter((r) => r.target === i.url).length, `submissions taken by ${i.name}`).to.be.greaterThan(0);
 
       // Each document ends final_valid, read through both instances.
-      const finals = await Promise.all(
-        submitted.map(async (r, n) => {
-          const id = r.json.documentId as string;
-          for (let tries = 0; ; tries++) {
-            const read = await call(`${instances[n % 2]!.url}/api/v3/documents/${id}?type=sales`, { headers: auth(seller.apiKey) });
-            expect(read.status, read.text).to.equal(200);
-            const state = read.json.data.state;
-            if (state === 'final_valid' || state === 'final_invalid' || tries > 600) {
-              expect(state, `${id}: ${JSON.stringify(read.json.data)}`).to.equal('final_valid');
-              const other = await call(`${instances[(n + 1) % 2]!.url}/api/v3/documents/${id}?type=sales`, { headers: auth(seller.apiKey) });
-              expect(other.json.data.state).to.equal('final_valid');
-              return { id, country: documents[n]!.country, number: documents[n]!.payload.header.documentNumber as string, government: read.json.data.government };
-            }
-            await new Promise((res) => setTimeout(res, 200));
-          }
-        }),
-      );
+      const finals = await finalValid(seller, ids, documents, instances);
 
       // What the service posted to phase4, on the wire.
-      const legs = finals.flatMap((f) => [f.government.messageId as string, ...(f.country === 'AE' ? [f.government.corner5.messageId as string] : [])]);
+      const legs = legsOf(finals);
       expect(new Set(legs).size, 'distinct message ids').to.equal(legs.length);
       const wire = peerFront.requests.slice(wireBefore).filter((r) => r.method === 'POST');
       const posts = new Map<string, number>();
@@ -355,29 +407,70 @@ describe('one access point as two service instances behind a load balancer (phas
       expect(wire.length, 'posts on the wire').to.equal(legs.length + lost.length);
 
       // phase4 received each document (and each AE document's TDD) exactly once.
-      const received = (await peer.received()).slice(receivedBefore);
-      expect(received.map((m) => m.messageId).sort()).to.deep.equal([...legs].sort());
-      for (const f of finals) {
-        const invoices = received.filter((m) => m.messageId === f.government.messageId);
-        expect(invoices, f.number).to.have.length(1);
-        expect(invoices[0]!.payload.toString('utf8')).to.contain(f.number);
-        expect(invoices[0]!).to.include({ receiverId: `0235:${peerBuyerTin}`, countryC1: f.country });
-        if (f.country === 'AE') {
-          const tdd = received.filter((m) => m.messageId === f.government.corner5.messageId);
-          expect(tdd, `TDD of ${f.number}`).to.have.length(1);
-          expect(tdd[0]!).to.include({ receiverId: CORNER5.value, documentTypeId: TDD_DOCUMENT_TYPE_ID });
-        }
-      }
+      expectEachReceivedOnce((await peer.received()).slice(receivedBefore), finals, peerBuyerTin);
       // Across both instances: one delivered attempt per document, one failed attempt per lost receipt.
       expect((await counterAcross(instances, 'delivery_attempts_total', { destination: 'PEPPOL', outcome: 'delivered' })) - deliveredBefore).to.equal(documents.length);
       expect((await counterAcross(instances, 'delivery_attempts_total', { destination: 'PEPPOL', outcome: 'failed' })) - failedBefore).to.equal(lost.length);
     });
   });
 
+  describe('a rolling restart', () => {
+    it('an instance stopped with deliveries pending: the other delivers its documents, each exactly once; started again, it receives through the balancer', async () => {
+      const seller = await companyOn(store, instances, balancer.url, 'Rolling seller', 'production');
+      const buyer = await companyOn(store, instances, balancer.url, 'Rolling buyer', 'production');
+      const [one, two] = instances as [Instance, Instance];
+      const receivedBefore = (await peer.received()).length;
+      // Everything is submitted to instance one while phase4 is unavailable (its front answers 503,
+      // nothing passed on), so the first attempts fail and retries are due; then instance one is
+      // stopped (SIGTERM) and the balancer sends only to two, as a health-checking balancer would.
+      const deliveredByTwo = await counterAcross([two], 'delivery_attempts_total', { destination: 'PEPPOL', outcome: 'delivered' });
+      const documents = outboundDocuments('LBROLL', 2, peerBuyerTin);
+      peerFront.setTargets([]);
+      const ids = await submitAll(one.url, seller, documents);
+      for (const id of ids) {
+        for (let tries = 0; ; tries++) {
+          const events = await store.readStream(documentStream(id));
+          if (events.some((e) => e.type === 'DocumentDeliveryFailed')) break;
+          if (tries > 300) throw new Error(`no failed attempt of ${id}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      balancer.setTargets([two.url]);
+      await stopInstance(one);
+      peerFront.setTargets([new URL(peer.url).origin]);
+      // Instance two delivers them all, each exactly once.
+      const finals = await finalValid(seller, ids, documents, [two]);
+      expect((await counterAcross([two], 'delivery_attempts_total', { destination: 'PEPPOL', outcome: 'delivered' })) - deliveredByTwo, 'delivered by instance two').to.equal(documents.length);
+      expectEachReceivedOnce((await peer.received()).slice(receivedBefore), finals, peerBuyerTin);
+      for (const f of finals) {
+        const events = await store.readStream(documentStream(f.id));
+        expect(events.filter((e) => e.type === 'DocumentDelivered'), f.id).to.have.length(1);
+        // phase4 had never seen them: the delivering attempt was the first to reach it.
+        expect(f.government.alreadyReceived, f.id).to.equal(false);
+      }
+
+      // Instance one comes back with the same configuration and takes its share of received messages.
+      const again = await startInstance('one', databaseUrl, instanceEnv);
+      started.push(again);
+      instances[0] = again;
+      balancer.setTargets(instances.map((i) => i.url));
+      const before = balancer.requests.length;
+      const tag = freshNumber('LBBACK');
+      const result = await peerSendMany({ ...toService(invoiceXml({ number: `${tag}-{{SEQ}}`, buyerTin: buyer.tin })), count: 4, concurrency: 2 });
+      expect(result, JSON.stringify(result)).to.include({ sent: 4, succeeded: 4, receiptsVerified: 4 });
+      const posts = balancer.requests.slice(before).filter((r) => r.path === '/as4');
+      expect(posts.filter((r) => r.target === again.url), 'messages taken by the restarted instance').to.have.length(2);
+      for (const i of instances) {
+        const items = await waitForPurchases(i, buyer.apiKey, `${tag}-`, 4);
+        expect(items.map((x) => x.invoiceNumber).sort(), i.name).to.deep.equal([0, 1, 2, 3].map((n) => `${tag}-${n}`));
+      }
+    });
+  });
+
   // A suite of its own: mocha runs a suite's tests before its nested suites.
   describe('afterwards', () => {
     it('neither instance logged an error', () => {
-      for (const i of instances) expect(i.warnings.filter((w) => Number(w.level) >= 50), i.name).to.deep.equal([]);
+      for (const i of started) expect(i.warnings.filter((w) => Number(w.level) >= 50), i.name).to.deep.equal([]);
     });
   });
 });
