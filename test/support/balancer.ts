@@ -38,8 +38,11 @@ export interface BalancerOptions {
   targets?: readonly string[];
   /** Keep each request's body in its record. */
   keepBodies?: boolean;
-  /** Whether to lose the answer to the n-th request (0-based): passed on, answered 504. */
-  loseAnswer?: (n: number) => boolean;
+  /**
+   * Whether to lose the target's answer to a request (asked when the answer arrives; `n` counts the
+   * requests from 0): the request was passed on, the client gets a 504.
+   */
+  loseAnswer?: (request: ProxiedRequest, n: number) => boolean;
 }
 
 export async function startBalancer(options: BalancerOptions = {}): Promise<Balancer> {
@@ -50,6 +53,7 @@ export async function startBalancer(options: BalancerOptions = {}): Promise<Bala
   proxy.on('proxyRes', (proxyRes, req, res) => {
     const record = (req as http.IncomingMessage & { record?: ProxiedRequest }).record!;
     record.status = proxyRes.statusCode ?? null;
+    record.lost = options.loseAnswer?.(record, requests.indexOf(record)) ?? false;
     if (record.lost) {
       const chunks: Buffer[] = [];
       proxyRes.on('data', (c: Buffer) => chunks.push(c));
@@ -69,7 +73,7 @@ export async function startBalancer(options: BalancerOptions = {}): Promise<Bala
       return;
     }
     const target = targets[next++ % targets.length]!;
-    const record: ProxiedRequest = { target, method: req.method ?? 'GET', path: req.url ?? '/', body: null, status: null, lost: options.loseAnswer?.(requests.length) ?? false, lostAnswer: null };
+    const record: ProxiedRequest = { target, method: req.method ?? 'GET', path: req.url ?? '/', body: null, status: null, lost: false, lostAnswer: null };
     requests.push(record);
     (req as http.IncomingMessage & { record?: ProxiedRequest }).record = record;
     if (options.keepBodies) {
