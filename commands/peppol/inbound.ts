@@ -5,7 +5,8 @@
  * of each such company through the purchases import used by the sandbox network and the file
  * import (commands/purchases/import.ts: the same UBL 2.1 schema check), so list, read, counts, query and the purchase webhook see it
  * unchanged. Storing is idempotent: the same document received again (a retried or replayed
- * message) finds its purchase stored and is answered as a duplicate.
+ * message, or the same message at two instances at once) finds its purchase stored, stores
+ * nothing, and is answered with a signed receipt again (outcome `duplicate`).
  */
 import type { Knex } from 'knex';
 import { participantIdText } from '../../domain/purchases/ubl-reader.js';
@@ -55,7 +56,7 @@ export function as4Acceptor(deps: InboundDeps): (message: InboundMessage) => Pro
         to: { companies },
         fallbackCountry: message.sbd.facts.countryC1,
         // The AS4 message id and the SBDH instance identifier are identity keys of the purchase:
-        // a replayed message, or the same SBDH in a new message, is answered as a duplicate.
+        // a replayed message, or the same SBDH in a new message, stores nothing (outcome duplicate).
         transmission: {
           as4MessageId: message.messageId,
           sbdhInstanceId: message.sbd.facts.instanceId,

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
 import { createTestPki, type TestPki } from './support/pki.js';
-import { peerAvailable, peerSend, startPeerReceiver, type PeerReceiver } from './support/peer.js';
+import { peerAvailable, peerSend, peerSendOf, startPeerReceiver, type PeerReceiver } from './support/peer.js';
 import { startAccessPoint, tableDiscovery, type DiscoveryEntry } from './support/access-point.js';
 import type { TestService } from '../support/http.js';
 import { invoiceXml, receiver, type Receiver } from '../purchases/support.js';
@@ -54,21 +54,7 @@ describe('Peppol access point against phase4', function () {
     if (pki) await rm(pki.dir, { recursive: true, force: true });
   });
 
-  const send = (xml: string, extra: Partial<Parameters<typeof peerSend>[0]> = {}) => {
-    const ids = peppolIdentifiersOf(xml);
-    return peerSend({
-      pki,
-      to: `${t.url}/as4`,
-      receiverCertPem: pki.service.certPem,
-      payload: xml,
-      senderId: ids.sender.value,
-      receiverId: ids.receiver.value,
-      documentTypeId: ids.documentTypeId,
-      processId: ids.processId,
-      countryC1: ids.sellerCountry ?? 'AE',
-      ...extra,
-    });
-  };
+  const send = (xml: string, extra: Partial<Parameters<typeof peerSend>[0]> = {}) => peerSend(peerSendOf(pki, `${t.url}/as4`, pki.service.certPem, xml, extra));
 
   async function purchases(number: string, wantAtLeast = 1, timeoutMs = 10_000) {
     const today = new Date().toISOString().slice(0, 10);

@@ -46,3 +46,26 @@ export function startAccessPoint(pki: TestPki, party: TestParty, discovery: Pepp
     ...(options.db ? { db: options.db } : {}),
   });
 }
+
+/**
+ * The environment of a `scripts/start.ts` process configured as an access point with `party`'s key
+ * and certificate (PEM files), the test CA as trust store, and discovery through a loopback SML
+ * (DNS) and SMP (test/peppol/fixtures/dns-smp.ts). Several processes given the same values are
+ * one access point (e.g. behind a load balancer whose URL is `endpointUrl`).
+ */
+export function accessPointEnvironment(
+  pki: TestPki,
+  party: TestParty,
+  options: { dnsServer: string; smlZone: string; endpointUrl: string; corner5Participant?: { scheme: string; value: string } },
+): Record<string, string> {
+  return {
+    PEPPOL_KEY: party.keyPath,
+    PEPPOL_CERTIFICATE: party.certPath,
+    PEPPOL_TRUSTSTORE: pki.caCertPath,
+    PEPPOL_SML_ZONE: options.smlZone,
+    PEPPOL_DNS_SERVERS: options.dnsServer,
+    PEPPOL_ENDPOINT_URL: options.endpointUrl,
+    PEPPOL_REVOCATION_CHECK: 'off',
+    ...(options.corner5Participant ? { PEPPOL_CORNER5_PARTICIPANT: `${options.corner5Participant.scheme}::${options.corner5Participant.value}` } : {}),
+  };
+}

@@ -9,6 +9,7 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { peppolIdentifiersOf } from '../../../domain/peppol/identifiers.js';
 import type { TestPki } from './pki.js';
 
 export const PEER_JAR = fileURLToPath(new URL('../peer/target/phase4-test-peer.jar', import.meta.url));
@@ -196,6 +197,27 @@ export interface PeerSendOptions {
   identity?: 'peer' | 'rogue' | 'expired';
   tamper?: 'signature';
   dumpRequestTo?: string;
+}
+
+/**
+ * What phase4 needs to send the UBL document `xml` to the access point at `to` (whose certificate is
+ * `receiverCertPem`): sender, receiver, document type, process and C1 country read from the document
+ * itself, as the service's own sending side reads them; `extra` overrides any of them.
+ */
+export function peerSendOf(pki: TestPki, to: string, receiverCertPem: string, xml: string, extra: Partial<PeerSendOptions> = {}): PeerSendOptions {
+  const ids = peppolIdentifiersOf(xml);
+  return {
+    pki,
+    to,
+    receiverCertPem,
+    payload: xml,
+    senderId: ids.sender.value,
+    receiverId: ids.receiver.value,
+    documentTypeId: ids.documentTypeId,
+    processId: ids.processId,
+    countryC1: ids.sellerCountry ?? 'AE',
+    ...extra,
+  };
 }
 
 /** Runs the peer once in a send mode and returns its last JSON line. */
