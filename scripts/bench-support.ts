@@ -3,6 +3,7 @@
  * (colourless) table, so that output piped to a file or CI log stays readable; and (below) the
  * service as a child process for the benchmarks that drive the real server over HTTP.
  */
+import net from 'node:net';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -672,4 +673,16 @@ export function printOpenLoopTargets(f: OpenLoopFigures): void {
       ],
     ),
   );
+}
+
+/** A TCP port on loopback that is free at the moment of asking (the system picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
 }

@@ -48,7 +48,7 @@ import { creditsEngineFor } from '../commands/credits/engine.js';
 import { issueCredits } from '../commands/credits/pool.js';
 import { companiesHoldingParticipants } from '../readmodels/purchases.js';
 import { PreparingPgClient } from '../platform/prepared-statements.js';
-import { BenchServer, httpRequest, openFreshBenchDatabase } from './bench-support.js';
+import { BenchServer, freePort, httpRequest, openFreshBenchDatabase } from './bench-support.js';
 import { createTestPki } from '../test/peppol/support/pki.js';
 import { startDnsSmpFixture } from '../test/peppol/fixtures/dns-smp.js';
 
@@ -77,16 +77,6 @@ interface Exchange {
 
 type Trap = { kind: 'hold' | 'withhold'; fire: (messageId: string) => Promise<void> };
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 const messageIdOf = (body: Buffer): string | null => /<(?:[\w-]+:)?MessageId>([^<]+)<\/(?:[\w-]+:)?MessageId>/.exec(body.toString('latin1'))?.[1] ?? null;
 

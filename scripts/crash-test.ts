@@ -29,7 +29,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Command } from 'commander';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import net from 'node:net';
 import { PostgresEventStore } from '../platform/eventstore/postgres.js';
 import { START, type RecordedEvent } from '../platform/eventstore/port.js';
 import { foldRecorded } from '../commands/execute.js';
@@ -39,7 +38,7 @@ import knexFactory from 'knex';
 import { PreparingPgClient } from '../platform/prepared-statements.js';
 import { projectionByName } from '../projections/index.js';
 import { rebuildProjection } from '../projections/rebuild.js';
-import { BenchServer, httpRequest, openFreshBenchDatabase, positiveInt, reportProblems } from './bench-support.js';
+import { BenchServer, freePort, httpRequest, openFreshBenchDatabase, positiveInt, reportProblems } from './bench-support.js';
 import { createAspAuthorization } from '../commands/connect/settings.js';
 import { creditsEngineFor } from '../commands/credits/engine.js';
 import { issueCredits } from '../commands/credits/pool.js';
@@ -142,16 +141,6 @@ interface KeyRecord {
 }
 
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function main(): Promise<void> {
   const problems: string[] = [];

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
 import { createTestPki, type TestPki } from './support/pki.js';
-import { peerAvailable, peerSend, peerSendOf, startPeerReceiver, type PeerReceiver } from './support/peer.js';
+import { skipWithoutPeer, peerSend, peerSendOf, startPeerReceiver, type PeerReceiver } from './support/peer.js';
 import { startAccessPoint, tableDiscovery, type DiscoveryEntry } from './support/access-point.js';
 import type { TestService } from '../support/http.js';
 import { invoiceXml, receiver, type Receiver } from '../purchases/support.js';
@@ -33,12 +33,7 @@ describe('Peppol access point against phase4', function () {
   const peerBuyerTin = freshTin();
 
   before(async function () {
-    const available = peerAvailable();
-    if (!available.ok) {
-      if (process.env.CI === 'true') throw new Error(`phase4 peer not built under CI: ${available.why}`);
-      console.log(`      skipped: phase4 peer not built (${available.why})`);
-      this.skip();
-    }
+    skipWithoutPeer(this);
     pki = await createTestPki();
     peer = await startPeerReceiver({ pki });
     // The buyer participant served by phase4, and the tax authority's corner 5 (phase4 plays it too).

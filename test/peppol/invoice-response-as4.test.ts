@@ -16,7 +16,7 @@ import { invoiceXml, receiver, type Receiver } from '../purchases/support.js';
 import { call, startTestService, type TestService } from '../support/http.js';
 import { freshNumber } from '../unify/support.js';
 import { accessPointConfig, tableDiscovery, type DiscoveryEntry } from './support/access-point.js';
-import { peerAvailable, peerSend, startPeerReceiver, type PeerReceiver } from './support/peer.js';
+import { skipWithoutPeer, peerSend, startPeerReceiver, type PeerReceiver } from './support/peer.js';
 import { createTestPki, type TestPki } from './support/pki.js';
 import { peppolIdentifiersOf } from '../../domain/peppol/identifiers.js';
 
@@ -32,12 +32,7 @@ describe('Invoice Response over AS4 with phase4', function () {
   const peerSellerTin = freshTin();
 
   before(async function () {
-    const available = peerAvailable();
-    if (!available.ok) {
-      if (process.env.CI === 'true') throw new Error(`phase4 peer not built under CI: ${available.why}`);
-      console.log(`      skipped: phase4 peer not built (${available.why})`);
-      this.skip();
-    }
+    skipWithoutPeer(this);
     pki = await createTestPki();
     peer = await startPeerReceiver({ pki });
     table.set(`0235:${peerBuyerTin}`, { url: peer.url, certificatePem: pki.peer.certPem });

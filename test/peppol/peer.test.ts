@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateInvoiceXml, type CoreDocument } from '../../domain/artifacts/index.js';
 import { sampleDocument } from '../../domain/validation/index.js';
-import { peerAvailable, peerCheckCertificate, peerSend, peerSendMany, startPeerReceiver, type PeerReceiver, type PeerSendResult } from './support/peer.js';
+import { skipWithoutPeer, peerCheckCertificate, peerSend, peerSendMany, startPeerReceiver, type PeerReceiver, type PeerSendResult } from './support/peer.js';
 import { createTestPki, type TestPki } from './support/pki.js';
 
 const BIS3_INVOICE = 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0::2.1';
@@ -38,12 +38,7 @@ describe('phase4 test peer (phase4 to phase4 over loopback)', function () {
   let receiver: PeerReceiver;
 
   before(async function () {
-    const available = peerAvailable();
-    if (!available.ok) {
-      if (process.env.CI === 'true') throw new Error(`phase4 peer not built under CI: ${available.why}`);
-      console.log(`      skipped: phase4 peer not built (${available.why})`);
-      this.skip();
-    }
+    skipWithoutPeer(this);
     pki = await createTestPki();
     receiver = await startPeerReceiver({ pki });
   });

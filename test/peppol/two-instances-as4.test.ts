@@ -42,7 +42,7 @@ import { companyOn, counterAcross, startInstance, stopInstance, type Instance, t
 import { freshNumber } from '../unify/support.js';
 import { startDnsSmpFixture, type DnsSmpFixture } from './fixtures/dns-smp.js';
 import { accessPointEnvironment } from './support/access-point.js';
-import { peerAvailable, peerSend, peerSendMany, peerSendOf, startPeerReceiver, type PeerReceiver, type ReceivedMessage } from './support/peer.js';
+import { skipWithoutPeer, peerSend, peerSendMany, peerSendOf, startPeerReceiver, type PeerReceiver, type ReceivedMessage } from './support/peer.js';
 import { createTestPki, type TestPki } from './support/pki.js';
 
 const SCHEME = 'iso6523-actorid-upis';
@@ -177,12 +177,7 @@ describe('one access point as two service instances behind a load balancer (phas
   const peerBuyerTin = freshTin();
 
   before(async function () {
-    const available = peerAvailable();
-    if (!available.ok) {
-      if (process.env.CI === 'true') throw new Error(`phase4 peer not built under CI: ${available.why}`);
-      console.log(`      skipped: phase4 peer not built (${available.why})`);
-      this.skip();
-    }
+    skipWithoutPeer(this);
     pki = await createTestPki();
     peer = await startPeerReceiver({ pki });
     // phase4's answer to the first invoice and to the first Tax Data Document sent to it is lost (504).

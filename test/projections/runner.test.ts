@@ -386,13 +386,13 @@ describe('projection runner', function () {
     return { name, from, first, last, batches, recording };
   }
 
-  it('applies only what another runner has not when the checkpoint moved after the batch read its events (an admin command beside a live service)', async () => {
-    const { name, from, first, last, batches, recording } = await checkpointBefore('test_moved');
-    const projection = recording();
-    // The first time the batch has read its events, another runner applies the first of them and
-    // commits its checkpoint, before this batch's transaction begins.
+  /**
+   * The store as a runner reads it, where the first read of the log is followed, before the batch
+   * goes on, by another runner applying the first event after `from` and committing its checkpoint.
+   */
+  const movingCheckpointOnFirstRead = (name: string, from: Position, to: Position): EventStore => {
     let moved = false;
-    const reading = new Proxy(store, {
+    return new Proxy(store, {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver);
         if (prop !== 'readAll') return typeof value === 'function' ? value.bind(target) : value;
@@ -400,15 +400,25 @@ describe('projection runner', function () {
           const page = await target.readAll(...args);
           if (!moved) {
             moved = true;
-            await testDb().knex.transaction((other) => advanceCheckpoint(other, name, from, first.position, 1));
+            await testDb().knex.transaction((other) => advanceCheckpoint(other, name, from, to, 1));
           }
           return page;
         };
       },
     }) as EventStore;
+  };
+  /** The test events after `first` up to `last`. */
+  const addedBetween = async (from: Position, first: Position, last: Position) =>
+    (await store.readAll(from, 100)).filter((e) => e.type === 'Test.Added' && comparePositions(e.position, first) > 0 && comparePositions(e.position, last) <= 0);
+
+  it('applies only what another runner has not when the checkpoint moved after the batch read its events (an admin command beside a live service)', async () => {
+    const { name, from, first, last, batches, recording } = await checkpointBefore('test_moved');
+    const projection = recording();
+    // The first time the batch has read its events, another runner applies the first of them and
+    // commits its checkpoint, before this batch's transaction begins.
+    const reading = movingCheckpointOnFirstRead(name, from, first.position);
     await new ProjectionRunner(testDb().knex, reading, [projection], { batchSize: 100 }).catchUp();
-    const all = await store.readAll(from, 100);
-    const after = all.filter((e) => e.type === 'Test.Added' && comparePositions(e.position, first.position) > 0 && comparePositions(e.position, last) <= 0);
+    const after = await addedBetween(from, first.position, last);
     expect(batches).to.have.length(1);
     expect(batches[0]).to.deep.equal(after.map((e) => e.position));
     expect(comparePositions((await readCheckpoint(testDb().knex, name))!, last)).to.equal(0);
@@ -420,24 +430,9 @@ describe('projection runner', function () {
     const { name, from, first, last, batches, recording } = await checkpointBefore('test_moved_folded');
     const writes: number[] = [];
     const projection = defineProjection({ ...recording(), writes: (events) => (writes.push(events.length), []) });
-    let moved = false;
-    const reading = new Proxy(store, {
-      get(target, prop, receiver) {
-        const value = Reflect.get(target, prop, receiver);
-        if (prop !== 'readAll') return typeof value === 'function' ? value.bind(target) : value;
-        return async (...args: Parameters<EventStore['readAll']>) => {
-          const page = await target.readAll(...args);
-          if (!moved) {
-            moved = true;
-            await testDb().knex.transaction((other) => advanceCheckpoint(other, name, from, first.position, 1));
-          }
-          return page;
-        };
-      },
-    }) as EventStore;
+    const reading = movingCheckpointOnFirstRead(name, from, first.position);
     await new ProjectionRunner(testDb().knex, reading, [projection], { batchSize: 100 }).catchUp();
-    const all = await store.readAll(from, 100);
-    const after = all.filter((e) => e.type === 'Test.Added' && comparePositions(e.position, first.position) > 0 && comparePositions(e.position, last) <= 0);
+    const after = await addedBetween(from, first.position, last);
     // The one statement was tried with the whole batch, found the checkpoint moved and wrote nothing; the transaction applied the rest once.
     expect(writes).to.deep.equal([after.length + 1]);
     expect(batches).to.have.length(1);
