@@ -407,6 +407,14 @@ describe('projection runner', function () {
       },
     }) as EventStore;
   };
+  /** One batch applied exactly the events the other runner left (`after`), and the checkpoint counts both. */
+  const expectRestAppliedOnce = async (name: string, batches: Position[][], after: readonly { position: Position }[], last: Position) => {
+    expect(batches).to.have.length(1);
+    expect(batches[0]).to.deep.equal(after.map((e) => e.position));
+    expect(comparePositions((await readCheckpoint(testDb().knex, name))!, last)).to.equal(0);
+    const [row] = await testDb().knex('projection_checkpoints').where({ projection: name });
+    expect(Number(row.events_applied)).to.equal(1 + after.length);
+  };
   /** The test events after `first` up to `last`. */
   const addedBetween = async (from: Position, first: Position, last: Position) =>
     (await store.readAll(from, 100)).filter((e) => e.type === 'Test.Added' && comparePositions(e.position, first) > 0 && comparePositions(e.position, last) <= 0);
@@ -419,11 +427,7 @@ describe('projection runner', function () {
     const reading = movingCheckpointOnFirstRead(name, from, first.position);
     await new ProjectionRunner(testDb().knex, reading, [projection], { batchSize: 100 }).catchUp();
     const after = await addedBetween(from, first.position, last);
-    expect(batches).to.have.length(1);
-    expect(batches[0]).to.deep.equal(after.map((e) => e.position));
-    expect(comparePositions((await readCheckpoint(testDb().knex, name))!, last)).to.equal(0);
-    const [row] = await testDb().knex('projection_checkpoints').where({ projection: name });
-    expect(Number(row.events_applied)).to.equal(1 + after.length);
+    await expectRestAppliedOnce(name, batches, after, last);
   });
 
   it('applies only what another runner has not when the checkpoint moved before a one-statement batch (Projection.writes): the transaction reads it afresh', async () => {
@@ -435,11 +439,7 @@ describe('projection runner', function () {
     const after = await addedBetween(from, first.position, last);
     // The one statement was tried with the whole batch, found the checkpoint moved and wrote nothing; the transaction applied the rest once.
     expect(writes).to.deep.equal([after.length + 1]);
-    expect(batches).to.have.length(1);
-    expect(batches[0]).to.deep.equal(after.map((e) => e.position));
-    expect(comparePositions((await readCheckpoint(testDb().knex, name))!, last)).to.equal(0);
-    const [row] = await testDb().knex('projection_checkpoints').where({ projection: name });
-    expect(Number(row.events_applied)).to.equal(1 + after.length);
+    await expectRestAppliedOnce(name, batches, after, last);
   });
 
   it("reads again when another runner moves a reactor's checkpoint during its batch: the checkpoint's compare-and-set at the end refuses it", async () => {
