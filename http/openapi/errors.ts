@@ -43,7 +43,11 @@ export const errorSchemas: Record<string, Schema> = {
     { path: ref('ErrorPath'), errors: arr(ref('ProblemDetail')) },
     { description: 'Documents family error (`NOT_FOUND`, `VALIDATION_ERROR`, `INTERNAL_ERROR`, …).' },
   ),
-  SystemError: obj({ code: str, message: str }, { path: ref('ErrorPath'), errors: arr(ref('ProblemDetail')) }),
+  SystemError: obj(
+    { code: str, message: str },
+    { path: ref('ErrorPath'), errors: arr(ref('ProblemDetail')), requestId: str },
+    { description: 'Errors outside the API families (`bad_request`, `request_timeout`, `request_header_fields_too_large`, `payload_too_large`, …). `requestId` is present when the request could not be read as HTTP at all; it repeats the `X-Request-Id` header.' },
+  ),
   AuthFailure: obj(
     { code: str, message: str },
     {},

@@ -12,6 +12,7 @@ import { testDb } from '../support/db.js';
 import { call, startTestService, withoutProcesses, type TestService } from '../support/http.js';
 import { uaeInvoice, unifyTenant, type UnifyTenant } from '../unify/support.js';
 import { rawRequest } from '../support/raw-http.js';
+import { schemaErrors } from '../support/openapi-check.js';
 
 const deepText = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 const deep = (depth: number) => JSON.parse(deepText(depth)) as unknown;
@@ -162,6 +163,7 @@ describe('HTTP hardening (issue 12)', function () {
       const body = JSON.parse(r.body);
       expect(Object.keys(body).sort()).to.deep.equal(['code', 'message', 'requestId']);
       expect(body.requestId).to.equal(r.headers['x-request-id']);
+      expect(schemaErrors({ $ref: '#/components/schemas/SystemError' }, body), 'the documented SystemError').to.deep.equal([]);
     };
 
     it('a control byte in a header value', async () => {

@@ -1041,11 +1041,13 @@ export interface components {
             path?: components["schemas"]["ErrorPath"];
             errors?: components["schemas"]["ProblemDetail"][];
         };
+        /** @description Errors outside the API families (`bad_request`, `request_timeout`, `request_header_fields_too_large`, `payload_too_large`, …). `requestId` is present when the request could not be read as HTTP at all; it repeats the `X-Request-Id` header. */
         SystemError: {
             code: string;
             message: string;
             path?: components["schemas"]["ErrorPath"];
             errors?: components["schemas"]["ProblemDetail"][];
+            requestId?: string;
         };
         /** @description 401 of a wrong key (`invalid_api_key`, `key_revoked`, `key_expired`, `AUTHORIZATION_ERROR`) or of a missing key (`authentication_required`): `code` and `message` only. */
         AuthFailure: {
