@@ -12,6 +12,7 @@ import type { Config } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { ApiKeyCache } from '../readmodels/keys.js';
+import type { CompanySourceLookups } from '../readmodels/connect.js';
 import type { SearchIndex } from '../readmodels/search/port.js';
 import { createAuthenticator, refuseWorkspaceHeaders, type Authenticator } from './auth.js';
 import { jsonBody } from './body.js';
@@ -35,6 +36,8 @@ export interface HttpDeps {
   clock: Clock;
   logger: Logger;
   keys: ApiKeyCache;
+  /** The source and company lookup of submissions (recent answers; Connect writes drop their workspace's). */
+  sources: CompanySourceLookups;
   readiness: ReadinessProbe;
   /** Where the invoice query searches (fed by the search projection). */
   search: SearchIndex;
