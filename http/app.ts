@@ -22,6 +22,7 @@ import type { ReadinessProbe } from './health.js';
 import { workspaceRateLimit } from './rate-limit.js';
 import { writeLimit, type WriteLimiter } from './write-limit.js';
 import { requestContext } from './request-context.js';
+import { jsonAnswers } from './json-answer.js';
 import { documentationRoutes } from './openapi/routes.js';
 import { recordHttpRequest } from '../platform/metrics.js';
 import { AS4_PATH, as4Middleware, type As4Endpoint } from './as4/routes.js';
@@ -141,6 +142,7 @@ export function createHttpApp(deps: HttpDeps, families: readonly FamilyRoutes[])
     await deps.runner.waitFor(await deps.store.committedHead(), { timeoutMs: KEY_CATCH_UP_MS, projections: ['workspaces'] });
   });
   app.use(requestContext(deps.logger));
+  app.use(jsonAnswers);
   app.use(httpMetrics);
   app.use(errorMiddleware(deps.logger));
   // Other access points authenticate by signature, not by API key: before the families.
