@@ -12,6 +12,7 @@ import type { Config } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { ApiKeyCache } from '../readmodels/keys.js';
+import type { CompanySourceLookups } from '../readmodels/connect.js';
 import type { SearchIndex } from '../readmodels/search/port.js';
 import { createAuthenticator, refuseWorkspaceHeaders, type Authenticator } from './auth.js';
 import { jsonBody } from './body.js';
@@ -21,6 +22,7 @@ import type { ReadinessProbe } from './health.js';
 import { workspaceRateLimit } from './rate-limit.js';
 import { writeLimit, type WriteLimiter } from './write-limit.js';
 import { requestContext } from './request-context.js';
+import { jsonAnswers } from './json-answer.js';
 import { documentationRoutes } from './openapi/routes.js';
 import { recordHttpRequest } from '../platform/metrics.js';
 import { AS4_PATH, as4Middleware, type As4Endpoint } from './as4/routes.js';
@@ -35,6 +37,8 @@ export interface HttpDeps {
   clock: Clock;
   logger: Logger;
   keys: ApiKeyCache;
+  /** The source and company lookup of submissions (recent answers; Connect writes drop their workspace's). */
+  sources: CompanySourceLookups;
   readiness: ReadinessProbe;
   /** Where the invoice query searches (fed by the search projection). */
   search: SearchIndex;
@@ -138,6 +142,7 @@ export function createHttpApp(deps: HttpDeps, families: readonly FamilyRoutes[])
     await deps.runner.waitFor(await deps.store.committedHead(), { timeoutMs: KEY_CATCH_UP_MS, projections: ['workspaces'] });
   });
   app.use(requestContext(deps.logger));
+  app.use(jsonAnswers);
   app.use(httpMetrics);
   app.use(errorMiddleware(deps.logger));
   // Other access points authenticate by signature, not by API key: before the families.

@@ -17,6 +17,7 @@ import { serviceProcesses, type ProcessDeps, type Processes } from '../projectio
 import { reactorProjection } from '../projections/reactors/reactor.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { ApiKeyCache } from '../readmodels/keys.js';
+import { CompanySourceLookups } from '../readmodels/connect.js';
 import { createSearchIndex } from '../readmodels/search/index.js';
 import { withWorkerLease } from '../readmodels/worker-lease.js';
 import { recordWorkerTick, setProjectionLagSource } from '../platform/metrics.js';
@@ -171,6 +172,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     clock,
     logger,
     keys: new ApiKeyCache(knex),
+    sources: new CompanySourceLookups(knex),
     readiness,
     search,
     as4,

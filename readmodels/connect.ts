@@ -4,6 +4,7 @@
 import type { Knex } from 'knex';
 import type { TableShape } from './batch-rows.js';
 import { prepared } from './prepared.js';
+import { RecentLookups } from './recent-lookups.js';
 import type { CompanyListQuery, CountsQuery } from '../domain/connect/input.js';
 import type { CompanyRecord } from '../domain/connect/company.js';
 import type { MappingReadiness } from '../domain/connect/values.js';
@@ -171,6 +172,33 @@ export async function findCompanySource(
       .first(),
   );
   return row ? toRow(row) : null;
+}
+
+/**
+ * The source lookup of every submission (`findCompanySource`), its answers kept per instance for
+ * at most a second (readmodels/recent-lookups.ts); misses are not kept. This instance's Connect
+ * writes drop their workspace's answers once the read model holds them (`forgetWorkspace`), so a
+ * change answered by this instance applies to its next submission; one made through another
+ * instance applies within a second.
+ */
+export class CompanySourceLookups {
+  private readonly recent: RecentLookups<CompanySourceRow | null>;
+  constructor(
+    private readonly knex: Knex,
+    options: { ttlMs?: number; maxEntries?: number; now?: () => number } = {},
+  ) {
+    this.recent = new RecentLookups({ ...options, keep: (row) => row !== null });
+  }
+
+  find(workspaceId: string, sourceName: string, sourceVersion: string): Promise<CompanySourceRow | null> {
+    // A JSON array: names may hold any character, and a workspace's keys share a prefix.
+    const key = JSON.stringify([workspaceId, sourceName, sourceVersion]);
+    return this.recent.get(key, () => findCompanySource(this.knex, workspaceId, sourceName, sourceVersion));
+  }
+
+  forgetWorkspace(workspaceId: string): void {
+    this.recent.forget(`${JSON.stringify([workspaceId]).slice(0, -1)},`);
+  }
 }
 
 export async function companyExistsInWorkspace(knex: Knex, workspaceId: string, companyId: string): Promise<boolean> {

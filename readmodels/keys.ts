@@ -1,11 +1,12 @@
 /**
  * Queries of the workspaces/keys read model, and the API-key lookup used by authentication.
- * Lookups are cached for at most `ttlMs` (default 1 s), so a revocation takes effect within a second.
+ * Lookups are kept for at most `ttlMs` (default 1 s, readmodels/recent-lookups.ts), so a revocation
+ * takes effect within a second.
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { LRUCache } from 'lru-cache';
 import type { TableShape } from './batch-rows.js';
+import { RecentLookups } from './recent-lookups.js';
 
 export interface ApiKeyRecord {
   keyId: string;
@@ -80,24 +81,20 @@ export async function findWorkspace(knex: Knex, workspaceId: string) {
 }
 
 export class ApiKeyCache {
-  private readonly entries: LRUCache<string, { record: ApiKeyRecord | null; at: number }>;
+  private readonly recent: RecentLookups<ApiKeyRecord | null>;
   constructor(
     private readonly knex: Knex,
-    private readonly ttlMs = 1000,
+    ttlMs = 1000,
     maxEntries = 10_000,
-    private readonly now: () => number = Date.now,
+    now: () => number = Date.now,
   ) {
-    this.entries = new LRUCache({ max: maxEntries });
+    this.recent = new RecentLookups({ ttlMs, maxEntries, now });
   }
 
   /** `fresh`: read the read model even when a cached answer is recent. */
-  async lookup(apiKey: string, options: { fresh?: boolean } = {}): Promise<ApiKeyRecord | null> {
+  lookup(apiKey: string, options: { fresh?: boolean } = {}): Promise<ApiKeyRecord | null> {
     const hash = hashApiKey(apiKey);
-    const hit = this.entries.get(hash);
-    if (!options.fresh && hit && this.now() - hit.at < this.ttlMs) return hit.record;
-    const record = await findKeyByHash(this.knex, hash);
-    this.entries.set(hash, { record, at: this.now() });
-    return record;
+    return this.recent.get(hash, () => findKeyByHash(this.knex, hash), options);
   }
 }
 

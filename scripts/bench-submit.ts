@@ -305,7 +305,7 @@ async function main(): Promise<void> {
   }
 
   // The service without the search index and delivery: the server restarted with those parts left out.
-  let parts: { clients: number; docs: number; cpuPerDoc: number; docsPerSecond: number } | null = null;
+  let parts: { clients: number; docs: number; cpuPerDoc: number; serverPerDoc: number; postgresPerDoc: number; docsPerSecond: number } | null = null;
   if (opts.partsSeconds > 0 && !cleaning) {
     const clients = opts.clients[opts.clients.length - 1]!;
     await db?.end().catch(() => {});
@@ -329,11 +329,12 @@ async function main(): Promise<void> {
       await sleep(100);
     }
     const cpu1 = server.cpu();
-    parts = { clients, docs, docsPerSecond: ok / r.duration, cpuPerDoc: docs ? ((cpu1.server - cpu0.server + cpu1.postgres - cpu0.postgres) * 1000) / docs : Number.NaN };
+    const perDoc = (seconds: number) => (docs ? (seconds * 1000) / docs : Number.NaN);
+    parts = { clients, docs, docsPerSecond: ok / r.duration, cpuPerDoc: perDoc(cpu1.server - cpu0.server + cpu1.postgres - cpu0.postgres), serverPerDoc: perDoc(cpu1.server - cpu0.server), postgresPerDoc: perDoc(cpu1.postgres - cpu0.postgres) };
     if (r.non2xx > refusedOf(r) || r.errors > 0) problems.push(`without search index and delivery: ${r.non2xx} non-2xx, ${r.errors} errors (${JSON.stringify(r.statusCodeStats)})`);
     console.log(
       `\nwithout search index and delivery (${clients} clients, ${opts.partsSeconds} s): ${fmtInt(parts.docsPerSecond)} documents/s, ` +
-        `server+pg CPU ${parts.cpuPerDoc.toFixed(2)} ms per document (${fmtInt(docs)} documents, until the read models held them)`,
+        `server+pg CPU ${parts.serverPerDoc.toFixed(2)} + ${parts.postgresPerDoc.toFixed(2)} = ${parts.cpuPerDoc.toFixed(2)} ms per document (${fmtInt(docs)} documents, until the read models held them)`,
     );
   }
 

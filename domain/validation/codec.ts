@@ -71,28 +71,41 @@ export const MAX_UNKNOWN_FIELDS = 50;
 /** Every member of `document` the description does not name, with the closest known name. */
 export function unknownFields(document: unknown, root: SchemaNode = coreDocumentSchema): UnknownField[] {
   const out: UnknownField[] = [];
-  const walk = (node: SchemaNode, v: unknown, path: PathSegment[]) => {
+  // The path as a chain to the parent, made into an array only for an unknown member (most
+  // documents have none): no array per visited value.
+  const walk = (node: SchemaNode, v: unknown, path: LinkedPath | null) => {
     if (out.length >= MAX_UNKNOWN_FIELDS || v === null || v === undefined) return;
     if (node.kind === 'array') {
-      if (Array.isArray(v)) v.forEach((item, i) => walk(node.of, item, [...path, i]));
+      if (Array.isArray(v)) for (let i = 0; i < v.length; i++) walk(node.of, v[i], { up: path, segment: i });
       return;
     }
     if ((node.kind !== 'object' && node.kind !== 'flat') || !isRecord(v)) return;
-    const known = node.kind === 'object' ? Object.keys(node.fields) : [...node.known];
     for (const name of Object.keys(v)) {
       if (node.kind === 'object' && Object.hasOwn(node.fields, name)) {
-        walk(node.fields[name]!, v[name], [...path, name]);
+        walk(node.fields[name]!, v[name], { up: path, segment: name });
         continue;
       }
-      if (node.kind === 'flat' && known.includes(name)) continue;
+      if (node.kind === 'flat' && node.known.includes(name)) continue;
       if (out.length >= MAX_UNKNOWN_FIELDS) return;
+      const known = node.kind === 'object' ? Object.keys(node.fields) : node.known;
       const near = known.length > 0 ? closest(name, known) : null;
-      const segments = [...path, name];
+      const segments = segmentsOf({ up: path, segment: name });
       out.push({ path: formatPath(segments), segments, closest: near, distance: near === null ? null : distance(name, near) });
     }
   };
-  walk(root, document, []);
+  walk(root, document, null);
   return out;
+}
+
+interface LinkedPath {
+  readonly up: LinkedPath | null;
+  readonly segment: PathSegment;
+}
+
+function segmentsOf(path: LinkedPath | null): PathSegment[] {
+  const segments: PathSegment[] = [];
+  for (let at = path; at !== null; at = at.up) segments.push(at.segment);
+  return segments.reverse();
 }
 
 /** Whether `candidate` is plausibly a misspelling of `name` (a near miss, not just the nearest). */

@@ -22,25 +22,49 @@ export interface LimitProblem {
 
 /** The first value of `payload` over a limit, or null. Iterative: any depth the parser took is safe. */
 export function payloadLimitProblem(payload: unknown, limits = PAYLOAD_LIMITS): LimitProblem | null {
-  const stack: { value: unknown; path: PathSegment[] }[] = [{ value: payload, path: [] }];
+  // Each value's path as a chain to its parent, made into an array only for a value over a limit.
+  const stack: Visit[] = [{ value: payload, up: null, segment: null }];
   while (stack.length > 0) {
-    const { value, path } = stack.pop()!;
+    const visit = stack.pop()!;
+    const value = visit.value;
     if (typeof value === 'string') {
       if (value.length > limits.maxStringChars) {
+        const path = pathOf(visit);
         return { message: `${formatPath(path) || 'payload'} is ${value.length} characters long; the limit is ${limits.maxStringChars}`, path };
       }
     } else if (Array.isArray(value)) {
-      if (value.length > limits.maxArrayItems) return { message: `${formatPath(path) || 'payload'} has ${value.length} items; the limit is ${limits.maxArrayItems}`, path };
-      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: [...path, i] });
+      if (value.length > limits.maxArrayItems) {
+        const path = pathOf(visit);
+        return { message: `${formatPath(path) || 'payload'} has ${value.length} items; the limit is ${limits.maxArrayItems}`, path };
+      }
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], up: visit, segment: i });
     } else if (value !== null && typeof value === 'object') {
       const keys = Object.keys(value);
-      if (keys.length > limits.maxObjectMembers) return { message: `${formatPath(path) || 'payload'} has ${keys.length} members; the limit is ${limits.maxObjectMembers}`, path };
+      if (keys.length > limits.maxObjectMembers) {
+        const path = pathOf(visit);
+        return { message: `${formatPath(path) || 'payload'} has ${keys.length} members; the limit is ${limits.maxObjectMembers}`, path };
+      }
       for (let i = keys.length - 1; i >= 0; i--) {
         const key = keys[i]!;
-        if (key.length > limits.maxStringChars) return { message: `a member name under ${formatPath(path) || 'payload'} is ${key.length} characters long; the limit is ${limits.maxStringChars}`, path };
-        stack.push({ value: (value as Record<string, unknown>)[key], path: [...path, key] });
+        if (key.length > limits.maxStringChars) {
+          const path = pathOf(visit);
+          return { message: `a member name under ${formatPath(path) || 'payload'} is ${key.length} characters long; the limit is ${limits.maxStringChars}`, path };
+        }
+        stack.push({ value: (value as Record<string, unknown>)[key], up: visit, segment: key });
       }
     }
   }
   return null;
+}
+
+interface Visit {
+  value: unknown;
+  up: Visit | null;
+  segment: PathSegment | null;
+}
+
+function pathOf(visit: Visit): PathSegment[] {
+  const path: PathSegment[] = [];
+  for (let at: Visit | null = visit; at !== null && at.segment !== null; at = at.up) path.push(at.segment);
+  return path.reverse();
 }

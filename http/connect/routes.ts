@@ -107,8 +107,10 @@ export function connectFamily(options: ConnectRoutesOptions = {}): FamilyRoutes 
       const idem = idempotent({ store: deps.store, clock: deps.clock });
       const write = [writeAccess, idem, connectErrors] as const;
       const read = connectErrors;
-      const settle = async (position: Position | null) => {
+      // Once the read model holds the write, this instance's submissions see it at once.
+      const settle = async (position: Position | null, ctx: Context) => {
         if (position) await deps.runner.waitFor(position, { timeoutMs: deps.config.projections.waitTimeoutMs, projections: READ_MODELS });
+        deps.sources.forgetWorkspace(auth(ctx).workspaceId);
       };
       const cmdCtx = (ctx: Context) => commandContext(ctx, deps.clock);
 
@@ -116,7 +118,7 @@ export function connectFamily(options: ConnectRoutesOptions = {}): FamilyRoutes 
         const input = parseCompanyCreation(ctx.request.body);
         refuseEnvironmentMismatch(onboardingEnvironmentMismatch(auth(ctx).environment, input.platformEnvironment));
         const result = await onboardCompany(commands, auth(ctx).workspaceId, input, cmdCtx(ctx));
-        await settle(result.position);
+        await settle(result.position, ctx);
         ok(ctx, 201, companyCreationData(result.company, result.source));
       });
 
@@ -148,7 +150,7 @@ export function connectFamily(options: ConnectRoutesOptions = {}): FamilyRoutes 
           onUnexpectedError: (rowIndex, err) =>
             deps.logger.error({ requestId: ctx.state.requestId, rowIndex, err }, 'onboarding-job row failed unexpectedly'),
         });
-        await settle(result.position);
+        await settle(result.position, ctx);
         ok(ctx, 200, onboardingJobData(result.job, result.outcomes, job.rows));
       });
 
@@ -156,7 +158,7 @@ export function connectFamily(options: ConnectRoutesOptions = {}): FamilyRoutes 
         const companyId = parseCompanyId(ctx.params.companyId!);
         const input = parseBranch(ctx.request.body);
         const result = await addBranch(commands, auth(ctx).workspaceId, companyId, input, cmdCtx(ctx));
-        await settle(result.position);
+        await settle(result.position, ctx);
         ok(ctx, 201, branchResult(result.company, result.source));
       });
 
@@ -195,7 +197,7 @@ export function connectFamily(options: ConnectRoutesOptions = {}): FamilyRoutes 
           }
           results.push({ ...heads[i]!, success: false, error: rowError(failure) });
         }
-        await settle(last);
+        await settle(last, ctx);
         const succeeded = results.filter((r) => r.success).length;
         ok(ctx, 200, { companyId, processed: results.length, succeeded, failed: results.length - succeeded, results });
       });
@@ -213,7 +215,7 @@ export function connectFamily(options: ConnectRoutesOptions = {}): FamilyRoutes 
         const address = parseSourceAddress(ctx.params.sourceName!, ctx.query);
         const patch = parseSourcePatch(ctx.request.body);
         const result = await updateSource(commands, auth(ctx).workspaceId, address, patch, cmdCtx(ctx));
-        await settle(result.position);
+        await settle(result.position, ctx);
         ok(ctx, 200, sourceDetail(viewFromState(result.company, result.source)));
       });
 
@@ -221,7 +223,7 @@ export function connectFamily(options: ConnectRoutesOptions = {}): FamilyRoutes 
         const address = parseSourceAddress(ctx.params.sourceName!, ctx.query);
         noBody(ctx);
         const result = await archiveSource(commands, auth(ctx).workspaceId, address, cmdCtx(ctx));
-        await settle(result.position);
+        await settle(result.position, ctx);
         ok(ctx, 200, { archived: true, companyId: result.company.companyId, sourceName: result.source.sourceName });
       });
 

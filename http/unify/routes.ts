@@ -20,6 +20,7 @@ import { payloadLimitProblem } from '../../domain/validation/limits.js';
 import { payloadUnknownFields, unknownFieldWarnings, withNearMiss } from './warnings.js';
 import { HttpProblem, renderProblem, toProblem, type ErrorPath } from '../errors.js';
 import { idempotent } from '../idempotency.js';
+import { base64Json } from '../json-answer.js';
 import { workspaceRateLimiter } from '../rate-limit.js';
 import { commandContext } from '../request-context.js';
 import { handleEarlierFormat } from './earlier-format.js';
@@ -44,7 +45,7 @@ function outcomeBody(outcome: SubmissionOutcome, unknown: readonly UnknownField[
         documentNumber: outcome.documentNumber,
         kind: 'document' as const,
         message: 'The document passed validation and is queued for delivery.',
-        Base64XML: outcome.xmlBase64 ?? '',
+        Base64XML: base64Json(outcome.xmlBase64 ?? ''),
         warnings: unknownFieldWarnings(unknown),
       },
     };
@@ -205,7 +206,7 @@ async function handleDryRun(ctx: Context, deps: HttpDeps, limit: (ctx: Context) 
     dryRun: true,
     documentNumber: outcome.documentNumber,
     message: 'The document passed validation. Dry run: nothing was stored, no number claimed, no credit reserved.',
-    Base64XML: outcome.xmlBase64 ?? '',
+    Base64XML: base64Json(outcome.xmlBase64 ?? ''),
     warnings: reportWarnings(outcome.report, unknown),
   };
 }

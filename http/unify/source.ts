@@ -1,7 +1,6 @@
 /** The source a Unify submission (either format) names, resolved for its workspace. */
 import { submissionServesCompany } from '../../domain/connect/environment.js';
 import { sourceForInvoicing } from '../../domain/connect/values.js';
-import { findCompanySource } from '../../readmodels/connect.js';
 import type { HttpDeps } from '../app.js';
 import { HttpProblem, type ErrorPath } from '../errors.js';
 
@@ -19,7 +18,7 @@ export async function resolveSource(
   path: ErrorPath,
   environment: { requested: string; deniedCode: string },
 ) {
-  const source = await findCompanySource(deps.knex, workspaceId, name, version);
+  const source = await deps.sources.find(workspaceId, name, version);
   if (!source) throw new HttpProblem(404, `source ${name}:${version} was not found in this workspace`, { path, code: 'not_found' });
   if (!submissionServesCompany(source.platformEnvironment, environment.requested)) {
     const message = `source ${name}:${version} belongs to a company onboarded in ${source.platformEnvironment}; it cannot submit to ${environment.requested}`;

@@ -159,6 +159,23 @@ describe('Unify new format and the sales document status (docs/api/unify.md)', f
         expect(r.json.path, JSON.stringify(change)).to.deep.equal(path);
       }
     });
+    it('applies a source change made through this instance to the very next submission, though the source lookup keeps recent answers', async () => {
+      const tenant = await unifyTenant(t);
+      const cut = tenant.source.lastIndexOf(':');
+      const path = `/v3/connect/companies/${encodeURIComponent(tenant.source.slice(0, cut))}?sourceVersion=${encodeURIComponent(tenant.source.slice(cut + 1))}`;
+      // Twice within a second: the second submission's lookup is answered from the first's.
+      for (let i = 0; i < 2; i++) expect((await tenant.submit(tenant.request(uaeInvoice()))).status).to.equal(200);
+      const off = await tenant.client.patch(path, { status: 'inactive' });
+      expect(off.status, off.text).to.equal(200);
+      const refused = await tenant.submit(tenant.request(uaeInvoice()));
+      expect(refused.status, refused.text).to.equal(400);
+      expect(refused.json.message).to.contain('inactive');
+      expect(refused.json.path).to.deep.equal(['source']);
+      const on = await tenant.client.patch(path, { status: 'active' });
+      expect(on.status, on.text).to.equal(200);
+      const again = await tenant.submit(tenant.request(uaeInvoice()));
+      expect(again.status, again.text).to.equal(200);
+    });
     it('answers 400 for a source that cannot be used for invoicing: archived, or without a configured mapping', async () => {
       const archived = await unifyTenant(t);
       const [name, version] = [archived.source.slice(0, archived.source.lastIndexOf(':')), archived.source.slice(archived.source.lastIndexOf(':') + 1)];
