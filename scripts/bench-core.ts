@@ -276,7 +276,7 @@ export function printCore(core: CoreFigures, floor: { core: CoreFigures; withDel
   if (floor.withSearch) {
     const search = searchIndexRatio(floor);
     console.log(
-      `  the search index on PostgreSQL (the search projection's batches of the submitted documents: sales facts, body and state rows) costs ` +
+      `  the search index on PostgreSQL (the search projection's batches of the submitted documents: the slice's log read, sales facts, body and state rows) costs ` +
         `${search.toFixed(2)}× the core's CPU per document (goal <= 0.3×: ${search <= 0.3 ? 'PASS' : 'MISS'}); ` +
         `its state row rewritten when a document becomes final is not in it`,
     );
