@@ -31,6 +31,7 @@ import { salesDocumentsByNumberMigration } from './0140_sales_documents_by_numbe
 import { peppolUnmatchedResponsesMigration } from './0141_peppol_unmatched_responses.js';
 import { webhookRedeliveriesMigration } from './0145_webhook_redeliveries.js';
 import { salesDocumentsInterruptedMigration } from './0146_sales_documents_interrupted.js';
+import { searchBodyStorageMigration } from './0147_search_body_storage.js';
 
 interface Migration {
   name: string;
@@ -73,6 +74,7 @@ export const migrations: readonly Migration[] = [
   peppolUnmatchedResponsesMigration,
   webhookRedeliveriesMigration,
   salesDocumentsInterruptedMigration,
+  searchBodyStorageMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

@@ -14,8 +14,9 @@
  * ./fields.ts that also feed Elasticsearch (`indexedValue`, `lowerKeyword`): text for dates
  * (`YYYY-MM-DD`), numeric for numbers, lower-cased text in the "C" collation for keywords, a
  * text[] of lower-cased keywords for the multi-valued fields. PostgreSQL parses no JSON on the
- * write path: the body and the state are stored as the JSON text the service wrote (`text`,
- * compressed by PostgreSQL when large) and parsed by the service when a page is read; the rows
+ * write path: the body and the state are stored as the JSON text the service wrote (`text`; a
+ * body is compressed with lz4 where the server has it, else stored uncompressed, which costs
+ * PostgreSQL less CPU than pglz: migration 0147) and parsed by the service when a page is read; the rows
  * go to PostgreSQL as one array parameter per column. Query parameters are lower-cased by the
  * service with the same function, so both engines agree on every Unicode case mapping.
  */

@@ -36,6 +36,20 @@ searchIndexContract('postgres', async () => ({ index: new PostgresSearchIndex(te
   skipReason: 'never skipped',
 });
 
+/** How the bodies are stored: the column's storage and compression (pg_attribute's letters). */
+async function bodyStorage(knex: Knex): Promise<{ storage: string; compression: string }> {
+  const { rows } = await knex.raw(
+    `select attstorage as storage, attcompression as compression from pg_attribute where attrelid = 'public.search_documents'::regclass and attname = 'document'`,
+  );
+  return rows[0];
+}
+
+/** lz4 where the server has it (migration 0090), else out of line uncompressed (0147), never pglz. */
+async function expectedBodyStorage(knex: Knex): Promise<{ storage: string; compression: string }> {
+  const { rows } = await knex.raw(`select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`);
+  return rows[0].lz4 ? { storage: 'x', compression: 'l' } : { storage: 'e', compression: '' };
+}
+
 describe('PostgreSQL search index', function () {
   this.timeout(60_000);
 
@@ -71,6 +85,7 @@ describe('PostgreSQL search index', function () {
       [SEARCH_TABLE, SEARCH_STATES_TABLE],
     );
     expect(json.map((r: { data_type: string }) => r.data_type)).to.deep.equal(['text', 'text']);
+    expect(await bodyStorage(testDb().knex)).to.deep.equal(await expectedBodyStorage(testDb().knex));
     const { rows: indexes } = await testDb().knex.raw(`select indexname, indexdef from pg_indexes where schemaname = 'public' and tablename in (?, ?)`, [SEARCH_TABLE, SEARCH_STATES_TABLE]);
     const defs = new Map(indexes.map((r: { indexname: string; indexdef: string }) => [r.indexname, r.indexdef]));
     for (const d of searchIndexDefinitions().filter((x) => x.definition.startsWith('btree'))) {
@@ -232,6 +247,8 @@ describe('PostgreSQL search index', function () {
         const { rows } = await knex.raw(`select count(*)::int as n from pg_indexes where schemaname = 'public' and tablename = ?`, [table]);
         expect(rows[0].n, table).to.equal(searchIndexDefinitions().filter((d) => d.table === table).length + 1);
       }
+      // The fresh tables store the bodies as the migrations set the live one up.
+      expect(await bodyStorage(knex)).to.deep.equal(await expectedBodyStorage(knex));
       // The rows set aside are back beside the rebuilt ones.
       await restore();
       restore = async () => {};
