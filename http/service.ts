@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import os from 'node:os';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
@@ -12,6 +13,7 @@ import { loadConfig, type Config } from '../platform/config.js';
 import { createLogger, type Logger } from '../platform/logger.js';
 import { openPeppolAccessPoint } from '../platform/peppol-pki.js';
 import { openRuntime, type Runtime } from '../commands/runtime.js';
+import { createAs4ReceivePool } from '../commands/peppol/as4/receive-pool.js';
 import { allProjections } from '../projections/index.js';
 import { serviceProcesses, type ProcessDeps, type Processes } from '../projections/reactors/processes.js';
 import { reactorProjection } from '../projections/reactors/reactor.js';
@@ -162,7 +164,13 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   readiness.start();
 
   const accessPoint = processes.accessPoint ?? null;
-  const as4 = accessPoint ? { receive: accessPoint.receive, maxBodyBytes: accessPoint.maxBodyBytes } : null;
+  // The AS4 endpoint's CPU-bound steps on worker threads, one per core unless configured (0: the main thread).
+  const receiveThreads = config.peppol.receiveThreads ?? os.availableParallelism();
+  const as4Pool =
+    accessPoint && receiveThreads > 0
+      ? createAs4ReceivePool({ identity: accessPoint.identity, maxPayloadBytes: accessPoint.receive.maxPayloadBytes, maxXmlBytes: config.purchases.maxXmlBytes, threads: receiveThreads })
+      : null;
+  const as4 = accessPoint ? { receive: { ...accessPoint.receive, offload: as4Pool }, maxBodyBytes: accessPoint.maxBodyBytes } : null;
   const deps: HttpDeps = {
     config,
     knex,
@@ -207,6 +215,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
           server.close(() => resolve());
           server.closeIdleConnections();
         });
+        await as4Pool?.close();
         await workers?.stop();
         await Promise.all(processes.workers.map(({ worker }) => worker.stop?.()));
         await runner.stop();
