@@ -29,8 +29,7 @@ export function createAs4ReceivePool(o: { identity: SigningIdentity; maxPayloadB
     filename: new URL('./receive-worker.ts', import.meta.url).href,
     minThreads: o.threads,
     maxThreads: o.threads,
-    // Piscina's own bound; `check` refuses before it is reached (signing may pass it).
-    maxQueue: 'auto',
+    // Piscina's queue unbounded: `check` holds it to `maxQueue` (signing a receipt may pass it).
     // One task per thread at a time: a task is CPU work only.
     concurrentTasksPerWorker: 1,
     idleTimeout: Number.POSITIVE_INFINITY,
