@@ -164,8 +164,10 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   readiness.start();
 
   const accessPoint = processes.accessPoint ?? null;
-  // The AS4 endpoint's CPU-bound steps on worker threads, one per core unless configured (0: the main thread).
-  const receiveThreads = config.peppol.receiveThreads ?? os.availableParallelism();
+  // The AS4 endpoint's CPU-bound steps on worker threads (0: the main thread). By default one per
+  // core but one, which is left to the main thread (HTTP, database, read models) and PostgreSQL:
+  // on 2 cores one worker cost less CPU per message than two, for the same spread (docs/benchmarks.md).
+  const receiveThreads = config.peppol.receiveThreads ?? Math.max(1, os.availableParallelism() - 1);
   const as4Pool =
     accessPoint && receiveThreads > 0
       ? createAs4ReceivePool({ identity: accessPoint.identity, maxPayloadBytes: accessPoint.receive.maxPayloadBytes, maxXmlBytes: config.purchases.maxXmlBytes, threads: receiveThreads })
