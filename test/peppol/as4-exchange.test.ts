@@ -259,6 +259,14 @@ for (const threads of [0, 2]) describe(`AS4 exchange (own sender and receiver ov
   });
 
   if (threads) {
+    it('closing the pool answers the messages in flight first, those still queued while its threads start too', async () => {
+      const fresh = createAs4ReceivePool({ identity: identityOf(pki.service2), maxPayloadBytes: 1024 * 1024, maxXmlBytes: 1024 * 1024, threads: 1 });
+      const pending = [fresh.check('text/plain', Buffer.from('hello')), fresh.check('application/soap+xml', Buffer.from('<x/>'))];
+      await fresh.close();
+      const answers = await Promise.all(pending);
+      expect(answers.map((a) => (a.kind === 'refused' ? a.error.code : a.kind))).to.deep.equal(['EBMS:0007', 'EBMS:0009']);
+    });
+
     it('a full worker queue answers 503 at once, reads nothing and hands nothing on; closing the pool lets it go', async () => {
       const busy = createAs4ReceivePool({ identity: identityOf(pki.service2), maxPayloadBytes: 1024 * 1024, maxXmlBytes: 1024 * 1024, threads: 1, maxQueue: 0 });
       let handedOn = 0;

@@ -5,7 +5,7 @@
  * messages wait already, `check` refuses at once (`As4Busy`, answered with HTTP 503, which a
  * sending access point retries); the signing of a receipt never waits on that bound (the purchase
  * is stored by then), and runs on the calling thread when the queue is full. `close` lets the
- * tasks in flight finish.
+ * tasks in flight finish (queued ones too), then stops the threads.
  */
 import { Piscina } from 'piscina';
 import type { EbmsError, SignedReference } from '../../../domain/peppol/ebms.js';
@@ -35,7 +35,16 @@ export function createAs4ReceivePool(o: { identity: SigningIdentity; maxPayloadB
     idleTimeout: Number.POSITIVE_INFINITY,
     workerData: data,
   });
-  const run = <T>(task: As4Task) => pool.run(task) as Promise<T>;
+  // Piscina's close waits only for tasks a thread has taken; tasks still queued (e.g. while the
+  // threads start) would fail. The tasks in flight are kept here, and `close` waits for them first.
+  const inFlight = new Set<Promise<unknown>>();
+  const run = <T>(task: As4Task): Promise<T> => {
+    const p = pool.run(task) as Promise<T>;
+    inFlight.add(p);
+    const forget = () => inFlight.delete(p);
+    p.then(forget, forget);
+    return p;
+  };
   const full = () => pool.queueSize >= maxQueue;
   return {
     threads: o.threads,
@@ -49,6 +58,9 @@ export function createAs4ReceivePool(o: { identity: SigningIdentity; maxPayloadB
     error(r: { refToMessageId: string | null; errors: readonly EbmsError[]; timestamp: string }) {
       return full() ? Promise.resolve(errorEnvelope(data.identity, r)) : run<string>({ op: 'error', ...r });
     },
-    close: () => pool.close(),
+    async close() {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      await pool.close();
+    },
   };
 }
