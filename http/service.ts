@@ -4,7 +4,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import os from 'node:os';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
@@ -164,10 +163,10 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   readiness.start();
 
   const accessPoint = processes.accessPoint ?? null;
-  // The AS4 endpoint's CPU-bound steps on worker threads (0: the main thread). By default one per
-  // core but one, which is left to the main thread (HTTP, database, read models) and PostgreSQL:
-  // on 2 cores one worker cost less CPU per message than two, for the same spread (docs/benchmarks.md).
-  const receiveThreads = config.peppol.receiveThreads ?? Math.max(1, os.availableParallelism() - 1);
+  // The AS4 endpoint's CPU-bound steps on worker threads when PEPPOL_RECEIVE_THREADS says so; by
+  // default on the main thread: measured on 2 cores, the pool cost more CPU per message than it
+  // spread (docs/benchmarks.md).
+  const receiveThreads = config.peppol.receiveThreads ?? 0;
   const as4Pool =
     accessPoint && receiveThreads > 0
       ? createAs4ReceivePool({ identity: accessPoint.identity, maxPayloadBytes: accessPoint.receive.maxPayloadBytes, maxXmlBytes: config.purchases.maxXmlBytes, threads: receiveThreads })

@@ -205,7 +205,7 @@ export interface PeppolConfig {
   revocationCheck: PeppolRevocationCheck;
   /** UAE: the tax authority's corner-5 participant ("scheme::value"). */
   corner5Participant: { scheme: string; value: string } | null;
-  /** Worker threads of the AS4 endpoint (PEPPOL_RECEIVE_THREADS; 0: on the main thread; null: one per core but one, at least one). */
+  /** Worker threads of the AS4 endpoint (PEPPOL_RECEIVE_THREADS; 0 or null, the default: every step on the main thread). */
   receiveThreads: number | null;
 }
 
