@@ -12,6 +12,7 @@ import { loadConfig, type Config } from '../platform/config.js';
 import { createLogger, type Logger } from '../platform/logger.js';
 import { openPeppolAccessPoint } from '../platform/peppol-pki.js';
 import { openRuntime, type Runtime } from '../commands/runtime.js';
+import { createAs4ReceivePool } from '../commands/peppol/as4/receive-pool.js';
 import { allProjections } from '../projections/index.js';
 import { serviceProcesses, type ProcessDeps, type Processes } from '../projections/reactors/processes.js';
 import { reactorProjection } from '../projections/reactors/reactor.js';
@@ -163,7 +164,15 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   readiness.start();
 
   const accessPoint = processes.accessPoint ?? null;
-  const as4 = accessPoint ? { receive: accessPoint.receive, maxBodyBytes: accessPoint.maxBodyBytes } : null;
+  // The AS4 endpoint's CPU-bound steps on worker threads when PEPPOL_RECEIVE_THREADS says so; by
+  // default on the main thread: measured on 2 cores, the pool cost more CPU per message than it
+  // spread (docs/benchmarks.md).
+  const receiveThreads = config.peppol.receiveThreads ?? 0;
+  const as4Pool =
+    accessPoint && receiveThreads > 0
+      ? createAs4ReceivePool({ identity: accessPoint.identity, maxPayloadBytes: accessPoint.receive.maxPayloadBytes, maxXmlBytes: config.purchases.maxXmlBytes, threads: receiveThreads })
+      : null;
+  const as4 = accessPoint ? { receive: { ...accessPoint.receive, offload: as4Pool }, maxBodyBytes: accessPoint.maxBodyBytes } : null;
   const deps: HttpDeps = {
     config,
     knex,
@@ -209,6 +218,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
           server.close(() => resolve());
           server.closeIdleConnections();
         });
+        await as4Pool?.close();
         await workers?.stop();
         await Promise.all(processes.workers.map(({ worker }) => worker.stop?.()));
         await runner.stop();

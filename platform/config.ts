@@ -205,6 +205,8 @@ export interface PeppolConfig {
   revocationCheck: PeppolRevocationCheck;
   /** UAE: the tax authority's corner-5 participant ("scheme::value"). */
   corner5Participant: { scheme: string; value: string } | null;
+  /** Worker threads of the AS4 endpoint (PEPPOL_RECEIVE_THREADS; 0 or null, the default: every step on the main thread). */
+  receiveThreads: number | null;
 }
 
 /** The settings an access point still needs (environment variable names); empty when the access point is configured. */
@@ -285,6 +287,7 @@ function peppolFrom(env: NodeJS.ProcessEnv): PeppolConfig {
     endpointUrl,
     revocationCheck: revocation,
     corner5Participant,
+    receiveThreads: env.PEPPOL_RECEIVE_THREADS ? intFrom('PEPPOL_RECEIVE_THREADS', 0, env) : null,
   };
 }
 

@@ -39,12 +39,18 @@ export function as4Acceptor(deps: InboundDeps): (message: InboundMessage) => Pro
     if (isInvoiceResponseMessage(message.sbd.facts.documentTypeId)) return acceptInvoiceResponse(deps, message);
     // The one receiving path of every channel (commands/purchases/import.ts): the same checks as an
     // imported file (size, UTF-8, well-formedness, UBL 2.1 schema, number) before anything is stored.
+    // The AS4 endpoint may have run them already, with the message's own checks (off the main thread).
     let checked: CheckedDocument;
-    try {
-      checked = await checkReceivedDocument(message.sbd.payload, deps.maxXmlBytes);
-    } catch (err) {
-      if (err instanceof ImportRefused) return { kind: 'refused', error: 'VALUE_INCONSISTENT', description: `${err.code}: ${err.message}` };
-      throw err;
+    if (message.document?.kind === 'refused') return { kind: 'refused', error: 'VALUE_INCONSISTENT', description: `${message.document.code}: ${message.document.message}` };
+    if (message.document?.kind === 'checked' && message.document.document.bytes === message.sbd.payload) {
+      checked = message.document.document;
+    } else {
+      try {
+        checked = await checkReceivedDocument(message.sbd.payload, deps.maxXmlBytes);
+      } catch (err) {
+        if (err instanceof ImportRefused) return { kind: 'refused', error: 'VALUE_INCONSISTENT', description: `${err.code}: ${err.message}` };
+        throw err;
+      }
     }
     const { purchases: stored } = await receivePurchaseDocument(
       deps,

@@ -8,7 +8,7 @@
  * (./receive.ts).
  */
 import type { Knex } from 'knex';
-import { readUbl, screenXml, checkUblRoot, participantIdText, UblRefusal, type ReadUbl, type UblRoot } from '../../domain/purchases/ubl-reader.js';
+import { participantIdText, type ReadUbl, type UblRoot } from '../../domain/purchases/ubl-reader.js';
 import type { TransmissionIdentity } from '../../domain/purchases/identity.js';
 import type { PurchaseChannel } from '../../domain/purchases/purchase.js';
 import type { Clock } from '../../platform/clock.js';
@@ -16,7 +16,7 @@ import { companiesHoldingParticipants, workspaceCompaniesForEndpoint, type Recei
 import type { EventStore } from '../../platform/eventstore/port.js';
 import type { CommandContext } from '../execute.js';
 import { storeReceivedPurchase, type StoredPurchase } from './receive.js';
-import { ublSchemaErrors } from './xsd.js';
+import { checkReceivedDocument, ImportRefused, type CheckedDocument } from './check.js';
 
 export interface ImportDeps {
   store: EventStore;
@@ -25,41 +25,7 @@ export interface ImportDeps {
   maxXmlBytes: number;
 }
 
-/** Why a document is refused (one line; nothing was stored). */
-export class ImportRefused extends Error {
-  override readonly name = 'ImportRefused';
-  constructor(readonly code: string, message: string) {
-    super(message);
-  }
-}
-
-/** A document that passed every check of its content (the first half of `receivePurchaseDocument`). */
-export interface CheckedDocument {
-  readonly bytes: Uint8Array;
-  readonly root: UblRoot;
-  readonly parsed: ReadUbl;
-}
-
-/**
- * Checks a received document's bytes: at most `maxXmlBytes`, UTF-8, well-formed, no DOCTYPE, a
- * UBL 2.1 Invoice or CreditNote valid against the UBL 2.1 schemas, with a number. Throws
- * ImportRefused.
- */
-export async function checkReceivedDocument(bytes: Uint8Array, maxXmlBytes: number): Promise<CheckedDocument> {
-  try {
-    const xml = screenXml(bytes, maxXmlBytes);
-    const root = checkUblRoot(xml);
-    const errors = await ublSchemaErrors(xml, root);
-    if (errors.length > 0) {
-      const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
-      throw new UblRefusal('XML_SCHEMA_INVALID', `the ${root} fails the UBL 2.1 schema: ${errors[0]}${more}`);
-    }
-    return { bytes, root, parsed: readUbl(xml) };
-  } catch (err) {
-    if (err instanceof UblRefusal) throw new ImportRefused(err.code, err.message);
-    throw err;
-  }
-}
+export { checkReceivedDocument, ImportRefused, type CheckedDocument } from './check.js';
 
 /** Who receives a document. */
 export type Recipient =

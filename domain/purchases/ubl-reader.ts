@@ -223,9 +223,21 @@ function ublRootOf(parsed: Parsed): UblRoot {
   throw new UblRefusal('XML_NOT_UBL', `the root element is ${local} in namespace ${uri || '(none)'}; expected a UBL 2.1 Invoice or CreditNote`);
 }
 
+/** A screened XML text parsed once, with its UBL root checked: `readUbl` reads it without parsing again. */
+export interface ParsedUbl {
+  readonly root: UblRoot;
+  readonly parsed: Parsed;
+}
+
+/** Checks that a screened XML text is well-formed with a UBL Invoice or CreditNote root; keeps the parse. */
+export function parseUbl(xml: string): ParsedUbl {
+  const parsed = parseTree(xml);
+  return { root: ublRootOf(parsed), parsed };
+}
+
 /** Checks that a screened XML text is well-formed with a UBL Invoice or CreditNote root. */
 export function checkUblRoot(xml: string): UblRoot {
-  return ublRootOf(parseTree(xml));
+  return parseUbl(xml).root;
 }
 
 /** The lines of an Invoice or CreditNote: in UBL's sequence, after both parties. */
@@ -382,11 +394,10 @@ function documentTypeOf(root: UblRoot, typeCode: string | undefined, customizati
 
 /**
  * Parses a screened XML text (see `screenXml`) holding a UBL Invoice or CreditNote into the
- * core document and the envelope facts a receiver needs.
+ * core document and the envelope facts a receiver needs (or reads what `parseUbl` parsed).
  */
-export function readUbl(xml: string): ReadUbl {
-  const parsed = parseTree(xml);
-  const root = ublRootOf(parsed);
+export function readUbl(xml: string | ParsedUbl): ReadUbl {
+  const { parsed, root } = typeof xml === 'string' ? parseUbl(xml) : xml;
   const credit = root === 'CreditNote';
   const doc = child(parsed.tree, root);
   if (!doc) throw new UblRefusal('XML_NOT_UBL', `the ${root} element could not be read`);

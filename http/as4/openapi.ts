@@ -83,6 +83,12 @@ export const as4Document: FamilyDocument = {
           400: response('`bad_request`: the request body could not be read (the connection broke off before the announced length arrived).', ref('SystemError')),
           404: response('`not_found`: this instance is not configured as a Peppol access point, so it has no AS4 endpoint.', ref('SystemError')),
           413: response('`payload_too_large`: the body is larger than PURCHASE_MAX_XML_BYTES plus 256 KiB; refused before anything is parsed (no ebMS answer).', ref('SystemError')),
+          503: {
+            description:
+              "The endpoint's worker threads have as many messages waiting as their queue holds (64 per thread): the message was not read, nothing stored; the sender retries after Retry-After.",
+            headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'string' }, required: true } },
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
           500: response('`internal`: the service failed (e.g. the database was unreachable while storing); nothing was answered for the message, the sender retries.', ref('SystemError')),
         },
       },

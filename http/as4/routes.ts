@@ -3,7 +3,8 @@
  * here; TLS may be terminated by a proxy in front). Not an API family: no API key — the sender is
  * authenticated by its signature and Peppol certificate. The raw body is read with a size bound;
  * anything that is not a well-formed AS4 message gets a signed ebMS error with HTTP 200 (an
- * oversized body: 413 before anything is parsed), never a 500 for bad input.
+ * oversized body: 413 before anything is parsed), never a 500 for bad input. When the worker
+ * threads' queue is full the message is not read: 503 with Retry-After (a sender retries).
  */
 import type Koa from 'koa';
 import getRawBody from 'raw-body';
@@ -39,6 +40,10 @@ export function as4Middleware(endpoint: As4Endpoint, logger: Logger): Koa.Middle
     }
     const answer = await receiveAs4(endpoint.receive, ctx.get('content-type') || undefined, body);
     if (answer.outcome === 'refused') logger.info({ messageId: answer.messageId, ebmsError: answer.error?.code, reason: answer.error?.description }, 'AS4 message refused');
+    if (answer.outcome === 'busy') {
+      logger.warn({ reason: answer.body }, 'AS4 message not read: the worker threads are busy');
+      ctx.set('Retry-After', '1');
+    }
     ctx.status = answer.status;
     ctx.type = answer.contentType;
     ctx.body = answer.body;

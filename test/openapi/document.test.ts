@@ -51,13 +51,14 @@ describe('OpenAPI 3.1 document', function () {
     expect([...documented].filter((d) => !registered.has(d)), 'documented but not registered').to.deep.equal(['POST /as4']);
   });
 
-  it('documents POST /as4 for other access points: its own tag, no key, multipart/related or SOAP 1.2 in, a signed SOAP answer out, 404 here without an access point', async () => {
+  it('documents POST /as4 for other access points: its own tag, no key, multipart/related or SOAP 1.2 in, a signed SOAP answer out, 503 with Retry-After when its worker threads are busy, 404 here without an access point', async () => {
     const op = doc.paths['/as4']!.post;
     expect(op.tags).to.deep.equal(['Peppol AS4']);
     expect(op.security).to.deep.equal([]);
     expect(Object.keys(op.requestBody.content)).to.deep.equal(['multipart/related', 'application/soap+xml']);
-    expect(Object.keys(op.responses)).to.have.members(['200', '400', '404', '413', '500']);
+    expect(Object.keys(op.responses)).to.have.members(['200', '400', '404', '413', '500', '503']);
     expect(Object.keys(op.responses['200'].content)).to.deep.equal(['application/soap+xml']);
+    expect(Object.keys(op.responses['503'].headers)).to.include('Retry-After');
     expect(op.responses['200'].description).to.contain('eb:Receipt').and.contain('eb:Error').and.contain('EBMS:0102');
     // Through the response check of `call`: the 404 of an instance without an access point is the documented one.
     const r = await call(`${t.url}/as4`, { method: 'POST', headers: { 'content-type': 'multipart/related; boundary=b' }, rawBody: '--b--' });

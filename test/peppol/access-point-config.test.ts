@@ -29,7 +29,7 @@ describe('Peppol access point configuration', function () {
 
   describe('PEPPOL_* settings', () => {
     it('leaves the access point unset by default, revocation checking off', () => {
-      expect(peppolOf({})).to.deep.equal({ keystore: null, truststorePath: null, smlZone: null, dnsServers: null, endpointUrl: null, revocationCheck: 'off', corner5Participant: null });
+      expect(peppolOf({})).to.deep.equal({ keystore: null, truststorePath: null, smlZone: null, dnsServers: null, endpointUrl: null, revocationCheck: 'off', corner5Participant: null, receiveThreads: null });
     });
 
     it('reads every setting', () => {
@@ -42,6 +42,7 @@ describe('Peppol access point configuration', function () {
         PEPPOL_ENDPOINT_URL: 'https://ap.example.com/as4',
         PEPPOL_REVOCATION_CHECK: 'crl',
         PEPPOL_CORNER5_PARTICIPANT: 'iso6523-actorid-upis::0235:000000000',
+        PEPPOL_RECEIVE_THREADS: '3',
       });
       expect(p).to.deep.equal({
         keystore: { kind: 'pkcs12', path: '/etc/ap/ap.p12', password: 'x' },
@@ -51,6 +52,7 @@ describe('Peppol access point configuration', function () {
         endpointUrl: 'https://ap.example.com/as4',
         revocationCheck: 'crl',
         corner5Participant: { scheme: 'iso6523-actorid-upis', value: '0235:000000000' },
+        receiveThreads: 3,
       });
       expect(JSON.stringify(p)).not.to.include('"x"');
       expect(JSON.stringify(p.keystore)).to.include('[redacted]');
@@ -67,6 +69,7 @@ describe('Peppol access point configuration', function () {
       refused({ PEPPOL_DNS_SERVERS: 'resolver.example.com' }, /PEPPOL_DNS_SERVERS/);
       expect(peppolOf({ PEPPOL_DNS_SERVERS: '[::1]:53,::1' }).dnsServers).to.deep.equal(['[::1]:53', '::1']);
       refused({ PEPPOL_ENDPOINT_URL: 'ap.example.com/as4' }, /PEPPOL_ENDPOINT_URL/);
+      refused({ PEPPOL_RECEIVE_THREADS: 'two' }, /PEPPOL_RECEIVE_THREADS/);
       refused({ PEPPOL_ENDPOINT_URL: 'https://user:pw@ap.example.com/as4' }, /PEPPOL_ENDPOINT_URL/);
       refused({ PEPPOL_REVOCATION_CHECK: 'yes' }, /PEPPOL_REVOCATION_CHECK/);
       refused({ PEPPOL_CORNER5_PARTICIPANT: '0235:000000000' }, /PEPPOL_CORNER5_PARTICIPANT/);

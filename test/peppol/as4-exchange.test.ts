@@ -1,7 +1,9 @@
 /**
  * The AS4 exchange between this access point's sending and receiving sides over a real HTTP
  * socket, with a test PKI (OpenSSL): signed receipt verified, and every refusal an ebMS error
- * (never a 500). The independent check against phase4 is in interop.test.ts.
+ * (never a 500). Every case runs twice: the receiving steps on the calling thread, and on the
+ * service's worker-thread pool (commands/peppol/as4/receive-pool.ts). The independent check
+ * against phase4 is in interop.test.ts.
  */
 import { expect } from 'chai';
 import http from 'node:http';
@@ -14,12 +16,14 @@ import { buildSbdh } from '../../domain/peppol/sbdh.js';
 import { receiveAs4, type Acceptance, type InboundMessage } from '../../commands/peppol/as4/receive.js';
 import { sendAs4, type OutboundMessage } from '../../commands/peppol/as4/send.js';
 import { buildUserMessage } from '../../commands/peppol/as4/message.js';
+import { createAs4ReceivePool, type As4Pool } from '../../commands/peppol/as4/receive-pool.js';
 
 const identityOf = (p: TestParty) => ({ privateKeyPem: p.keyPem, certificatePem: p.certPem, chainPem: [], commonName: p.commonName });
 
-describe('AS4 exchange (own sender and receiver over HTTP)', function () {
+for (const threads of [0, 2]) describe(`AS4 exchange (own sender and receiver over HTTP), ${threads ? `receiving on ${threads} worker threads` : 'receiving on the calling thread'}`, function () {
   this.timeout(60_000);
   let pki: TestPki;
+  let pool: As4Pool | null = null;
   let server: http.Server;
   let url: string;
   const received: InboundMessage[] = [];
@@ -35,11 +39,12 @@ describe('AS4 exchange (own sender and receiver over HTTP)', function () {
   before(async () => {
     pki = await createTestPki();
     const trust = createPeppolTrust([pki.caCertPem]);
+    pool = threads ? createAs4ReceivePool({ identity: identityOf(pki.service2), maxPayloadBytes: 1024 * 1024, maxXmlBytes: 1024 * 1024, threads }) : null;
     server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        receiveAs4({ identity: identityOf(pki.service2), trust, now: () => new Date(), maxPayloadBytes: 1024 * 1024, accept: async (m) => acceptAs(m) }, req.headers['content-type'], Buffer.concat(chunks)).then(
+        receiveAs4({ identity: identityOf(pki.service2), trust, now: () => new Date(), maxPayloadBytes: 1024 * 1024, accept: async (m) => acceptAs(m), offload: pool }, req.headers['content-type'], Buffer.concat(chunks)).then(
           (answer) => {
             lastStatus = answer.status;
             res.writeHead(answer.status, { 'content-type': answer.contentType }).end(answer.body);
@@ -54,7 +59,10 @@ describe('AS4 exchange (own sender and receiver over HTTP)', function () {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/as4`;
   });
-  after(() => new Promise<void>((r) => server.close(() => r())));
+  after(async () => {
+    await new Promise<void>((r) => server.close(() => r()));
+    await pool?.close();
+  });
 
   const message = (number: string, overrides: Partial<OutboundMessage> = {}, sbdOverride?: (sbd: string) => string): OutboundMessage => {
     const xml = invoiceXml({ number, buyerTin: '1000000001', sellerTin: '1000000002' });
@@ -80,6 +88,16 @@ describe('AS4 exchange (own sender and receiver over HTTP)', function () {
     expect(got.sendingAccessPoint).to.equal(pki.service.commonName);
     expect(got.sbd.facts.instanceId).to.equal('inst-X-1');
     expect(got.sbd.payload.toString('utf8')).to.equal(invoiceXml({ number: 'X-1', buyerTin: '1000000001', sellerTin: '1000000002' }).replace(/^<\?xml[^?]*\?>\s*/, '').trim());
+    if (threads) {
+      // The worker ran the purchases import's checks too: the acceptor gets the document read, over the very payload bytes.
+      expect(got.document?.kind).to.equal('checked');
+      const checked = (got.document as { document: { bytes: Uint8Array; root: string; parsed: { documentNumber: string } } }).document;
+      expect(checked.bytes).to.equal(got.sbd.payload);
+      expect(checked).to.deep.include({ root: 'Invoice' });
+      expect(checked.parsed.documentNumber).to.equal('X-1');
+    } else {
+      expect(got.document).to.equal(undefined);
+    }
   });
 
   it('answers the same message id again with a receipt and stores nothing twice', async () => {
@@ -239,4 +257,39 @@ describe('AS4 exchange (own sender and receiver over HTTP)', function () {
       await new Promise<void>((r) => peer.close(() => r()));
     }
   });
+
+  if (threads) {
+    it('closing the pool answers the messages in flight first, those still queued while its threads start too', async () => {
+      const fresh = createAs4ReceivePool({ identity: identityOf(pki.service2), maxPayloadBytes: 1024 * 1024, maxXmlBytes: 1024 * 1024, threads: 1 });
+      const pending = [fresh.check('text/plain', Buffer.from('hello')), fresh.check('application/soap+xml', Buffer.from('<x/>'))];
+      await fresh.close();
+      const answers = await Promise.all(pending);
+      expect(answers.map((a) => (a.kind === 'refused' ? a.error.code : a.kind))).to.deep.equal(['EBMS:0007', 'EBMS:0009']);
+    });
+
+    it('a full worker queue answers 503 at once, reads nothing and hands nothing on; closing the pool lets it go', async () => {
+      const busy = createAs4ReceivePool({ identity: identityOf(pki.service2), maxPayloadBytes: 1024 * 1024, maxXmlBytes: 1024 * 1024, threads: 1, maxQueue: 0 });
+      let handedOn = 0;
+      try {
+        const m = message('X-busy');
+        const built = buildUserMessage(
+          { ...m.header, messageId: m.messageId, conversationId: m.conversationId, timestamp: new Date().toISOString(), fromParty: pki.service.commonName, toParty: pki.service2.commonName },
+          m.payload,
+          identityOf(pki.service),
+          pki.service2.certPem,
+        );
+        const deps = { identity: identityOf(pki.service2), trust: createPeppolTrust([pki.caCertPem]), now: () => new Date(), maxPayloadBytes: 1024 * 1024, offload: busy, accept: async () => (handedOn++, { kind: 'stored' as const, documentIds: [] }) };
+        const answer = await receiveAs4(deps, built.contentType, built.body);
+        expect(answer).to.deep.include({ status: 503, outcome: 'busy', messageId: null });
+        expect(handedOn).to.equal(0);
+        // The same message on the pool with room: stored and receipted, the receipt signed on a worker thread.
+        const ok = await receiveAs4({ ...deps, offload: pool }, built.contentType, built.body);
+        expect(ok).to.deep.include({ status: 200, outcome: 'stored', messageId: 'msg-X-busy@test' });
+        expect(ok.body).to.contain('eb:Receipt').and.contain('ds:SignatureValue');
+        expect(handedOn).to.equal(1);
+      } finally {
+        await busy.close();
+      }
+    });
+  }
 });

@@ -8,22 +8,38 @@
  * non-repudiation information of the signed parts) is built after `accept` returned; every
  * refusal is an ebMS error signal, signed, with HTTP 200.
  */
-import type { Document, Element } from '@xmldom/xmldom';
-import { ebmsError, EbmsHeaderError, readUserMessage, actionDocumentTypeId, NS, type EbmsError, type EbmsErrorKind, type ReadUserMessage } from '../../../domain/peppol/ebms.js';
+import { ebmsError, EbmsHeaderError, readUserMessage, actionDocumentTypeId, NS, type EbmsError, type EbmsErrorKind, type ReadUserMessage, type SignedReference } from '../../../domain/peppol/ebms.js';
 import { sameParticipant } from '../../../domain/peppol/identifiers.js';
 import { parseSbd, SbdhError, type ParsedSbd } from '../../../domain/peppol/sbdh.js';
+import { checkReceivedDocument, ImportRefused, type CheckedDocument } from '../../purchases/check.js';
 import { cidOf, errorEnvelope, gunzipBounded, header, PackagingError, readHttpMessage, receiptEnvelope } from './message.js';
 import type { AccessPointIdentity, PeppolTrust } from './types.js';
 import { decryptAttachments, verifySignature, WssError, idOf } from './wss.js';
+
+/** The import's content checks of the payload, when they were run with the message's own checks. */
+export type DocumentCheck = { kind: 'checked'; document: CheckedDocument } | { kind: 'refused'; code: string; message: string };
 
 export interface InboundMessage {
   messageId: string;
   conversationId: string | null;
   sendingAccessPoint: string;
   sbd: ParsedSbd;
+  /** The purchases import's checks of `sbd.payload`, already run (off the main thread); else the acceptor runs them. */
+  document?: DocumentCheck;
 }
 
 export type Acceptance = { kind: 'stored' | 'duplicate'; documentIds: string[] } | { kind: 'refused'; error: EbmsErrorKind; description: string };
+
+/**
+ * The CPU-bound part of receiving, off the main thread (./receive-pool.ts): the message's checks
+ * up to the SBDH, and the signing of the answers. Every result crosses a thread boundary, so it
+ * is plain data.
+ */
+export interface As4Offload {
+  check(contentType: string | undefined, body: Buffer): Promise<As4Check>;
+  receipt(r: { refToMessageId: string; references: readonly SignedReference[]; timestamp: string }): Promise<string>;
+  error(r: { refToMessageId: string | null; errors: readonly EbmsError[]; timestamp: string }): Promise<string>;
+}
 
 export interface ReceiveDeps {
   identity: AccessPointIdentity;
@@ -33,16 +49,40 @@ export interface ReceiveDeps {
   maxPayloadBytes: number;
   /** Stores the document durably (or finds it stored before); refuses an unknown receiver. */
   accept(message: InboundMessage): Promise<Acceptance>;
+  /** Runs the CPU-bound steps on a worker pool; absent: on the calling thread. */
+  offload?: As4Offload | null;
 }
 
 export interface As4Answer {
   status: number;
   contentType: string;
   body: string;
-  /** What happened, for logs and metrics. */
-  outcome: 'stored' | 'duplicate' | 'refused';
+  /** What happened, for logs and metrics (`busy`: the worker pool's queue was full, HTTP 503, nothing read). */
+  outcome: 'stored' | 'duplicate' | 'refused' | 'busy';
   messageId: string | null;
   error?: EbmsError;
+}
+
+/**
+ * What the checks that need no trust store, no clock and no database say of one AS4 request, in
+ * the order they run: a refusal before the signature is known good (packaging, ebMS header,
+ * decryption, signature), else the signer and the signed references, with the outcome of the
+ * checks after the signer's certificate (decompression, SBDH, the SBDH against the ebMS header)
+ * to be taken only once that certificate is trusted.
+ */
+export type As4Check =
+  | { kind: 'refused'; messageId: string | null; error: EbmsError }
+  | {
+      kind: 'signed';
+      user: { messageId: string; conversationId: string | null; fromParty: string | null };
+      certificatePem: string;
+      references: { uri: string; digest: string; xml: string }[];
+      after: { kind: 'refused'; error: EbmsError } | { kind: 'ok'; sbd: ParsedSbd; document?: DocumentCheck };
+    };
+
+/** The worker pool's queue is full: the message is not read (HTTP 503; the sender retries). */
+export class As4Busy extends Error {
+  override readonly name = 'As4Busy';
 }
 
 class Refusal extends Error {
@@ -53,13 +93,25 @@ class Refusal extends Error {
 
 const SOAP = 'application/soap+xml;charset=UTF-8';
 
-export async function receiveAs4(deps: ReceiveDeps, contentType: string | undefined, body: Buffer): Promise<As4Answer> {
+/**
+ * The checks of one AS4 request that need only this access point's key (see `As4Check`). With
+ * `maxXmlBytes`, an Invoice or CreditNote payload also goes through the purchases import's
+ * content checks (commands/purchases/check.ts), so that the acceptor does not run them again.
+ */
+export async function checkAs4Request(
+  keys: { privateKeyPem: string; maxPayloadBytes: number; maxXmlBytes?: number },
+  contentType: string | undefined,
+  body: Uint8Array,
+): Promise<As4Check> {
   let messageId: string | null = null;
   const refuse = (kind: EbmsErrorKind, description: string) => new Refusal(ebmsError(kind, description, messageId));
+  let read;
+  let user: ReadUserMessage;
+  let plain: Buffer;
+  let verified;
   try {
-    let read;
     try {
-      read = readHttpMessage(contentType, body, { maxPartBytes: deps.maxPayloadBytes + 64 * 1024 });
+      read = readHttpMessage(contentType, Buffer.from(body.buffer, body.byteOffset, body.byteLength), { maxPartBytes: keys.maxPayloadBytes + 64 * 1024 });
     } catch (err) {
       if (err instanceof PackagingError) throw refuse(err.kind, err.message);
       throw err;
@@ -67,7 +119,6 @@ export async function receiveAs4(deps: ReceiveDeps, contentType: string | undefi
     const { doc, attachments } = read;
     const messaging = header(doc, NS.eb, 'Messaging');
     if (!messaging) throw refuse('INVALID_HEADER', 'the SOAP header has no eb:Messaging');
-    let user: ReadUserMessage;
     try {
       user = readUserMessage(messaging);
     } catch (err) {
@@ -82,10 +133,8 @@ export async function receiveAs4(deps: ReceiveDeps, contentType: string | undefi
     const signature = security?.getElementsByTagNameNS(NS.ds, 'Signature').item(0);
     if (!security || !signature) throw refuse('FAILED_DECRYPTION', 'the message is not signed (no wsse:Security signature)');
     const cid = cidOf(user.parts[0]!.href);
-    let plain: Buffer;
-    let verified;
     try {
-      const decrypted = decryptAttachments(doc, security, deps.identity.privateKeyPem, (id) => attachments.get(id) ?? null);
+      const decrypted = decryptAttachments(doc, security, keys.privateKeyPem, (id) => attachments.get(id) ?? null);
       const part = decrypted.get(cid);
       if (!part) throw new WssError('POLICY_NONCOMPLIANCE', `the payload ${user.parts[0]!.href} is not encrypted`);
       verified = verifySignature(doc, signature, (id) => (id === cid ? part.bytes : null));
@@ -99,14 +148,17 @@ export async function receiveAs4(deps: ReceiveDeps, contentType: string | undefi
       if (err instanceof WssError) throw refuse('FAILED_DECRYPTION', err.message);
       throw err;
     }
-    const verdict = await deps.trust.verifyCertificateOnline(verified.certificatePem, deps.now(), 'ap');
-    if (!verdict.ok) throw refuse('FAILED_DECRYPTION', `the sender's certificate is not trusted: ${verdict.reason}`);
-    if (user.fromParty !== verdict.commonName) throw refuse('VALUE_INCONSISTENT', `the sending party ${user.fromParty ?? '(none)'} is not the signing certificate's CN ${verdict.commonName}`);
+  } catch (err) {
+    if (err instanceof Refusal) return { kind: 'refused', messageId, error: err.error };
+    throw err;
+  }
+  const signed = { user: { messageId: user.messageId, conversationId: user.conversationId, fromParty: user.fromParty }, certificatePem: verified.certificatePem, references: verified.references };
+  try {
     let sbdBytes: Buffer;
     try {
-      sbdBytes = gunzipBounded(plain, deps.maxPayloadBytes);
+      sbdBytes = gunzipBounded(plain, keys.maxPayloadBytes);
     } catch (err) {
-      throw refuse('DECOMPRESSION_FAILURE', `the payload does not decompress as gzip within ${deps.maxPayloadBytes} bytes: ${(err as Error).message}`);
+      throw refuse('DECOMPRESSION_FAILURE', `the payload does not decompress as gzip within ${keys.maxPayloadBytes} bytes: ${(err as Error).message}`);
     }
     let sbd: ParsedSbd;
     try {
@@ -120,13 +172,61 @@ export async function receiveAs4(deps: ReceiveDeps, contentType: string | undefi
     if (!sameParticipant(f.sender, user.originalSender!)) throw refuse('VALUE_INCONSISTENT', `originalSender ${user.originalSender!.value} differs from the SBDH sender ${f.sender.value}`);
     if (actionDocumentTypeId(user.action) !== f.documentTypeId) throw refuse('VALUE_INCONSISTENT', `the eb:Action ${user.action ?? '(none)'} differs from the SBDH document type ${f.documentTypeId}`);
     if (user.service !== f.processId) throw refuse('VALUE_INCONSISTENT', `the eb:Service ${user.service ?? '(none)'} differs from the SBDH process ${f.processId}`);
-    const accepted = await deps.accept({ messageId: user.messageId, conversationId: user.conversationId, sendingAccessPoint: verdict.commonName, sbd });
+    let document: DocumentCheck | undefined;
+    if (keys.maxXmlBytes !== undefined && (sbd.payloadIds.rootName === 'Invoice' || sbd.payloadIds.rootName === 'CreditNote')) {
+      try {
+        document = { kind: 'checked', document: await checkReceivedDocument(sbd.payload, keys.maxXmlBytes) };
+      } catch (err) {
+        if (!(err instanceof ImportRefused)) throw err;
+        document = { kind: 'refused', code: err.code, message: err.message };
+      }
+    }
+    return { kind: 'signed', ...signed, after: { kind: 'ok', sbd, document } };
+  } catch (err) {
+    if (err instanceof Refusal) return { kind: 'signed', ...signed, after: { kind: 'refused', error: err.error } };
+    throw err;
+  }
+}
+
+/** A Buffer again for bytes that crossed a thread boundary (structured clone gives a plain Uint8Array). */
+const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+
+export async function receiveAs4(deps: ReceiveDeps, contentType: string | undefined, body: Buffer): Promise<As4Answer> {
+  const offload = deps.offload ?? null;
+  const sign = {
+    receipt: (r: Parameters<As4Offload['receipt']>[0]) => (offload ? offload.receipt(r) : Promise.resolve(receiptEnvelope(deps.identity, r))),
+    error: (r: Parameters<As4Offload['error']>[0]) => (offload ? offload.error(r) : Promise.resolve(errorEnvelope(deps.identity, r))),
+  };
+  let messageId: string | null = null;
+  const refuse = (kind: EbmsErrorKind, description: string) => new Refusal(ebmsError(kind, description, messageId));
+  try {
+    let checked: As4Check;
+    try {
+      checked = offload ? await offload.check(contentType, body) : await checkAs4Request({ privateKeyPem: deps.identity.privateKeyPem, maxPayloadBytes: deps.maxPayloadBytes }, contentType, body);
+    } catch (err) {
+      if (err instanceof As4Busy) return { status: 503, contentType: 'text/plain; charset=utf-8', body: `busy: ${err.message}; retry later`, outcome: 'busy', messageId: null };
+      throw err;
+    }
+    if (checked.kind === 'refused') {
+      messageId = checked.messageId;
+      throw new Refusal(checked.error);
+    }
+    const { user } = checked;
+    messageId = user.messageId;
+    const verdict = await deps.trust.verifyCertificateOnline(checked.certificatePem, deps.now(), 'ap');
+    if (!verdict.ok) throw refuse('FAILED_DECRYPTION', `the sender's certificate is not trusted: ${verdict.reason}`);
+    if (user.fromParty !== verdict.commonName) throw refuse('VALUE_INCONSISTENT', `the sending party ${user.fromParty ?? '(none)'} is not the signing certificate's CN ${verdict.commonName}`);
+    if (checked.after.kind === 'refused') throw new Refusal(checked.after.error);
+    const sbd = { ...checked.after.sbd, payload: asBuffer(checked.after.sbd.payload) };
+    const pre = checked.after.document;
+    const document: DocumentCheck | undefined = pre?.kind === 'checked' ? { kind: 'checked', document: { ...pre.document, bytes: sbd.payload } } : pre;
+    const accepted = await deps.accept({ messageId: user.messageId, conversationId: user.conversationId, sendingAccessPoint: verdict.commonName, sbd, document });
     if (accepted.kind === 'refused') throw refuse(accepted.error, accepted.description);
     // Durably stored: only now the receipt.
-    const receipt = receiptEnvelope(deps.identity, {
+    const receipt = await sign.receipt({
       refToMessageId: user.messageId,
       timestamp: deps.now().toISOString(),
-      references: verified.references.map((r) => ({ uri: r.uri, xml: r.xml, digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256', digestValue: r.digest })),
+      references: checked.references.map((r) => ({ uri: r.uri, xml: r.xml, digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256', digestValue: r.digest })),
     });
     return { status: 200, contentType: SOAP, body: receipt, outcome: accepted.kind, messageId: user.messageId };
   } catch (err) {
@@ -134,7 +234,7 @@ export async function receiveAs4(deps: ReceiveDeps, contentType: string | undefi
     return {
       status: 200,
       contentType: SOAP,
-      body: errorEnvelope(deps.identity, { refToMessageId: messageId, errors: [err.error], timestamp: deps.now().toISOString() }),
+      body: await sign.error({ refToMessageId: messageId, errors: [err.error], timestamp: deps.now().toISOString() }),
       outcome: 'refused',
       messageId,
       error: err.error,

@@ -34,6 +34,7 @@ export function accessPointConfig(pki: TestPki, party: TestParty, extra: Partial
       endpointUrl: 'https://ap.example.test/as4',
       revocationCheck: 'off',
       corner5Participant: null,
+      receiveThreads: null,
       ...extra,
     },
   });
