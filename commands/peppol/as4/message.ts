@@ -9,7 +9,7 @@ import type { Document, Element } from '@xmldom/xmldom';
 import { gzipSync, gunzipSync } from 'node:zlib';
 import { randomUUID } from 'node:crypto';
 import { parseMultipart, getMultipartBoundary, MultipartParseError, type MultipartPart } from '@mjackson/multipart-parser';
-import { NS, userMessageXml, receiptSignalXml, errorSignalXml, type UserMessageHeader, type EbmsError, type SignedReference } from '../../../domain/peppol/ebms.js';
+import { NS, userMessage, receiptSignalXml, errorSignalXml, type UserMessageHeader, type EbmsError, type SignedReference } from '../../../domain/peppol/ebms.js';
 import { parseXml } from '../../../domain/peppol/identifiers.js';
 import { bstXml, encryptAttachment, encryptionXml, signReferences, wrapKey } from './wss.js';
 
@@ -37,6 +37,9 @@ const envelopeXml = (security: string, messaging: string, bodyId: string) =>
   `<S12:Body xmlns:wsu="${NS.wsu}" wsu:Id="${bodyId}"/>` +
   `</S12:Envelope>`;
 
+/** The empty Body of `envelopeXml` in exclusive C14N form (proved by test/peppol/as4-canonical.test.ts). */
+export const bodyCanonical = (bodyId: string) => `<S12:Body xmlns:S12="${NS.soap}" xmlns:wsu="${NS.wsu}" wsu:Id="${bodyId}"></S12:Body>`;
+
 const firstNs = (doc: Document, ns: string, local: string): Element | null => doc.getElementsByTagNameNS(ns, local).item(0);
 
 /**
@@ -48,13 +51,13 @@ export function buildUserMessage(header: Omit<UserMessageHeader, 'payloadContent
   const ids = { messaging: `phase4-msg-${u}`, body: `id-${u}`, senderBst: `X509-s-${u}`, receiverBst: `X509-r-${u}`, ek: `EK-${u}`, ed: `ED-${u}`, sig: `SIG-${u}` };
   const contentId = `${u}@payload`;
   const compressed = gzipSync(payload);
-  const messaging = userMessageXml({ ...header, payloadContentId: contentId }, ids.messaging);
-  // Sign first (over the compressed attachment), then encrypt the attachment.
-  const pre = parseXml(envelopeXml('', messaging, ids.body));
+  const messaging = userMessage({ ...header, payloadContentId: contentId }, ids.messaging);
+  // Sign first (over the compressed attachment), then encrypt the attachment. The header and the
+  // Body were written here in their canonical form: digested as they stand, not parsed back.
   const signature = signReferences(
     [
-      { uri: `#${ids.messaging}`, target: firstNs(pre, NS.eb, 'Messaging')! },
-      { uri: `#${ids.body}`, target: firstNs(pre, NS.soap, 'Body')! },
+      { uri: `#${ids.messaging}`, target: { canonical: messaging.canonical } },
+      { uri: `#${ids.body}`, target: { canonical: bodyCanonical(ids.body) } },
       { uri: `cid:${contentId}`, target: compressed },
     ],
     sender.privateKeyPem,
@@ -67,7 +70,7 @@ export function buildUserMessage(header: Omit<UserMessageHeader, 'payloadContent
     encryptionXml({ wrappedKey: wrapKey(key, receiverCertificatePem), receiverBstId: ids.receiverBst, encryptedKeyId: ids.ek, encryptedDataId: ids.ed, contentId, mimeType: 'application/gzip' }) +
     bstXml(ids.senderBst, sender.certificatePem) +
     signature.xml;
-  const soap = envelopeXml(security, messaging, ids.body);
+  const soap = envelopeXml(security, messaging.xml, ids.body);
   const boundary = `----=_Part_${randomUUID()}`;
   const body = Buffer.concat([
     Buffer.from(

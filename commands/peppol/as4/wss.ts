@@ -10,8 +10,7 @@ import type { Document, Element } from '@xmldom/xmldom';
 import { createCipheriv, createDecipheriv, createHash, createPrivateKey, createSign, createVerify, privateDecrypt, publicEncrypt, randomBytes, constants, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { ExclusiveCanonicalization } from 'xml-crypto';
-import { NS } from '../../../domain/peppol/ebms.js';
-import { parseXml } from '../../../domain/peppol/identifiers.js';
+import { c14nAttr, NS } from '../../../domain/peppol/ebms.js';
 import { certificateOf } from '../../../platform/peppol-pki.js';
 
 export const ALG = {
@@ -113,42 +112,71 @@ export function elementById(doc: Document, id: string): Element | null {
 export interface ReferenceToSign {
   /** `#<wsu:Id>` of an element, or `cid:<Content-ID>` of an attachment. */
   uri: string;
-  /** The element (canonicalized), or the attachment's octets. */
-  target: Element | Uint8Array;
+  /**
+   * The element (canonicalized), the canonical form of an element this code wrote itself in that
+   * form (`{ canonical }`, digested as it stands), or the attachment's octets.
+   */
+  target: Element | { canonical: string } | Uint8Array;
 }
 
-export function referenceXml(uri: string, digest: string, attachment: boolean): string {
-  const transform = attachment ? `<ds:Transform Algorithm="${ALG.attachmentContentSignature}"/>` : `<ds:Transform Algorithm="${ALG.excC14n}"/>`;
-  return `<ds:Reference URI="${uri}"><ds:Transforms>${transform}</ds:Transforms><ds:DigestMethod Algorithm="${ALG.sha256}"/><ds:DigestValue>${digest}</ds:DigestValue></ds:Reference>`;
+/** An empty element as sent (`<x/>`) or as exclusive C14N writes it (`<x></x>`). */
+const empty = (name: string, attrs: string, canonical: boolean) => (canonical ? `<${name}${attrs}></${name}>` : `<${name}${attrs}/>`);
+
+export function referenceXml(uri: string, digest: string, attachment: boolean, canonical = false): string {
+  const transform = empty('ds:Transform', ` Algorithm="${attachment ? ALG.attachmentContentSignature : ALG.excC14n}"`, canonical);
+  return (
+    `<ds:Reference URI="${c14nAttr(uri)}"><ds:Transforms>${transform}</ds:Transforms>${empty('ds:DigestMethod', ` Algorithm="${ALG.sha256}"`, canonical)}` +
+    `<ds:DigestValue>${digest}</ds:DigestValue></ds:Reference>`
+  );
 }
 
 /**
- * A ds:Signature over the references, signed with the private key; its KeyInfo points at the
- * BinarySecurityToken `bstId` holding the signer's certificate. Returns the signature's XML and
- * its references as they are written (the receiver's receipt repeats them).
+ * The ds:SignedInfo over the references: as sent inside ds:Signature (`ds` declared there), or
+ * standalone in exclusive C14N form (what is signed; written directly, never parsed back:
+ * test/peppol/as4-canonical.test.ts proves it byte-identical to xml-crypto's exclusive C14N of
+ * the sent form).
  */
-export function signReferences(refs: readonly ReferenceToSign[], privateKeyPem: string, bstId: string, sigId: string): { xml: string; references: { uri: string; digest: string; xml: string }[] } {
-  const references = refs.map((r) => {
-    const attachment = !(typeof (r.target as Element).nodeType === 'number');
-    const digest = attachment ? sha256b64(r.target as Uint8Array) : sha256b64(excC14n(r.target as Element));
-    return { uri: r.uri, digest, xml: referenceXml(r.uri, digest, attachment) };
-  });
-  const signedInfo =
-    `<ds:SignedInfo xmlns:ds="${NS.ds}">` +
-    `<ds:CanonicalizationMethod Algorithm="${ALG.excC14n}"/>` +
-    `<ds:SignatureMethod Algorithm="${ALG.rsaSha256}"/>` +
-    references.map((r) => r.xml).join('') +
-    `</ds:SignedInfo>`;
-  const canonical = excC14n(parseXml(signedInfo).documentElement!);
+function signedInfoXml(references: readonly { uri: string; digest: string; attachment: boolean }[], canonical: boolean): string {
+  return (
+    (canonical ? `<ds:SignedInfo xmlns:ds="${NS.ds}">` : `<ds:SignedInfo>`) +
+    empty('ds:CanonicalizationMethod', ` Algorithm="${ALG.excC14n}"`, canonical) +
+    empty('ds:SignatureMethod', ` Algorithm="${ALG.rsaSha256}"`, canonical) +
+    references.map((r) => referenceXml(r.uri, r.digest, r.attachment, canonical)).join('') +
+    `</ds:SignedInfo>`
+  );
+}
+
+const isElement = (t: ReferenceToSign['target']): t is Element => typeof (t as Element).nodeType === 'number';
+const digestOf = (t: ReferenceToSign['target']): string =>
+  t instanceof Uint8Array ? sha256b64(t) : isElement(t) ? sha256b64(excC14n(t)) : sha256b64(t.canonical);
+
+/**
+ * A ds:Signature over the references, signed with the private key; its KeyInfo points at the
+ * BinarySecurityToken `bstId` holding the signer's certificate. Returns the signature's XML, the
+ * canonical SignedInfo that was signed, and the references as they are written (the receiver's
+ * receipt repeats them).
+ */
+export function signReferences(
+  refs: readonly ReferenceToSign[],
+  privateKeyPem: string,
+  bstId: string,
+  sigId: string,
+): { xml: string; signedInfoCanonical: string; references: { uri: string; digest: string; xml: string }[] } {
+  const references = refs.map((r) => ({ uri: r.uri, digest: digestOf(r.target), attachment: r.target instanceof Uint8Array }));
+  const canonical = signedInfoXml(references, true);
   const value = createSign('RSA-SHA256').update(canonical).sign(privateKeyOf(privateKeyPem), 'base64');
   const xml =
     `<ds:Signature xmlns:ds="${NS.ds}" Id="${sigId}">` +
-    signedInfo.replace(` xmlns:ds="${NS.ds}"`, '') +
+    signedInfoXml(references, false) +
     `<ds:SignatureValue>${value}</ds:SignatureValue>` +
     `<ds:KeyInfo><wsse:SecurityTokenReference><wsse:Reference URI="#${bstId}" ValueType="${ALG.x509v3}"/></wsse:SecurityTokenReference></ds:KeyInfo>` +
     `</ds:Signature>`;
   // The references as the receiver sees them inside the envelope (ds declared on each).
-  return { xml, references: references.map((r) => ({ uri: r.uri, digest: r.digest, xml: r.xml.replace('<ds:Reference ', `<ds:Reference xmlns:ds="${NS.ds}" `) })) };
+  return {
+    xml,
+    signedInfoCanonical: canonical,
+    references: references.map((r) => ({ uri: r.uri, digest: r.digest, xml: referenceXml(r.uri, r.digest, r.attachment).replace('<ds:Reference ', `<ds:Reference xmlns:ds="${NS.ds}" `) })),
+  };
 }
 
 export const bstXml = (id: string, certificatePem: string) =>
