@@ -6,7 +6,7 @@
  * transported by RSA-OAEP (xmlenc 1.1, SHA-256 digest, MGF1 with SHA-256) to the receiver's
  * certificate. Canonicalization is xml-crypto's; the primitives are node:crypto's.
  */
-import type { Document, Element } from '@xmldom/xmldom';
+import type { Document, Element, Node } from '@xmldom/xmldom';
 import { createCipheriv, createDecipheriv, createHash, createPrivateKey, createSign, createVerify, privateDecrypt, publicEncrypt, randomBytes, constants, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { ExclusiveCanonicalization } from 'xml-crypto';
@@ -98,11 +98,18 @@ export const pemOfBase64Der = (b64: string) => `-----BEGIN CERTIFICATE-----\n${(
 /** The id an element is referenced by (wsu:Id, else Id). */
 export const idOf = (el: Element): string | null => el.getAttributeNS(NS.wsu, 'Id') || el.getAttribute('Id') || null;
 
+/** The first element in document order with that id (a plain tree walk: no live node list to build). */
 export function elementById(doc: Document, id: string): Element | null {
-  const all = doc.getElementsByTagName('*');
-  for (let i = 0; i < all.length; i++) {
-    const e = all.item(i)!;
-    if (idOf(e) === id) return e;
+  const root = doc.documentElement;
+  let n: Node | null = root;
+  while (n) {
+    if (n.nodeType === 1 && idOf(n as Element) === id) return n as Element;
+    if (n.firstChild) {
+      n = n.firstChild;
+      continue;
+    }
+    while (n && n !== root && !n.nextSibling) n = n.parentNode;
+    n = n && n !== root ? n.nextSibling : null;
   }
   return null;
 }
@@ -241,7 +248,15 @@ export function verifySignature(doc: Document, signature: Element, attachment: (
       throw new WssError('POLICY_NONCOMPLIANCE', `unsupported reference URI ${uri || '(empty)'}`);
     }
     if (actual !== expected) throw new WssError('FAILED_AUTHENTICATION', `the digest of ${uri} does not match: the message was changed after signing`);
-    references.push({ uri, digest: expected, xml: excC14n(ref) });
+    // The canonical reference only when asked (the receiving side copies it into its receipt).
+    let xml: string | undefined;
+    references.push({
+      uri,
+      digest: expected,
+      get xml() {
+        return (xml ??= excC14n(ref));
+      },
+    });
   }
   // The signer's certificate: the BinarySecurityToken named by the KeyInfo.
   const tokenRef = signature.getElementsByTagNameNS(NS.wsse, 'Reference').item(0)?.getAttribute('URI');
