@@ -98,12 +98,12 @@ export const pemOfBase64Der = (b64: string) => `-----BEGIN CERTIFICATE-----\n${(
 /** The id an element is referenced by (wsu:Id, else Id). */
 export const idOf = (el: Element): string | null => el.getAttributeNS(NS.wsu, 'Id') || el.getAttribute('Id') || null;
 
-/** The first element in document order with that id (a plain tree walk: no live node list to build). */
-export function elementById(doc: Document, id: string): Element | null {
+/** Walks the document's elements in document order (a plain tree walk: no live node list to build) until `visit` returns true. */
+function walkElements(doc: Document, visit: (el: Element) => boolean | void): void {
   const root = doc.documentElement;
   let n: Node | null = root;
   while (n) {
-    if (n.nodeType === 1 && idOf(n as Element) === id) return n as Element;
+    if (n.nodeType === 1 && visit(n as Element)) return;
     if (n.firstChild) {
       n = n.firstChild;
       continue;
@@ -111,7 +111,28 @@ export function elementById(doc: Document, id: string): Element | null {
     while (n && n !== root && !n.nextSibling) n = n.parentNode;
     n = n && n !== root ? n.nextSibling : null;
   }
-  return null;
+}
+
+/** The first element in document order with that id. */
+export function elementById(doc: Document, id: string): Element | null {
+  let found: Element | null = null;
+  walkElements(doc, (el) => {
+    if (idOf(el) === id) found = el;
+    return found !== null;
+  });
+  return found;
+}
+
+/** Every id of the document with its first element in document order (one walk for several look-ups). */
+function elementsById(doc: Document): Map<string, Element> {
+  const out = new Map<string, Element>();
+  walkElements(doc, (el) => {
+    // Only elements with attributes can carry an id (most in a SOAP header have none).
+    if (el.attributes.length === 0) return;
+    const id = idOf(el);
+    if (id !== null && !out.has(id)) out.set(id, el);
+  });
+  return out;
 }
 
 // ---- signing ------------------------------------------------------------------------------
@@ -224,6 +245,7 @@ export function verifySignature(doc: Document, signature: Element, attachment: (
   if (sigMethod !== ALG.rsaSha256) throw new WssError('POLICY_NONCOMPLIANCE', `signature method ${sigMethod ?? '(none)'} is not RSA-SHA256`);
   const references: VerifiedSignature['references'] = [];
   const signedIds = new Set<string>();
+  const byId = elementsById(doc);
   for (const ref of dsKids(signedInfo, 'Reference')) {
     const uri = ref.getAttribute('URI') ?? '';
     const digestMethod = dsKids(ref, 'DigestMethod')[0]?.getAttribute('Algorithm');
@@ -239,7 +261,7 @@ export function verifySignature(doc: Document, signature: Element, attachment: (
       if (!bytes) throw new WssError('FAILED_AUTHENTICATION', `the signed attachment ${uri} is not in the message`);
       actual = sha256b64(bytes);
     } else if (uri.startsWith('#')) {
-      const target = elementById(doc, uri.slice(1));
+      const target = byId.get(uri.slice(1)) ?? null;
       if (!target) throw new WssError('FAILED_AUTHENTICATION', `the signed element ${uri} is not in the message`);
       if (transforms.length !== 1 || transforms[0]!.getAttribute('Algorithm') !== ALG.excC14n) throw new WssError('POLICY_NONCOMPLIANCE', `the reference ${uri} is not transformed by exclusive C14N alone`);
       actual = sha256b64(excC14n(target, prefixListOf(transforms[0]!)));
@@ -260,7 +282,7 @@ export function verifySignature(doc: Document, signature: Element, attachment: (
   }
   // The signer's certificate: the BinarySecurityToken named by the KeyInfo.
   const tokenRef = signature.getElementsByTagNameNS(NS.wsse, 'Reference').item(0)?.getAttribute('URI');
-  const bst = tokenRef?.startsWith('#') ? elementById(doc, tokenRef.slice(1)) : null;
+  const bst = tokenRef?.startsWith('#') ? (byId.get(tokenRef.slice(1)) ?? null) : null;
   if (!bst || bst.localName !== 'BinarySecurityToken') throw new WssError('FAILED_AUTHENTICATION', 'the signature does not name a BinarySecurityToken with the signing certificate');
   const certificatePem = pemOfBase64Der(bst.textContent ?? '');
   let publicKey: KeyObject;
