@@ -4,7 +4,10 @@
  * MIME attachments (the SwA Attachment-Content-Signature-Transform: the attachment's octets);
  * attachment encryption AES-128-GCM (12-byte IV, 16-byte tag, as xmlenc 1.1 says) with the key
  * transported by RSA-OAEP (xmlenc 1.1, SHA-256 digest, MGF1 with SHA-256) to the receiver's
- * certificate. Canonicalization is xml-crypto's; the primitives are node:crypto's.
+ * certificate. Canonicalization is xml-crypto's; the parts the sending side writes itself (its
+ * eb:Messaging, the empty Body, the SignedInfo) are written in their canonical form and digested
+ * or signed as they stand (test/peppol/as4-canonical.test.ts proves the forms identical to
+ * xml-crypto's). The primitives are node:crypto's.
  */
 import type { Document, Element, Node } from '@xmldom/xmldom';
 import { createCipheriv, createDecipheriv, createHash, createPrivateKey, createSign, createVerify, privateDecrypt, publicEncrypt, randomBytes, constants, type KeyObject } from 'node:crypto';
