@@ -144,8 +144,12 @@ function contentIdOf(part: MultipartPart): string | null {
   }
 }
 
-/** Reads an AS4 HTTP body: a SOAP 1.2 envelope alone, or `multipart/related` with attachments. */
-export function readHttpMessage(contentType: string | undefined, body: Buffer, limits: { maxPartBytes: number }): ReadMessage {
+/**
+ * Reads an AS4 HTTP body: a SOAP 1.2 envelope alone, or `multipart/related` with attachments.
+ * `parse` builds the envelope's DOM (xmldom's DOMParser unless told; the sending side reads its
+ * answers with the identical, cheaper domain/peppol/xml-dom.ts).
+ */
+export function readHttpMessage(contentType: string | undefined, body: Buffer, limits: { maxPartBytes: number }, parse: (text: string) => Document = parseXml): ReadMessage {
   const type = (contentType ?? '').toLowerCase();
   let soap: Uint8Array;
   const attachments = new Map<string, Uint8Array>();
@@ -182,7 +186,7 @@ export function readHttpMessage(contentType: string | undefined, body: Buffer, l
   if (/<!DOCTYPE/i.test(text)) throw new PackagingError('INVALID_HEADER', 'the SOAP envelope declares a DOCTYPE');
   let doc: Document;
   try {
-    doc = parseXml(text);
+    doc = parse(text);
   } catch (err) {
     throw new PackagingError('INVALID_HEADER', `the SOAP envelope is not well-formed XML: ${(err as Error).message}`);
   }
