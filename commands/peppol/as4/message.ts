@@ -50,7 +50,8 @@ export function buildUserMessage(header: Omit<UserMessageHeader, 'payloadContent
   const u = randomUUID();
   const ids = { messaging: `phase4-msg-${u}`, body: `id-${u}`, senderBst: `X509-s-${u}`, receiverBst: `X509-r-${u}`, ek: `EK-${u}`, ed: `ED-${u}`, sig: `SIG-${u}` };
   const contentId = `${u}@payload`;
-  const compressed = gzipSync(payload);
+  // Level 3 (zlib's fast deflate): a third of the default level's CPU for a few per cent more bytes.
+  const compressed = gzipSync(payload, { level: 3 });
   const messaging = userMessage({ ...header, payloadContentId: contentId }, ids.messaging);
   // Sign first (over the compressed attachment), then encrypt the attachment. The header and the
   // Body were written here in their canonical form: digested as they stand, not parsed back.
