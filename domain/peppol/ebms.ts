@@ -44,31 +44,57 @@ export interface UserMessageHeader {
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-/** The eb:Messaging header of a Peppol user message (namespaces declared on it; wsu:Id given). */
-export function userMessageXml(h: UserMessageHeader, wsuId: string): string {
-  const prop = (name: string, p: PeppolParticipant) => `<eb:Property name="${name}" type="${esc(p.scheme)}">${esc(p.value)}</eb:Property>`;
-  return (
-    `<eb:Messaging xmlns:eb="${NS.eb}" xmlns:S12="${NS.soap}" xmlns:wsu="${NS.wsu}" S12:mustUnderstand="true" wsu:Id="${wsuId}">` +
+/**
+ * Character data and attribute values escaped as exclusive C14N writes them (&, <, > and CR in
+ * text; &, <, ", TAB, LF and CR in attributes). Valid XML as they stand, and what a parser reads
+ * back is the value itself (no line-end or attribute-value normalisation), so an element written
+ * with them, its attributes in canonical order and its empty elements written out, is its own
+ * canonical form.
+ */
+export const c14nText = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\r/g, '&#xD;');
+export const c14nAttr = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;').replace(/\t/g, '&#x9;').replace(/\n/g, '&#xA;').replace(/\r/g, '&#xD;');
+
+/**
+ * The eb:Messaging header of a Peppol user message (namespaces declared on it; wsu:Id given), as
+ * sent (`xml`) and in exclusive C14N form (`canonical`: what its signature reference digests,
+ * without parsing and canonicalising what was just written). The two differ only in the order of
+ * the start tag's namespace declarations and attributes; test/peppol/as4-canonical.test.ts proves
+ * `canonical` byte-identical to xml-crypto's exclusive C14N of `xml` inside the envelope.
+ */
+export function userMessage(h: UserMessageHeader, wsuId: string): { xml: string; canonical: string } {
+  const t = c14nText;
+  const a = c14nAttr;
+  const prop = (name: string, p: PeppolParticipant) => `<eb:Property name="${name}" type="${a(p.scheme)}">${t(p.value)}</eb:Property>`;
+  const content =
     `<eb:UserMessage>` +
-    `<eb:MessageInfo><eb:Timestamp>${esc(h.timestamp)}</eb:Timestamp><eb:MessageId>${esc(h.messageId)}</eb:MessageId></eb:MessageInfo>` +
+    `<eb:MessageInfo><eb:Timestamp>${t(h.timestamp)}</eb:Timestamp><eb:MessageId>${t(h.messageId)}</eb:MessageId></eb:MessageInfo>` +
     `<eb:PartyInfo>` +
-    `<eb:From><eb:PartyId type="${PEPPOL_PARTY_TYPE}">${esc(h.fromParty)}</eb:PartyId><eb:Role>${ROLE_INITIATOR}</eb:Role></eb:From>` +
-    `<eb:To><eb:PartyId type="${PEPPOL_PARTY_TYPE}">${esc(h.toParty)}</eb:PartyId><eb:Role>${ROLE_RESPONDER}</eb:Role></eb:To>` +
+    `<eb:From><eb:PartyId type="${PEPPOL_PARTY_TYPE}">${t(h.fromParty)}</eb:PartyId><eb:Role>${ROLE_INITIATOR}</eb:Role></eb:From>` +
+    `<eb:To><eb:PartyId type="${PEPPOL_PARTY_TYPE}">${t(h.toParty)}</eb:PartyId><eb:Role>${ROLE_RESPONDER}</eb:Role></eb:To>` +
     `</eb:PartyInfo>` +
     `<eb:CollaborationInfo>` +
     `<eb:AgreementRef>${PEPPOL_AGREEMENT}</eb:AgreementRef>` +
-    `<eb:Service type="${PROCESS_SCHEME}">${esc(h.processId)}</eb:Service>` +
-    `<eb:Action>${esc(`${DOCUMENT_TYPE_SCHEME}::${h.documentTypeId}`)}</eb:Action>` +
-    `<eb:ConversationId>${esc(h.conversationId)}</eb:ConversationId>` +
+    `<eb:Service type="${PROCESS_SCHEME}">${t(h.processId)}</eb:Service>` +
+    `<eb:Action>${t(`${DOCUMENT_TYPE_SCHEME}::${h.documentTypeId}`)}</eb:Action>` +
+    `<eb:ConversationId>${t(h.conversationId)}</eb:ConversationId>` +
     `</eb:CollaborationInfo>` +
     `<eb:MessageProperties>${prop('originalSender', h.originalSender)}${prop('finalRecipient', h.finalRecipient)}</eb:MessageProperties>` +
-    `<eb:PayloadInfo><eb:PartInfo href="cid:${esc(h.payloadContentId)}"><eb:PartProperties>` +
+    `<eb:PayloadInfo><eb:PartInfo href="cid:${a(h.payloadContentId)}"><eb:PartProperties>` +
     `<eb:Property name="MimeType">application/xml</eb:Property><eb:Property name="CompressionType">application/gzip</eb:Property>` +
     `</eb:PartProperties></eb:PartInfo></eb:PayloadInfo>` +
     `</eb:UserMessage>` +
-    `</eb:Messaging>`
-  );
+    `</eb:Messaging>`;
+  const id = a(wsuId);
+  return {
+    xml: `<eb:Messaging xmlns:eb="${NS.eb}" xmlns:S12="${NS.soap}" xmlns:wsu="${NS.wsu}" S12:mustUnderstand="true" wsu:Id="${id}">` + content,
+    // Exclusive C14N: namespace declarations by prefix (code point order), then attributes by namespace URI.
+    canonical: `<eb:Messaging xmlns:S12="${NS.soap}" xmlns:eb="${NS.eb}" xmlns:wsu="${NS.wsu}" wsu:Id="${id}" S12:mustUnderstand="true">` + content,
+  };
 }
+
+/** The eb:Messaging header of a Peppol user message as sent. */
+export const userMessageXml = (h: UserMessageHeader, wsuId: string): string => userMessage(h, wsuId).xml;
 
 /** A ds:Reference of a signature, as the receipt's non-repudiation information repeats it. */
 export interface SignedReference {

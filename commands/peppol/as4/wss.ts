@@ -4,14 +4,16 @@
  * MIME attachments (the SwA Attachment-Content-Signature-Transform: the attachment's octets);
  * attachment encryption AES-128-GCM (12-byte IV, 16-byte tag, as xmlenc 1.1 says) with the key
  * transported by RSA-OAEP (xmlenc 1.1, SHA-256 digest, MGF1 with SHA-256) to the receiver's
- * certificate. Canonicalization is xml-crypto's; the primitives are node:crypto's.
+ * certificate. Canonicalization is xml-crypto's; the parts the sending side writes itself (its
+ * eb:Messaging, the empty Body, the SignedInfo) are written in their canonical form and digested
+ * or signed as they stand (test/peppol/as4-canonical.test.ts proves the forms identical to
+ * xml-crypto's). The primitives are node:crypto's.
  */
-import type { Document, Element } from '@xmldom/xmldom';
+import type { Document, Element, Node } from '@xmldom/xmldom';
 import { createCipheriv, createDecipheriv, createHash, createPrivateKey, createSign, createVerify, privateDecrypt, publicEncrypt, randomBytes, constants, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { ExclusiveCanonicalization } from 'xml-crypto';
-import { NS } from '../../../domain/peppol/ebms.js';
-import { parseXml } from '../../../domain/peppol/identifiers.js';
+import { c14nAttr, NS } from '../../../domain/peppol/ebms.js';
 import { certificateOf } from '../../../platform/peppol-pki.js';
 
 export const ALG = {
@@ -99,13 +101,41 @@ export const pemOfBase64Der = (b64: string) => `-----BEGIN CERTIFICATE-----\n${(
 /** The id an element is referenced by (wsu:Id, else Id). */
 export const idOf = (el: Element): string | null => el.getAttributeNS(NS.wsu, 'Id') || el.getAttribute('Id') || null;
 
-export function elementById(doc: Document, id: string): Element | null {
-  const all = doc.getElementsByTagName('*');
-  for (let i = 0; i < all.length; i++) {
-    const e = all.item(i)!;
-    if (idOf(e) === id) return e;
+/** Walks the document's elements in document order (a plain tree walk: no live node list to build) until `visit` returns true. */
+function walkElements(doc: Document, visit: (el: Element) => boolean | void): void {
+  const root = doc.documentElement;
+  let n: Node | null = root;
+  while (n) {
+    if (n.nodeType === 1 && visit(n as Element)) return;
+    if (n.firstChild) {
+      n = n.firstChild;
+      continue;
+    }
+    while (n && n !== root && !n.nextSibling) n = n.parentNode;
+    n = n && n !== root ? n.nextSibling : null;
   }
-  return null;
+}
+
+/** The first element in document order with that id. */
+export function elementById(doc: Document, id: string): Element | null {
+  let found: Element | null = null;
+  walkElements(doc, (el) => {
+    if (idOf(el) === id) found = el;
+    return found !== null;
+  });
+  return found;
+}
+
+/** Every id of the document with its first element in document order (one walk for several look-ups). */
+function elementsById(doc: Document): Map<string, Element> {
+  const out = new Map<string, Element>();
+  walkElements(doc, (el) => {
+    // Only elements with attributes can carry an id (most in a SOAP header have none).
+    if (el.attributes.length === 0) return;
+    const id = idOf(el);
+    if (id !== null && !out.has(id)) out.set(id, el);
+  });
+  return out;
 }
 
 // ---- signing ------------------------------------------------------------------------------
@@ -113,42 +143,71 @@ export function elementById(doc: Document, id: string): Element | null {
 export interface ReferenceToSign {
   /** `#<wsu:Id>` of an element, or `cid:<Content-ID>` of an attachment. */
   uri: string;
-  /** The element (canonicalized), or the attachment's octets. */
-  target: Element | Uint8Array;
+  /**
+   * The element (canonicalized), the canonical form of an element this code wrote itself in that
+   * form (`{ canonical }`, digested as it stands), or the attachment's octets.
+   */
+  target: Element | { canonical: string } | Uint8Array;
 }
 
-export function referenceXml(uri: string, digest: string, attachment: boolean): string {
-  const transform = attachment ? `<ds:Transform Algorithm="${ALG.attachmentContentSignature}"/>` : `<ds:Transform Algorithm="${ALG.excC14n}"/>`;
-  return `<ds:Reference URI="${uri}"><ds:Transforms>${transform}</ds:Transforms><ds:DigestMethod Algorithm="${ALG.sha256}"/><ds:DigestValue>${digest}</ds:DigestValue></ds:Reference>`;
+/** An empty element as sent (`<x/>`) or as exclusive C14N writes it (`<x></x>`). */
+const empty = (name: string, attrs: string, canonical: boolean) => (canonical ? `<${name}${attrs}></${name}>` : `<${name}${attrs}/>`);
+
+export function referenceXml(uri: string, digest: string, attachment: boolean, canonical = false): string {
+  const transform = empty('ds:Transform', ` Algorithm="${attachment ? ALG.attachmentContentSignature : ALG.excC14n}"`, canonical);
+  return (
+    `<ds:Reference URI="${c14nAttr(uri)}"><ds:Transforms>${transform}</ds:Transforms>${empty('ds:DigestMethod', ` Algorithm="${ALG.sha256}"`, canonical)}` +
+    `<ds:DigestValue>${digest}</ds:DigestValue></ds:Reference>`
+  );
 }
 
 /**
- * A ds:Signature over the references, signed with the private key; its KeyInfo points at the
- * BinarySecurityToken `bstId` holding the signer's certificate. Returns the signature's XML and
- * its references as they are written (the receiver's receipt repeats them).
+ * The ds:SignedInfo over the references: as sent inside ds:Signature (`ds` declared there), or
+ * standalone in exclusive C14N form (what is signed; written directly, never parsed back:
+ * test/peppol/as4-canonical.test.ts proves it byte-identical to xml-crypto's exclusive C14N of
+ * the sent form).
  */
-export function signReferences(refs: readonly ReferenceToSign[], privateKeyPem: string, bstId: string, sigId: string): { xml: string; references: { uri: string; digest: string; xml: string }[] } {
-  const references = refs.map((r) => {
-    const attachment = !(typeof (r.target as Element).nodeType === 'number');
-    const digest = attachment ? sha256b64(r.target as Uint8Array) : sha256b64(excC14n(r.target as Element));
-    return { uri: r.uri, digest, xml: referenceXml(r.uri, digest, attachment) };
-  });
-  const signedInfo =
-    `<ds:SignedInfo xmlns:ds="${NS.ds}">` +
-    `<ds:CanonicalizationMethod Algorithm="${ALG.excC14n}"/>` +
-    `<ds:SignatureMethod Algorithm="${ALG.rsaSha256}"/>` +
-    references.map((r) => r.xml).join('') +
-    `</ds:SignedInfo>`;
-  const canonical = excC14n(parseXml(signedInfo).documentElement!);
+function signedInfoXml(references: readonly { uri: string; digest: string; attachment: boolean }[], canonical: boolean): string {
+  return (
+    (canonical ? `<ds:SignedInfo xmlns:ds="${NS.ds}">` : `<ds:SignedInfo>`) +
+    empty('ds:CanonicalizationMethod', ` Algorithm="${ALG.excC14n}"`, canonical) +
+    empty('ds:SignatureMethod', ` Algorithm="${ALG.rsaSha256}"`, canonical) +
+    references.map((r) => referenceXml(r.uri, r.digest, r.attachment, canonical)).join('') +
+    `</ds:SignedInfo>`
+  );
+}
+
+const isElement = (t: ReferenceToSign['target']): t is Element => typeof (t as Element).nodeType === 'number';
+const digestOf = (t: ReferenceToSign['target']): string =>
+  t instanceof Uint8Array ? sha256b64(t) : isElement(t) ? sha256b64(excC14n(t)) : sha256b64(t.canonical);
+
+/**
+ * A ds:Signature over the references, signed with the private key; its KeyInfo points at the
+ * BinarySecurityToken `bstId` holding the signer's certificate. Returns the signature's XML, the
+ * canonical SignedInfo that was signed, and the references as they are written (the receiver's
+ * receipt repeats them).
+ */
+export function signReferences(
+  refs: readonly ReferenceToSign[],
+  privateKeyPem: string,
+  bstId: string,
+  sigId: string,
+): { xml: string; signedInfoCanonical: string; references: { uri: string; digest: string; xml: string }[] } {
+  const references = refs.map((r) => ({ uri: r.uri, digest: digestOf(r.target), attachment: r.target instanceof Uint8Array }));
+  const canonical = signedInfoXml(references, true);
   const value = createSign('RSA-SHA256').update(canonical).sign(privateKeyOf(privateKeyPem), 'base64');
   const xml =
     `<ds:Signature xmlns:ds="${NS.ds}" Id="${sigId}">` +
-    signedInfo.replace(` xmlns:ds="${NS.ds}"`, '') +
+    signedInfoXml(references, false) +
     `<ds:SignatureValue>${value}</ds:SignatureValue>` +
     `<ds:KeyInfo><wsse:SecurityTokenReference><wsse:Reference URI="#${bstId}" ValueType="${ALG.x509v3}"/></wsse:SecurityTokenReference></ds:KeyInfo>` +
     `</ds:Signature>`;
   // The references as the receiver sees them inside the envelope (ds declared on each).
-  return { xml, references: references.map((r) => ({ uri: r.uri, digest: r.digest, xml: r.xml.replace('<ds:Reference ', `<ds:Reference xmlns:ds="${NS.ds}" `) })) };
+  return {
+    xml,
+    signedInfoCanonical: canonical,
+    references: references.map((r) => ({ uri: r.uri, digest: r.digest, xml: referenceXml(r.uri, r.digest, r.attachment).replace('<ds:Reference ', `<ds:Reference xmlns:ds="${NS.ds}" `) })),
+  };
 }
 
 export const bstXml = (id: string, certificatePem: string) =>
@@ -189,6 +248,7 @@ export function verifySignature(doc: Document, signature: Element, attachment: (
   if (sigMethod !== ALG.rsaSha256) throw new WssError('POLICY_NONCOMPLIANCE', `signature method ${sigMethod ?? '(none)'} is not RSA-SHA256`);
   const references: VerifiedSignature['references'] = [];
   const signedIds = new Set<string>();
+  const byId = elementsById(doc);
   for (const ref of dsKids(signedInfo, 'Reference')) {
     const uri = ref.getAttribute('URI') ?? '';
     const digestMethod = dsKids(ref, 'DigestMethod')[0]?.getAttribute('Algorithm');
@@ -204,7 +264,7 @@ export function verifySignature(doc: Document, signature: Element, attachment: (
       if (!bytes) throw new WssError('FAILED_AUTHENTICATION', `the signed attachment ${uri} is not in the message`);
       actual = sha256b64(bytes);
     } else if (uri.startsWith('#')) {
-      const target = elementById(doc, uri.slice(1));
+      const target = byId.get(uri.slice(1)) ?? null;
       if (!target) throw new WssError('FAILED_AUTHENTICATION', `the signed element ${uri} is not in the message`);
       if (transforms.length !== 1 || transforms[0]!.getAttribute('Algorithm') !== ALG.excC14n) throw new WssError('POLICY_NONCOMPLIANCE', `the reference ${uri} is not transformed by exclusive C14N alone`);
       actual = sha256b64(excC14n(target, prefixListOf(transforms[0]!)));
@@ -213,11 +273,19 @@ export function verifySignature(doc: Document, signature: Element, attachment: (
       throw new WssError('POLICY_NONCOMPLIANCE', `unsupported reference URI ${uri || '(empty)'}`);
     }
     if (actual !== expected) throw new WssError('FAILED_AUTHENTICATION', `the digest of ${uri} does not match: the message was changed after signing`);
-    references.push({ uri, digest: expected, xml: excC14n(ref) });
+    // The canonical reference only when asked (the receiving side copies it into its receipt).
+    let xml: string | undefined;
+    references.push({
+      uri,
+      digest: expected,
+      get xml() {
+        return (xml ??= excC14n(ref));
+      },
+    });
   }
   // The signer's certificate: the BinarySecurityToken named by the KeyInfo.
   const tokenRef = signature.getElementsByTagNameNS(NS.wsse, 'Reference').item(0)?.getAttribute('URI');
-  const bst = tokenRef?.startsWith('#') ? elementById(doc, tokenRef.slice(1)) : null;
+  const bst = tokenRef?.startsWith('#') ? (byId.get(tokenRef.slice(1)) ?? null) : null;
   if (!bst || bst.localName !== 'BinarySecurityToken') throw new WssError('FAILED_AUTHENTICATION', 'the signature does not name a BinarySecurityToken with the signing certificate');
   const certificatePem = pemOfBase64Der(bst.textContent ?? '');
   let publicKey: KeyObject;
