@@ -10,7 +10,6 @@ import type { Document, Element } from '@xmldom/xmldom';
 import { request } from 'undici';
 import { isDuplicateRefusal, isTransientEbmsError, isTransientHttpStatus, NS, readSignal, type EbmsError, type UserMessageHeader } from '../../../domain/peppol/ebms.js';
 import { buildUserMessage, header, PackagingError, readHttpMessage } from './message.js';
-import { parseXmlDom } from '../../../domain/peppol/xml-dom.js';
 import { certificateOf } from '../../../platform/peppol-pki.js';
 import type { AccessPointIdentity, PeppolTrust } from './types.js';
 import { pemBody, verifySignature, WssError } from './wss.js';
@@ -104,7 +103,7 @@ export async function sendAs4(deps: SendDeps, m: OutboundMessage): Promise<SendO
   let doc: Document;
   try {
     // The answer's DOM built from saxes' events (the same tree as DOMParser's, at half its CPU).
-    doc = readHttpMessage(responseType, bytes, { maxPartBytes: deps.maxResponseBytes ?? 10 * 1024 * 1024 }, parseXmlDom).doc;
+    doc = readHttpMessage(responseType, bytes, { maxPartBytes: deps.maxResponseBytes ?? 10 * 1024 * 1024 }).doc;
   } catch (err) {
     if (!(err instanceof PackagingError)) throw err;
     const message = `HTTP ${status} without an AS4 signal: ${err.message}`;
