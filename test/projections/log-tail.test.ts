@@ -94,4 +94,52 @@ describe('the shared tail of the log', function () {
     );
     for (const seen of readers) expect(seen).to.deep.equal(Array.from({ length: 40 }, (_, i) => i));
   });
+
+  /** Appends `count` events of `size` bytes one at a time, a reader at the end reading each (a read of the store each). */
+  async function appendedOneByOne(tail: LogTail, from: Position, count: number, size: number, maxBytes: number) {
+    const stream = `tail-${randomUUID()}`;
+    let at = from;
+    for (let i = 0; i < count; i++) {
+      await store.append(stream, [newEvent('T', { i, blob: 'z'.repeat(size) })], i === 0 ? 'no_stream' : BigInt(i - 1));
+      const got = await tail.readAll(at, 500, { maxBytes });
+      expect(got.map((e) => (e.data as { i: number }).i)).to.deep.equal([i]);
+      at = got.at(-1)!.position;
+    }
+    return stream;
+  }
+
+  it('merges the short reads at the log\'s end, so a reader many reads behind is served from memory', async () => {
+    let storeReads = 0;
+    const tail = new LogTail({ readAll: (a, l, o) => (storeReads++, store.readAll(a, l, o)) }, 1000, 2000, 100_000, 2);
+    const head = await store.headPosition();
+    expect(await tail.readAll(head, 500, { maxBytes: 100_000 })).to.deep.equal([]);
+    const stream = await appendedOneByOne(tail, head, 20, 100, 100_000);
+    // Twenty reads of the store, merged into one page: a reader at the start still finds them all in
+    // memory (with a limit it does not reach the run's end with, so it has no reason to read on).
+    storeReads = 0;
+    const slow = await tail.readAll(head, 20, { maxBytes: 100_000 });
+    expect(storeReads).to.equal(0);
+    expect(slow.filter((e) => e.streamId === stream).map((e) => (e.data as { i: number }).i)).to.deep.equal(Array.from({ length: 20 }, (_, i) => i));
+  });
+
+  it('merges short reads only within one read\'s bytes: batches and memory stay bounded', async () => {
+    const tail = new LogTail(store, 1000, 2000, 100_000, 2);
+    const head = await store.headPosition();
+    expect(await tail.readAll(head, 500, { maxBytes: 100_000 })).to.deep.equal([]);
+    // 12 events of about 30 KB read one by one: at most three to a page, two pages kept.
+    const stream = await appendedOneByOne(tail, head, 12, 30_000, 100_000);
+    expect((tail as unknown as { events: unknown[] }).events.length).to.be.at.most(6);
+    let position = head;
+    const seen: number[] = [];
+    for (;;) {
+      const batch = await tail.readAll(position, 500, { maxBytes: 100_000 });
+      if (batch.length === 0) break;
+      const bytes = batch.reduce((n, e) => n + Buffer.byteLength(JSON.stringify(e.data)) + Buffer.byteLength(JSON.stringify(e.metadata)), 0);
+      if (batch.length > 1) expect(bytes).to.be.at.most(100_000);
+      seen.push(...batch.filter((e) => e.streamId === stream).map((e) => (e.data as { i: number }).i));
+      position = batch.at(-1)!.position;
+      if (!pageMayContinue(batch, 500)) break;
+    }
+    expect(seen).to.deep.equal(Array.from({ length: 12 }, (_, i) => i));
+  });
 });
