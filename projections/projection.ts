@@ -32,13 +32,6 @@ export interface Projection {
    */
   readonly batch?: BatchLimits;
   /**
-   * Most events a batch applies (all it reads when absent): a reactor whose batch waits for all
-   * its reactions, of which it runs `concurrency` at once, gains nothing from a larger batch but
-   * the wait of its first reactions for its last ones. The runner ends such a batch after that
-   * many events it applies; the rest come with the next batch.
-   */
-  readonly appliesAtMost?: number;
-  /**
    * Of the events of `eventTypes`, those the projection applies (all when absent): a projection
    * that needs only a few events of a frequent type skips the others like events of other types,
    * so they neither open a transaction nor count toward its batch.

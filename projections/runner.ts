@@ -113,21 +113,12 @@ export async function applyBatch(
   let more = pageMayContinue(page, limits.size);
   let applicable = page.filter((e) => readsEvent(projection, e)).length;
   const events = [...page];
-  const at = projection.appliesAtMost;
   // Further pages only while they were cut by count (a page cut by bytes has used the batch's byte budget).
-  for (let pages = 1; more && !endedByBytes(page) && applicable < Math.min(limits.size, at ?? Infinity) && pages < MAX_PAGES_PER_BATCH; pages++) {
+  for (let pages = 1; more && !endedByBytes(page) && applicable < limits.size && pages < MAX_PAGES_PER_BATCH; pages++) {
     page = await log.readAll(events[events.length - 1]!.position, limits.size, { maxBytes: limits.bytes });
     more = pageMayContinue(page, limits.size);
     applicable += page.filter((e) => readsEvent(projection, e)).length;
     events.push(...page);
-  }
-  if (at !== undefined && applicable > at) {
-    // The batch ends after its at-most-th event to apply; the rest is read again (from the tail) next.
-    let seen = 0;
-    const cut = events.findIndex((e) => readsEvent(projection, e) && ++seen === at);
-    events.length = cut + 1;
-    applicable = at;
-    more = true;
   }
   const last = events.length > 0 ? events[events.length - 1]!.position : from;
   const relevant = applicable > 0;

@@ -35,7 +35,6 @@ export function reactorProjection(reactor: Reactor): Projection {
     tables: [],
     eventTypes: reactor.eventTypes,
     actsOutside: true,
-    appliesAtMost: concurrency,
     apply: (_trx, event) => reactor.react(event, { replaying: true }),
     async applyMany(_trx, events, context) {
       const replaying = context?.replaying ?? true;
