@@ -8,17 +8,12 @@
  * inside the run is served from memory; near its end one read (shared by all who arrive
  * meanwhile) extends it first; a reader before the run (a projection catching up) reads the store.
  */
-import { comparePositions, endedByBytes, markEndedByBytes, pageBytes, type EventStore, type Position, type ReadAllOptions, type RecordedEvent } from '../platform/eventstore/port.js';
+import { comparePositions, endedByBytes, markEndedByBytes, type EventStore, type Position, type ReadAllOptions, type RecordedEvent } from '../platform/eventstore/port.js';
 
-/**
- * A store read held in the run, or several short ones merged: where it ends (index after its last
- * event), whether more followed it at once, and its events' size as the store measured it
- * (undefined: not measured).
- */
+/** A store read held in the run: where it ends (index after its last event), and whether more followed it at once. */
 interface Page {
   end: number;
   cut: boolean;
-  bytes?: number;
 }
 
 export class LogTail {
@@ -70,18 +65,12 @@ export class LogTail {
     return this.start !== null && comparePositions(after, this.start) >= 0 && comparePositions(after, this.end!) <= 0;
   }
 
-  /** Whether two reads measured by the store fit in one read's bytes together. */
-  private fits(a: number | undefined, b: number | undefined): boolean {
-    return this.maxBytes !== undefined && a !== undefined && b !== undefined && a + b <= this.maxBytes;
-  }
-
   /** Forgets the first `n` events of the run. */
   private dropFront(n: number): void {
     if (n <= 0) return;
     this.start = this.events[n - 1]!.position;
     this.events = this.events.slice(n);
-    // A page cut at its front keeps its whole size: an upper bound of what it now holds.
-    this.pages = this.pages.map((p) => ({ end: p.end - n, cut: p.cut, bytes: p.bytes })).filter((p) => p.end > 0);
+    this.pages = this.pages.map((p) => ({ end: p.end - n, cut: p.cut })).filter((p) => p.end > 0);
   }
 
   private extend(): Promise<void> {
@@ -91,22 +80,8 @@ export class LogTail {
         const more = await this.store.readAll(from, this.readSize, this.storeOptions);
         // The run may have been re-anchored meanwhile; append only if it still ends at `from`.
         if (more.length > 0 && this.end && comparePositions(this.end, from) === 0) {
-          const cut = endedByBytes(more) || more.length >= this.readSize;
-          const bytes = pageBytes(more);
-          const last = this.pages[this.pages.length - 1];
           this.events.push(...more);
-          // Reads at the log's end return a few events each. Counted as a read each, the run would
-          // keep only the last `maxReads` of them (a few dozen events), and a runner a few batches
-          // behind (a reactor whose batch waits for its destinations) would read the store again.
-          // Such reads are merged into the page before them while together they stay within one
-          // read's bytes, so the run holds `maxReads` reads' worth of bytes, as it should.
-          if (last && !last.cut && last.end === this.events.length - more.length && this.fits(last.bytes, bytes)) {
-            last.end = this.events.length;
-            last.cut = cut;
-            last.bytes = last.bytes! + bytes!;
-          } else {
-            this.pages.push({ end: this.events.length, cut, bytes });
-          }
+          this.pages.push({ end: this.events.length, cut: endedByBytes(more) || more.length >= this.readSize });
           let drop = this.events.length - this.maxEvents;
           if (this.maxBytes !== undefined && this.pages.length > this.maxReads) drop = Math.max(drop, this.pages[this.pages.length - this.maxReads - 1]!.end);
           this.dropFront(drop);
@@ -141,8 +116,7 @@ export class LogTail {
     if (this.start === null || comparePositions(after, this.end!) > 0) {
       this.start = after;
       this.events = events.slice(0, this.maxEvents);
-      const cut = endedByBytes(events) || events.length >= limit || events.length > this.events.length;
-      this.pages = this.events.length === 0 ? [] : [{ end: this.events.length, cut, bytes: this.events.length === events.length ? pageBytes(events) : undefined }];
+      this.pages = this.events.length === 0 ? [] : [{ end: this.events.length, cut: endedByBytes(events) || events.length >= limit || events.length > this.events.length }];
     }
     return events;
   }
