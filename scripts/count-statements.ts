@@ -5,7 +5,9 @@
  * final. The service runs in this process on its own embedded PostgreSQL (var/pg-statements,
  * --pg-port), so every statement its pools send can be counted at the driver: a transaction is an
  * explicit BEGIN … COMMIT or a statement sent outside one. PostgreSQL's own count of committed
- * transactions (pg_stat_database.xact_commit, flushed with a delay) is printed beside it.
+ * transactions (pg_stat_database.xact_commit, flushed with a delay) is printed beside it, and
+ * how many events the service read from the log's store against how many were appended (a runner
+ * that falls behind the shared tail of the log reads them again).
  * Prints figures; asserts nothing about them.
  *
  *   node --import tsx scripts/count-statements.ts [--documents 200] [--clients 16] [--pg-port 54397]
@@ -96,6 +98,17 @@ const { sampleDocument } = await import('../domain/validation/index.js');
 const { TERMINAL_STATES } = await import('../domain/document/document.js');
 const { ProjectionRunner } = await import('../projections/runner.js');
 
+// Every event the service reads from the log's store (the shared tail's reads and any reader that
+// fell behind it): each event read once is as many as were appended.
+const { PostgresEventStore } = await import('../platform/eventstore/postgres.js');
+let logEventsRead = 0;
+const storeReadAll = PostgresEventStore.prototype.readAll;
+PostgresEventStore.prototype.readAll = async function (this: typeof PostgresEventStore.prototype, ...args: Parameters<typeof storeReadAll>) {
+  const page = await storeReadAll.apply(this, args);
+  if (counting) logEventsRead += page.length;
+  return page;
+};
+
 // Each projection's and reactor's loop runs under its name, so its statements are counted as its own.
 const runnerLoop = (ProjectionRunner.prototype as unknown as { loop: (p: { name: string }) => Promise<void> }).loop;
 (ProjectionRunner.prototype as unknown as { loop: (p: { name: string }) => Promise<void> }).loop = function (this: unknown, p: { name: string }) {
@@ -169,10 +182,12 @@ try {
     }
   };
   const xactCommit = async () => Number((await poll.query('select xact_commit from pg_stat_database where datname = current_database()')).rows[0].xact_commit);
+  const logEvents = async () => Number((await poll.query('select count(*)::int as n from es_events')).rows[0].n);
 
   await run(Math.min(20, opts.documents)); // warm-up: prepared statements, caches
   await sleep(1500);
   const pgBefore = await xactCommit();
+  const eventsBefore = await logEvents();
   counting = true;
   const started = performance.now();
   await run(opts.documents);
@@ -180,6 +195,7 @@ try {
   counting = false;
   await sleep(1500); // PostgreSQL flushes its statistics with a delay
   const pgCommits = (await xactCommit()) - pgBefore;
+  const eventsAppended = (await logEvents()) - eventsBefore;
 
   const n = opts.documents;
   const per = (x: number) => (x / n).toFixed(1);
@@ -188,6 +204,8 @@ try {
   summary.push(['statements (driver)', counted.statements, per(counted.statements)]);
   summary.push(['transactions (driver: BEGIN…COMMIT or a lone statement)', counted.transactions, per(counted.transactions)]);
   summary.push(['committed transactions (pg_stat_database, incl. idle polls)', pgCommits, per(pgCommits)]);
+  summary.push(['events appended to the log', eventsAppended, per(eventsAppended)]);
+  summary.push(['events read from the log\'s store (each once: as many as appended)', logEventsRead, per(logEventsRead)]);
   console.log(summary.toString());
   const sources = new Table({ head: ['sent by (a shared log read counts for whoever asked first)', 'statements / document', 'transactions / document'], style: { head: [], border: [] } });
   for (const [from, c] of [...counted.bySource].sort((a, b) => b[1].statements - a[1].statements)) sources.push([from, per(c.statements), per(c.transactions)]);
