@@ -78,6 +78,14 @@ for (const threads of [0, 2]) describe(`AS4 exchange (own sender and receiver ov
       ...overrides,
     };
   };
+  /** The HTTP message the service's sending side would post for `m` (built, not sent). */
+  const builtFromService = (m: OutboundMessage) =>
+    buildUserMessage(
+      { ...m.header, messageId: m.messageId, conversationId: m.conversationId, timestamp: new Date().toISOString(), fromParty: pki.service.commonName, toParty: pki.service2.commonName },
+      m.payload,
+      identityOf(pki.service),
+      pki.service2.certPem,
+    );
   const sender = (p: TestParty = pki.service) => ({ identity: identityOf(p), trust: createPeppolTrust([pki.caCertPem]), now: () => new Date(), timeoutMs: 10_000 });
 
   it('delivers: the receiver takes out the exact SBDH and payload, the sender verifies the signed receipt', async () => {
@@ -145,12 +153,7 @@ for (const threads of [0, 2]) describe(`AS4 exchange (own sender and receiver ov
 
   it('refuses a message changed after signing (EBMS:0102), with HTTP 200', async () => {
     const m = message('X-5');
-    const built = buildUserMessage(
-      { ...m.header, messageId: m.messageId, conversationId: m.conversationId, timestamp: new Date().toISOString(), fromParty: pki.service.commonName, toParty: pki.service2.commonName },
-      m.payload,
-      identityOf(pki.service),
-      pki.service2.certPem,
-    );
+    const built = builtFromService(m);
     const tampered = Buffer.from(built.body.toString('latin1').replace('<eb:ConversationId>conv-X-5</eb:ConversationId>', '<eb:ConversationId>conv-X-6</eb:ConversationId>'), 'latin1');
     expect(tampered.equals(built.body)).to.equal(false);
     const res = await fetch(url, { method: 'POST', headers: { 'content-type': built.contentType }, body: new Uint8Array(tampered) });
@@ -272,12 +275,7 @@ for (const threads of [0, 2]) describe(`AS4 exchange (own sender and receiver ov
       let handedOn = 0;
       try {
         const m = message('X-busy');
-        const built = buildUserMessage(
-          { ...m.header, messageId: m.messageId, conversationId: m.conversationId, timestamp: new Date().toISOString(), fromParty: pki.service.commonName, toParty: pki.service2.commonName },
-          m.payload,
-          identityOf(pki.service),
-          pki.service2.certPem,
-        );
+        const built = builtFromService(m);
         const deps = { identity: identityOf(pki.service2), trust: createPeppolTrust([pki.caCertPem]), now: () => new Date(), maxPayloadBytes: 1024 * 1024, offload: busy, accept: async () => (handedOn++, { kind: 'stored' as const, documentIds: [] }) };
         const answer = await receiveAs4(deps, built.contentType, built.body);
         expect(answer).to.deep.include({ status: 503, outcome: 'busy', messageId: null });
