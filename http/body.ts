@@ -137,7 +137,8 @@ export function jsonBody(limitBytes: number, maxDepth = MAX_JSON_DEPTH) {
       let body: unknown;
       let raw: string;
       try {
-        ({ parsed: body, raw } = (await coBody.json(ctx, { limit: limitBytes, strict: true, returnRawBody: true })) as { parsed: unknown; raw: string });
+        // A `__proto__` member is valid JSON: it is dropped at parse (never set on the object's prototype), not refused as invalid.
+        ({ parsed: body, raw } = (await coBody.json(ctx, { limit: limitBytes, strict: true, returnRawBody: true, onProtoPoisoning: 'remove' } as coBody.Options)) as { parsed: unknown; raw: string });
       } catch (err) {
         const e = err as { status?: number; type?: string; message?: string };
         if (e.status === 413 || e.type === 'entity.too.large') {

@@ -106,6 +106,21 @@ describe('HTTP hardening (issue 12)', function () {
     });
   });
 
+  describe('a __proto__ member: valid JSON, dropped at parse, never on a prototype', () => {
+    it('Unify: the submission goes through without it; a value left empty by it is a 422 naming it', async () => {
+      const text = JSON.stringify(u.request(uaeInvoice())).replace('"payload":{', '"payload":{"__proto__":{"polluted":true},');
+      expect(text).to.contain('"__proto__"');
+      const r = await call(`${t.url}/api/v3/unify`, { method: 'POST', headers: jsonHeaders({ authorization: `Bearer ${u.apiKey}`, 'new-api': 'true' }), rawBody: text });
+      expect(r.status, r.text.slice(0, 300)).to.equal(200);
+      expect(({} as Record<string, unknown>).polluted).to.equal(undefined);
+      const emptied = JSON.stringify(u.request(uaeInvoice())).replace(/"issueDate":"[^"]*"/, '"issueDate":{"__proto__":null}');
+      expect(emptied).to.contain('"issueDate":{"__proto__":null}');
+      const bad = await call(`${t.url}/api/v3/unify`, { method: 'POST', headers: jsonHeaders({ authorization: `Bearer ${u.apiKey}`, 'new-api': 'true' }), rawBody: emptied });
+      expect(bad.status, bad.text.slice(0, 300)).to.equal(422);
+      expect(JSON.stringify(bad.json)).to.contain('issueDate');
+    });
+  });
+
   describe('deep nesting: bounded at parse time, the family 400', () => {
     it('Connect and credit writes with an Idempotency-Key (the key hash never sees the deep body)', async () => {
       const connect = await call(`${t.url}/v3/connect/companies`, {
