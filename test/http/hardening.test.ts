@@ -117,7 +117,8 @@ describe('HTTP hardening (issue 12)', function () {
       expect(emptied).to.contain('"issueDate":{"__proto__":null}');
       const bad = await call(`${t.url}/api/v3/unify`, { method: 'POST', headers: jsonHeaders({ authorization: `Bearer ${u.apiKey}`, 'new-api': 'true' }), rawBody: emptied });
       expect(bad.status, bad.text.slice(0, 300)).to.equal(422);
-      expect(JSON.stringify(bad.json)).to.contain('issueDate');
+      expect(bad.json.errors[0]).to.include({ code: 'CORE-PRE-002' });
+      expect(bad.json.errors[0].path).to.deep.equal(['header', 'issueDate']);
     });
   });
 
