@@ -9,25 +9,16 @@
 import { expect } from 'chai';
 import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
 import type { Element } from '@xmldom/xmldom';
-import { NS, userMessage, type UserMessageHeader } from '../../domain/peppol/ebms.js';
-import { parseXml, PARTICIPANT_SCHEME } from '../../domain/peppol/identifiers.js';
+import { NS, userMessage } from '../../domain/peppol/ebms.js';
+import { parseXml } from '../../domain/peppol/identifiers.js';
 import { bodyCanonical, buildUserMessage, readHttpMessage } from '../../commands/peppol/as4/message.js';
 import { decryptAttachments, excC14n, signReferences, verifySignature } from '../../commands/peppol/as4/wss.js';
+import { userMessageHeader, type TestHeader } from './support/headers.js';
 import { createTestPki, type TestPki } from './support/pki.js';
 
-const ordinary: Omit<UserMessageHeader, 'payloadContentId'> = {
-  messageId: `${randomUUID()}@ledger`,
-  timestamp: '2026-12-07T13:14:15.123Z',
-  conversationId: 'INV-2026-0001',
-  fromParty: 'POP000001',
-  toParty: 'POP000002',
-  processId: 'urn:peppol:bis:billing',
-  documentTypeId: 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:peppol:pint:billing-1@ae-1::2.1',
-  originalSender: { scheme: PARTICIPANT_SCHEME, value: '0235:1000000002' },
-  finalRecipient: { scheme: PARTICIPANT_SCHEME, value: '0235:1000000001' },
-};
+const ordinary = userMessageHeader({ messageId: `${randomUUID()}@ledger` });
 const awkward = 'a&b<c>d"e\'f\tg\nh\ri\r\nj é€𝄞 ]]> &amp;';
-const cases: [string, Omit<UserMessageHeader, 'payloadContentId'>][] = [
+const cases: [string, TestHeader][] = [
   ['ordinary identifiers', ordinary],
   [
     'values with every character C14N escapes or a parser normalises',

@@ -11,11 +11,12 @@ import { expect } from 'chai';
 import { readFileSync, readdirSync } from 'node:fs';
 import type { Element, Node } from '@xmldom/xmldom';
 import { ExclusiveCanonicalization } from 'xml-crypto';
-import { parseXml, PARTICIPANT_SCHEME } from '../../domain/peppol/identifiers.js';
+import { parseXml } from '../../domain/peppol/identifiers.js';
 import { parseXmlDom } from '../../domain/peppol/xml-dom.js';
 import { NS } from '../../domain/peppol/ebms.js';
 import { buildUserMessage, errorEnvelope, header, readHttpMessage, receiptEnvelope } from '../../commands/peppol/as4/message.js';
 import { verifySignature } from '../../commands/peppol/as4/wss.js';
+import { userMessageHeader } from './support/headers.js';
 import { createTestPki, type TestPki } from './support/pki.js';
 
 /** Every node of the tree, one line each (attributes in document order). */
@@ -98,17 +99,7 @@ describe('AS4: a DOM built from saxes events is the DOMParser tree', () => {
       const receiver = { privateKeyPem: pki.service.keyPem, certificatePem: pki.service.certPem, commonName: pki.service.commonName };
       const sender = { privateKeyPem: pki.service2.keyPem, certificatePem: pki.service2.certPem, commonName: pki.service2.commonName };
       const built = buildUserMessage(
-        {
-          messageId: 'm-1@x',
-          conversationId: 'c & <1>',
-          timestamp: '2026-12-07T13:14:15.123Z',
-          fromParty: 'POP000002',
-          toParty: 'POP000001',
-          processId: 'urn:peppol:bis:billing',
-          documentTypeId: 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##x::2.1',
-          originalSender: { scheme: PARTICIPANT_SCHEME, value: '0235:1' },
-          finalRecipient: { scheme: PARTICIPANT_SCHEME, value: '0235:2' },
-        },
+        userMessageHeader({ messageId: 'm-1@x', conversationId: 'c & <1>', fromParty: 'POP000002', toParty: 'POP000001' }),
         Buffer.from('<sbd/>'),
         sender,
         pki.service.certPem,
