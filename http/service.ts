@@ -12,7 +12,6 @@ import { loadConfig, type Config } from '../platform/config.js';
 import { createLogger, type Logger } from '../platform/logger.js';
 import { openPeppolAccessPoint } from '../platform/peppol-pki.js';
 import { openRuntime, type Runtime } from '../commands/runtime.js';
-import { createAs4ReceivePool } from '../commands/peppol/as4/receive-pool.js';
 import { allProjections } from '../projections/index.js';
 import { serviceProcesses, type ProcessDeps, type Processes } from '../projections/reactors/processes.js';
 import { reactorProjection } from '../projections/reactors/reactor.js';
@@ -168,9 +167,15 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   // default on the main thread: measured on 2 cores, the pool cost more CPU per message than it
   // spread (docs/benchmarks.md).
   const receiveThreads = config.peppol.receiveThreads ?? 0;
+  // Loaded only then: the pool's library costs start-up time an instance without it need not spend.
   const as4Pool =
     accessPoint && receiveThreads > 0
-      ? createAs4ReceivePool({ identity: accessPoint.identity, maxPayloadBytes: accessPoint.receive.maxPayloadBytes, maxXmlBytes: config.purchases.maxXmlBytes, threads: receiveThreads })
+      ? (await import('../commands/peppol/as4/receive-pool.js')).createAs4ReceivePool({
+          identity: accessPoint.identity,
+          maxPayloadBytes: accessPoint.receive.maxPayloadBytes,
+          maxXmlBytes: config.purchases.maxXmlBytes,
+          threads: receiveThreads,
+        })
       : null;
   const as4 = accessPoint ? { receive: { ...accessPoint.receive, offload: as4Pool }, maxBodyBytes: accessPoint.maxBodyBytes } : null;
   const deps: HttpDeps = {
