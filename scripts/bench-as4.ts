@@ -25,7 +25,11 @@
  * Goals: receiving ≥ 300 messages/s (phase a); sending CPU per message ≤ the core's per document
  * (phase b).
  *
- *   npm run bench:as4 -- [--phase a|b|both] [--messages 3000] [--connections 16] [--seconds 10] [--clients 16]
+ * `--instances` n > 1 starts n service processes on the one database (HTTP ports --http-port,
+ * +1, …), as several instances behind a balancer; phase (a) spreads its connections evenly over
+ * them and counts the CPU of all of them as the service's.
+ *
+ *   npm run bench:as4 -- [--phase a|b|both] [--messages 3000] [--connections 16] [--instances 1] [--seconds 10] [--clients 16]
  *                        [--core-clients 8] [--pg-port 54396] [--http-port 3096]
  */
 import fs from 'node:fs';
@@ -53,6 +57,7 @@ const program = new Command()
   .option('--messages <n>', 'messages replayed in the timed window of the receiving phase', positiveInt(1_000_000), 3000)
   .option('--warmup-messages <n>', 'messages replayed before the window (not measured)', positiveInt(100_000), 300)
   .option('--connections <n>', 'concurrent keep-alive connections replaying the messages', positiveInt(256), 16)
+  .option('--instances <n>', 'service instances on the one database (phase a spreads its connections over them, as a balancer would)', positiveInt(8), 1)
   .option('--seconds <n>', 'measured seconds of the sending phase', positiveInt(600), 10)
   .option('--clients <n>', 'concurrent senders of the sending phase', positiveInt(256), 16)
   .option('--core-clients <n>', 'concurrent callers of the submission core', positiveInt(256), 8)
@@ -65,6 +70,7 @@ const opts = program.opts<{
   messages: number;
   warmupMessages: number;
   connections: number;
+  instances: number;
   seconds: number;
   clients: number;
   coreClients: number;
@@ -101,6 +107,8 @@ async function productionCompany(server: BenchServer): Promise<string> {
 
 interface Setup {
   server: BenchServer;
+  /** Every instance of the service (the first is `server`); phase (a) spreads its connections over them. */
+  instances: BenchServer[];
   template: string;
   ids: PeppolIdentifiers;
   sender: { privateKeyPem: string; certificatePem: string; chainPem: string[]; commonName: string };
@@ -117,12 +125,20 @@ function nextPayload(s: Setup): { n: string; payload: Buffer } {
   return { n, payload: Buffer.from(buildSbdh(xml, s.ids, { instanceId: n, createdAt: new Date(), countryC1: 'AE' })) };
 }
 
-/** CPU seconds of the server after its read models caught up: its CPU stays near idle for a moment. */
-async function settled(server: BenchServer): Promise<CpuSnapshot> {
-  let last = server.cpu();
+/** CPU seconds so far; `server` is every instance's together. */
+function cpuOf(instances: BenchServer[]): CpuSnapshot {
+  const [first, ...others] = instances;
+  const snapshot = first!.cpu();
+  for (const other of others) snapshot.server += other.cpu().server;
+  return snapshot;
+}
+
+/** CPU seconds of the service after its read models caught up: its CPU stays near idle for a moment. */
+async function settled(instances: BenchServer[]): Promise<CpuSnapshot> {
+  let last = cpuOf(instances);
   for (let i = 0; i < 600; i++) {
     await new Promise((r) => setTimeout(r, 250));
-    const now = server.cpu();
+    const now = cpuOf(instances);
     if ((now.server - last.server) / ((now.at - last.at) / 1000) < 0.05) return last;
     last = now;
   }
@@ -187,12 +203,14 @@ async function receivingPhase(s: Setup): Promise<{ perSecond: number; msPerMessa
       `(${fmtInt(messages[0]!.body.length)} bytes each on the wire); ${fmtInt(warmup.length)} to warm up, then ${fmtInt(messages.length)} ` +
       `replayed by ${opts.connections} keep-alive connections`,
   );
-  const pool = new Pool(s.server.base, { connections: opts.connections, pipelining: 1 });
+  // Connection c talks to instance c mod n: a balancer's even spread over the instances.
+  const pools = s.instances.map((instance, i) => new Pool(instance.base, { connections: Math.ceil((opts.connections - i) / s.instances.length), pipelining: 1 }));
   const replay = async (list: BuiltMessage[], samples: number[] | null): Promise<Answer[]> => {
     const answers: Answer[] = new Array(list.length);
     let next = 0;
     await Promise.all(
-      Array.from({ length: opts.connections }, async () => {
+      Array.from({ length: opts.connections }, async (_, c) => {
+        const pool = pools[c % pools.length]!;
         for (let i = next++; i < list.length; i = next++) {
           const built = list[i]!;
           const t = performance.now();
@@ -213,12 +231,12 @@ async function receivingPhase(s: Setup): Promise<{ perSecond: number; msPerMessa
       problems.push(`a warm-up message was not received: ${first}`);
       return null;
     }
-    await settled(s.server);
+    await settled(s.instances);
     const samples: number[] = [];
-    const before = s.server.cpu();
+    const before = cpuOf(s.instances);
     const answers = await replay(messages, samples);
-    const end = s.server.cpu();
-    const after = await settled(s.server);
+    const end = cpuOf(s.instances);
+    const after = await settled(s.instances);
     const wall = (end.at - before.at) / 1000;
     const perSecond = messages.length / wall;
     const latency = distribution(samples);
@@ -234,7 +252,8 @@ async function receivingPhase(s: Setup): Promise<{ perSecond: number; msPerMessa
         if (problems.length < 5) problems.push(`message ${a.built.messageId}: ${problem}`);
       } else verified++;
     }
-    console.log(`\n(a) AS4 receiving over loopback: ${fmtInt(messages.length)} messages in ${wall.toFixed(1)} s; receipts verified afterwards: ${fmtInt(verified)} of ${fmtInt(answers.length)}`);
+    const where = s.instances.length > 1 ? ` by ${s.instances.length} service instances on one database` : '';
+    console.log(`\n(a) AS4 receiving over loopback${where}: ${fmtInt(messages.length)} messages in ${wall.toFixed(1)} s; receipts verified afterwards: ${fmtInt(verified)} of ${fmtInt(answers.length)}`);
     console.log(
       renderTable(
         ['', 'messages/s', 'p50', 'p99', 'CPU cores generator / service / pg / other (window)', 'CPU per message (until the read models caught up)'],
@@ -252,7 +271,7 @@ async function receivingPhase(s: Setup): Promise<{ perSecond: number; msPerMessa
     );
     return { perSecond, msPerMessage: serviceMs + pgMs };
   } finally {
-    await pool.close();
+    await Promise.all(pools.map((p) => p.close()));
   }
 }
 
@@ -292,11 +311,11 @@ async function sendingPhase(s: Setup, pkiSender: Setup['sender']): Promise<{ sen
   console.log(`\n(b) sending: warm-up, then ${opts.seconds} s of ${opts.clients} concurrent senders (the service's sendAs4, each receipt verified)`);
   await run(2000, null);
   if (problems.length) return null;
-  await settled(s.server);
+  await settled(s.instances);
   const samples: number[] = [];
-  const before = s.server.cpu();
+  const before = cpuOf(s.instances);
   const messages = await run(opts.seconds * 1000, samples);
-  const after = s.server.cpu();
+  const after = cpuOf(s.instances);
   if (problems.length) return null;
   const wall = (after.at - before.at) / 1000;
   const latency = distribution(samples);
@@ -324,15 +343,22 @@ async function sendingPhase(s: Setup, pkiSender: Setup['sender']): Promise<{ sen
 
 async function main(server: BenchServer, pkiDir: string): Promise<void> {
   const pki = await createTestPki(pkiDir);
-  Object.assign(server.env, {
+  const accessPoint = {
     PEPPOL_KEY: pki.service.keyPath,
     PEPPOL_CERTIFICATE: pki.service.certPath,
     PEPPOL_TRUSTSTORE: pki.caCertPath,
     PEPPOL_SML_ZONE: 'acc.edelivery.tech.ec.europa.eu',
     PEPPOL_ENDPOINT_URL: `${server.base}/as4`,
-  });
+  };
+  Object.assign(server.env, accessPoint);
   console.log(`starting the service on ${server.base} (embedded PostgreSQL in ${server.options.pgDir}, port ${server.options.pgPort})`);
   await server.start(120_000);
+  // Further instances join the first one's database, as several instances behind a balancer do.
+  for (const extra of extraInstances) {
+    Object.assign(extra.env, accessPoint);
+    console.log(`starting another instance of the service on ${extra.base} (the same database)`);
+    await extra.start(120_000);
+  }
   const tin = await productionCompany(server);
   // One invoice serialised once; each message gets its own number (a distinct purchase).
   const doc = sampleDocument('AE', { lines: 5, documentNumber: 'AS4-BENCH-NUMBER' }) as CoreDocument;
@@ -341,6 +367,7 @@ async function main(server: BenchServer, pkiDir: string): Promise<void> {
   const sender = { privateKeyPem: pki.service2.keyPem, certificatePem: pki.service2.certPem, chainPem: [], commonName: pki.service2.commonName };
   const setup: Setup = {
     server,
+    instances: [server, ...extraInstances],
     template,
     ids: peppolIdentifiersOf(template),
     sender,
@@ -377,9 +404,16 @@ async function main(server: BenchServer, pkiDir: string): Promise<void> {
 const pgDir = 'var/pg-bench-as4';
 const pkiDir = path.join('var', `bench-as4-pki-${process.pid}`);
 const server = new BenchServer({ pgDir, pgPort: Number(opts.pgPort), httpPort: Number(opts.httpPort), env: { LOG_LEVEL: 'warn' } });
+const extraInstances = Array.from(
+  { length: opts.instances - 1 },
+  (_, i) => new BenchServer({ pgDir, pgPort: Number(opts.pgPort), httpPort: Number(opts.httpPort) + 1 + i, env: { LOG_LEVEL: 'warn' } }),
+);
 const cleanup = async () => {
+  // The others first: the first instance stops the embedded PostgreSQL it started.
+  await Promise.all(extraInstances.map((extra) => extra.stop()));
   await server.stop();
   fs.rmSync(pkiDir, { recursive: true, force: true });
 };
 stopServerOnExit(server, cleanup);
+process.on('exit', () => extraInstances.forEach((extra) => extra.killNow()));
 void runServerBenchmark(() => main(server, pkiDir), problems, cleanup);
