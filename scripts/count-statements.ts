@@ -102,11 +102,23 @@ const { ProjectionRunner } = await import('../projections/runner.js');
 // fell behind it): each event read once is as many as were appended.
 const { PostgresEventStore } = await import('../platform/eventstore/postgres.js');
 let logEventsRead = 0;
+/** Events read from the store by who read them: the shared tail's reads, or a loop's own read (it fell behind the tail). */
+const logEventsReadBy = new Map<string, number>();
+const tailRead = new AsyncLocalStorage<boolean>();
 const storeReadAll = PostgresEventStore.prototype.readAll;
 PostgresEventStore.prototype.readAll = async function (this: typeof PostgresEventStore.prototype, ...args: Parameters<typeof storeReadAll>) {
   const page = await storeReadAll.apply(this, args);
-  if (counting) logEventsRead += page.length;
+  if (counting) {
+    logEventsRead += page.length;
+    const by = tailRead.getStore() ? 'the shared log tail' : `${source.getStore() ?? 'requests, workers'} (its own read)`;
+    logEventsReadBy.set(by, (logEventsReadBy.get(by) ?? 0) + page.length);
+  }
   return page;
+};
+const { LogTail } = await import('../projections/log-tail.js');
+const tailExtend = (LogTail.prototype as unknown as { extend: () => Promise<void> }).extend;
+(LogTail.prototype as unknown as { extend: () => Promise<void> }).extend = function (this: unknown) {
+  return tailRead.run(true, () => tailExtend.call(this));
 };
 
 // Each projection's and reactor's loop runs under its name, so its statements are counted as its own.
@@ -207,6 +219,9 @@ try {
   summary.push(['events appended to the log', eventsAppended, per(eventsAppended)]);
   summary.push(['events read from the log\'s store (each once: as many as appended)', logEventsRead, per(logEventsRead)]);
   console.log(summary.toString());
+  const readers = new Table({ head: ['events read from the log\'s store by', 'events / document'], style: { head: [], border: [] } });
+  for (const [by, count] of [...logEventsReadBy].sort((a, b) => b[1] - a[1])) readers.push([by, per(count)]);
+  console.log(readers.toString());
   const sources = new Table({ head: ['sent by (a shared log read counts for whoever asked first)', 'statements / document', 'transactions / document'], style: { head: [], border: [] } });
   for (const [from, c] of [...counted.bySource].sort((a, b) => b[1].statements - a[1].statements)) sources.push([from, per(c.statements), per(c.transactions)]);
   console.log(sources.toString());
