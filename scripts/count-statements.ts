@@ -7,7 +7,8 @@
  * explicit BEGIN … COMMIT or a statement sent outside one. PostgreSQL's own count of committed
  * transactions (pg_stat_database.xact_commit, flushed with a delay) is printed beside it, and
  * how many events the service read from the log's store against how many were appended (a runner
- * that falls behind the shared tail of the log reads them again).
+ * that falls behind the shared tail of the log reads them again), by reader, and how many
+ * deliveries had their start appended on its own (the destination outlasted the start grace).
  * Prints figures; asserts nothing about them.
  *
  *   node --import tsx scripts/count-statements.ts [--documents 200] [--clients 16] [--pg-port 54397]
@@ -208,6 +209,18 @@ try {
   await sleep(1500); // PostgreSQL flushes its statistics with a delay
   const pgCommits = (await xactCommit()) - pgBefore;
   const eventsAppended = (await logEvents()) - eventsBefore;
+  // Deliveries whose start was appended on its own (the destination outlasted the start grace), not with the answer.
+  const { DeliveryStarted } = await import('../domain/document/document.js');
+  const startsAlone = Number(
+    (
+      await poll.query(
+        `select count(*)::int as n from es_events s
+          where s.event_type = $1 and s.global_position > (select coalesce(max(global_position), 0) from es_events) - $2
+            and not exists (select 1 from es_events o where o.stream_id = s.stream_id and o.transaction_id = s.transaction_id and o.event_id <> s.event_id)`,
+        [DeliveryStarted.type, eventsAppended],
+      )
+    ).rows[0].n,
+  );
 
   const n = opts.documents;
   const per = (x: number) => (x / n).toFixed(1);
@@ -218,6 +231,7 @@ try {
   summary.push(['committed transactions (pg_stat_database, incl. idle polls)', pgCommits, per(pgCommits)]);
   summary.push(['events appended to the log', eventsAppended, per(eventsAppended)]);
   summary.push(['events read from the log\'s store (each once: as many as appended)', logEventsRead, per(logEventsRead)]);
+  summary.push(['deliveries whose start was appended on its own (past the start grace)', startsAlone, per(startsAlone)]);
   console.log(summary.toString());
   const readers = new Table({ head: ['events read from the log\'s store by', 'events / document'], style: { head: [], border: [] } });
   for (const [by, count] of [...logEventsReadBy].sort((a, b) => b[1] - a[1])) readers.push([by, per(count)]);
