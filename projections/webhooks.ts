@@ -120,14 +120,29 @@ function deliveriesOf(
  */
 function webhookWrites(events: readonly RecordedEvent[]): BatchWrite[] | null {
   if (events.some((e) => !SOURCE_BY_TYPE.has(e.type))) return null;
-  const { occurrences, workspaces } = occurrencesOf(events);
-  if (workspaces.size === 0) return [];
   const subscriptions = new Map<string, readonly SubscriptionMatch[]>();
+  // The events of workspaces remembered without an active subscription cause no delivery: their
+  // occurrences (their payloads, their name-based ids) are not computed. The condition below
+  // still checks those workspaces' subscriptions.
+  const rest: RecordedEvent[] = [];
+  for (const event of events) {
+    const workspace = SOURCE_BY_TYPE.get(event.type)!.workspaceOf?.(event);
+    if (workspace === null) continue;
+    if (workspace !== undefined) {
+      const known = remembered.get(workspace);
+      if (!known) return null;
+      subscriptions.set(workspace, known);
+      if (!known.some((s) => s.active)) continue;
+    }
+    rest.push(event);
+  }
+  const { occurrences, workspaces } = occurrencesOf(rest);
   for (const w of workspaces) {
     const known = remembered.get(w);
     if (!known) return null;
     subscriptions.set(w, known);
   }
+  if (subscriptions.size === 0) return [];
   const fresh = new Map<string, DeliveryRecord>();
   for (const [event, found] of occurrences) deliveriesOf(event, found, (w) => subscriptions.get(w) ?? [], fresh);
   if (fresh.size > 0) return null;

@@ -7,7 +7,8 @@
  * explicit BEGIN … COMMIT or a statement sent outside one. PostgreSQL's own count of committed
  * transactions (pg_stat_database.xact_commit, flushed with a delay) is printed beside it, and
  * how many events the service read from the log's store against how many were appended (a runner
- * that falls behind the shared tail of the log reads them again).
+ * that falls behind the shared tail of the log reads them again), by reader, and how many
+ * deliveries had their start appended on its own (the destination outlasted the start grace).
  * Prints figures; asserts nothing about them.
  *
  *   node --import tsx scripts/count-statements.ts [--documents 200] [--clients 16] [--pg-port 54397]
@@ -102,11 +103,23 @@ const { ProjectionRunner } = await import('../projections/runner.js');
 // fell behind it): each event read once is as many as were appended.
 const { PostgresEventStore } = await import('../platform/eventstore/postgres.js');
 let logEventsRead = 0;
+/** Events read from the store by who read them: the shared tail's reads, or a loop's own read (it fell behind the tail). */
+const logEventsReadBy = new Map<string, number>();
+const tailRead = new AsyncLocalStorage<boolean>();
 const storeReadAll = PostgresEventStore.prototype.readAll;
 PostgresEventStore.prototype.readAll = async function (this: typeof PostgresEventStore.prototype, ...args: Parameters<typeof storeReadAll>) {
   const page = await storeReadAll.apply(this, args);
-  if (counting) logEventsRead += page.length;
+  if (counting) {
+    logEventsRead += page.length;
+    const by = tailRead.getStore() ? 'the shared log tail' : `${source.getStore() ?? 'requests, workers'} (its own read)`;
+    logEventsReadBy.set(by, (logEventsReadBy.get(by) ?? 0) + page.length);
+  }
   return page;
+};
+const { LogTail } = await import('../projections/log-tail.js');
+const tailExtend = (LogTail.prototype as unknown as { extend: () => Promise<void> }).extend;
+(LogTail.prototype as unknown as { extend: () => Promise<void> }).extend = function (this: unknown) {
+  return tailRead.run(true, () => tailExtend.call(this));
 };
 
 // Each projection's and reactor's loop runs under its name, so its statements are counted as its own.
@@ -196,6 +209,18 @@ try {
   await sleep(1500); // PostgreSQL flushes its statistics with a delay
   const pgCommits = (await xactCommit()) - pgBefore;
   const eventsAppended = (await logEvents()) - eventsBefore;
+  // Deliveries whose start was appended on its own (the destination outlasted the start grace), not with the answer.
+  const { DeliveryStarted } = await import('../domain/document/document.js');
+  const startsAlone = Number(
+    (
+      await poll.query(
+        `select count(*)::int as n from es_events s
+          where s.event_type = $1 and s.global_position > (select coalesce(max(global_position), 0) from es_events) - $2
+            and not exists (select 1 from es_events o where o.stream_id = s.stream_id and o.transaction_id = s.transaction_id and o.event_id <> s.event_id)`,
+        [DeliveryStarted.type, eventsAppended],
+      )
+    ).rows[0].n,
+  );
 
   const n = opts.documents;
   const per = (x: number) => (x / n).toFixed(1);
@@ -206,7 +231,11 @@ try {
   summary.push(['committed transactions (pg_stat_database, incl. idle polls)', pgCommits, per(pgCommits)]);
   summary.push(['events appended to the log', eventsAppended, per(eventsAppended)]);
   summary.push(['events read from the log\'s store (each once: as many as appended)', logEventsRead, per(logEventsRead)]);
+  summary.push(['deliveries whose start was appended on its own (past the start grace)', startsAlone, per(startsAlone)]);
   console.log(summary.toString());
+  const readers = new Table({ head: ['events read from the log\'s store by', 'events / document'], style: { head: [], border: [] } });
+  for (const [by, count] of [...logEventsReadBy].sort((a, b) => b[1] - a[1])) readers.push([by, per(count)]);
+  console.log(readers.toString());
   const sources = new Table({ head: ['sent by (a shared log read counts for whoever asked first)', 'statements / document', 'transactions / document'], style: { head: [], border: [] } });
   for (const [from, c] of [...counted.bySource].sort((a, b) => b[1].statements - a[1].statements)) sources.push([from, per(c.statements), per(c.transactions)]);
   console.log(sources.toString());

@@ -15,8 +15,8 @@ import type { Clock } from '../../platform/clock.js';
 import { turnBatcher } from '../../platform/batching.js';
 import { recordSandboxReceipts, type NewSandboxReceipt, type SandboxReceipt } from '../../readmodels/sandbox-receipts.js';
 import type { PeppolNetwork } from '../purchases/sandbox-network.js';
-import { participantIdText, type ParticipantId } from '../../domain/purchases/ubl-reader.js';
-import { PeppolIdentifierError, peppolIdentifiersOf } from '../../domain/peppol/identifiers.js';
+import { participantIdText, UBL_NAMESPACES, type ParticipantId, type UblRoot } from '../../domain/purchases/ubl-reader.js';
+import { documentTypeIdOf } from '../../domain/peppol/identifiers.js';
 import type { CheckedDocument } from '../purchases/import.js';
 import type { ReceivingCompany } from '../../readmodels/purchases.js';
 import type { Connector, ConnectorRegistry, DeliveryAnswer, DeliveryRequest } from './connector.js';
@@ -199,17 +199,13 @@ class MyInvoisSandbox extends SandboxConnector {
  */
 /**
  * The document type (`busdox-docid-qns`) and process of a Peppol document, from its own
- * CustomizationID and ProfileID (a German XRechnung document is its own document type); null when
- * the XML does not give them (the network then refuses it when it reads the document).
+ * CustomizationID and ProfileID (a German XRechnung document is its own document type), as the
+ * route read them from its header; null when the header lacks either of them or either party's
+ * endpoint, as for peppolIdentifiersOf (the network then refuses what it cannot read).
  */
-function peppolDocumentType(xml: Uint8Array): { documentTypeId: string; processId: string } | null {
-  try {
-    const ids = peppolIdentifiersOf(xml);
-    return { documentTypeId: ids.documentTypeId, processId: ids.processId };
-  } catch (err) {
-    if (err instanceof PeppolIdentifierError) return null;
-    throw err;
-  }
+function peppolDocumentType(header: { root: UblRoot; sender: unknown; receiver: unknown; customizationId: string | null; profileId: string | null }): { documentTypeId: string; processId: string } | null {
+  if (!header.customizationId || !header.profileId || !header.sender || !header.receiver) return null;
+  return { documentTypeId: documentTypeIdOf(UBL_NAMESPACES[header.root], header.root, header.customizationId), processId: header.profileId };
 }
 
 class PeppolSandbox extends SandboxConnector {
@@ -237,9 +233,10 @@ class PeppolSandbox extends SandboxConnector {
     const xml = this.network ? request.xml : null;
     if (this.network && xml) {
       const scenario = scenarioOf(this.destination, request);
+      // One read of the header routes the message and names its document type and process; before the
+      // first await, so the deliveries of a batch stay in one turn (platform/batching.ts).
       const route = this.network.route(xml);
-      // Read with the route, before the first await: the deliveries of a batch stay in one turn (platform/batching.ts).
-      const peppol = peppolDocumentType(xml);
+      const peppol = route.ok ? peppolDocumentType(route) : null;
       const receivers = route.ok && scenario !== 'participant_not_found' ? await this.network.receiversOf(route.receiver, request.environment) : [];
       // Only a receiving access point on the network reads the whole document.
       const read = receivers.length > 0 ? await this.network.read(xml) : null;

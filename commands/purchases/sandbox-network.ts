@@ -10,7 +10,7 @@
  * point of an onboarded company, to store it.
  */
 import type { Knex } from 'knex';
-import { screenXml, readUblParties, participantIdText, type ParticipantId, UblRefusal } from '../../domain/purchases/ubl-reader.js';
+import { screenXml, readUblHeader, participantIdText, type ParticipantId, type UblRoot, UblRefusal } from '../../domain/purchases/ubl-reader.js';
 import type { Clock } from '../../platform/clock.js';
 import { turnBatcher } from '../../platform/batching.js';
 import { companiesHoldingParticipants, type ReceivingCompany } from '../../readmodels/purchases.js';
@@ -37,8 +37,12 @@ export interface Transmission {
 export type Refusable<T> = ({ ok: true } & T) | { ok: false; reason: string };
 
 export interface PeppolNetwork {
-  /** The sending and receiving participants of the transmitted XML (refused: the message cannot be routed or read). */
-  route(xml: Uint8Array): Refusable<{ sender: ParticipantId | null; receiver: ParticipantId | null }>;
+  /**
+   * The sending and receiving participants of the transmitted XML, and its root, CustomizationID and
+   * ProfileID (its Peppol document type and process), from one read of its header (refused: the
+   * message cannot be routed or read).
+   */
+  route(xml: Uint8Array): Refusable<{ root: UblRoot; sender: ParticipantId | null; receiver: ParticipantId | null; customizationId: string | null; profileId: string | null }>;
   /**
    * Reads and checks the whole transmitted XML, as a receiving access point does (refused: it
    * rejects the message): the checks of every received document (./import.ts).
@@ -65,7 +69,7 @@ export function sandboxPeppolNetwork(deps: { store: EventStore; knex: Knex; cloc
   const holding = turnBatcher((lookups: readonly { participantId: string; environment: string }[]) => companiesHoldingParticipants(deps.knex, lookups));
   return {
     route(xml) {
-      return refusable(() => readUblParties(screenXml(xml, deps.maxXmlBytes)));
+      return refusable(() => readUblHeader(screenXml(xml, deps.maxXmlBytes)));
     },
     async read(xml) {
       try {

@@ -243,13 +243,24 @@ export function checkUblRoot(xml: string): UblRoot {
 /** The lines of an Invoice or CreditNote: in UBL's sequence, after both parties. */
 const LINE_ELEMENTS: ReadonlySet<string> = new Set(['InvoiceLine', 'CreditNoteLine']);
 
+/** What an access point reads of a message's header: its UBL root, its parties' endpoints, its CustomizationID and ProfileID. */
+export interface UblHeader {
+  root: UblRoot;
+  sender: ParticipantId | null;
+  receiver: ParticipantId | null;
+  /** The root's own cbc:CustomizationID and cbc:ProfileID (null when absent or empty). */
+  customizationId: string | null;
+  profileId: string | null;
+}
+
 /**
- * The sending and receiving participants of a screened UBL Invoice or CreditNote (the endpoint
- * ids of its supplier and customer), as an access point routes a message: read up to the first
- * line only, since UBL's element order puts both parties before the lines. What is read must be
+ * The header of a screened UBL Invoice or CreditNote, as an access point routes a message: the
+ * sending and receiving participants (the endpoint ids of its supplier and customer), and the
+ * customization and profile that name its Peppol document type and process. Read up to the first
+ * line only, since UBL's element order puts the parties before the lines. What is read must be
  * well-formed and UBL; the lines are not looked at.
  */
-export function readUblParties(xml: string): { root: UblRoot; sender: ParticipantId | null; receiver: ParticipantId | null } {
+export function readUblHeader(xml: string): UblHeader {
   const parsed = parseTree(xml, false, LINE_ELEMENTS);
   const root = ublRootOf(parsed);
   const doc = child(parsed.tree, root);
@@ -258,7 +269,15 @@ export function readUblParties(xml: string): { root: UblRoot; sender: Participan
     root,
     sender: participant(child(child(doc, 'AccountingSupplierParty'), 'Party')),
     receiver: participant(child(child(doc, 'AccountingCustomerParty'), 'Party')),
+    customizationId: text(doc, 'CustomizationID') ?? null,
+    profileId: text(doc, 'ProfileID') ?? null,
   };
+}
+
+/** The sending and receiving participants of a screened UBL Invoice or CreditNote (readUblHeader's). */
+export function readUblParties(xml: string): { root: UblRoot; sender: ParticipantId | null; receiver: ParticipantId | null } {
+  const { root, sender, receiver } = readUblHeader(xml);
+  return { root, sender, receiver };
 }
 
 function participant(party: Node | undefined): ParticipantId | null {

@@ -13,6 +13,8 @@ import { sampleDocument } from '../../domain/validation/index.js';
 import { ManualClock } from '../../platform/clock.js';
 import { countSandboxReceipts, recordSandboxReceipts } from '../../readmodels/sandbox-receipts.js';
 import { sandboxPeppolNetwork } from '../../commands/purchases/sandbox-network.js';
+import { artifactBytes } from '../../commands/submissions.js';
+import { peppolIdentifiersOf } from '../../domain/peppol/identifiers.js';
 import { generateInvoiceXml, type CoreDocument } from '../../domain/artifacts/index.js';
 import { testDb } from '../support/db.js';
 import { startTestService, type TestService } from '../support/http.js';
@@ -406,7 +408,11 @@ describe('delivery without reading the document stream (the reactor event, the d
       expect(await countSandboxReceipts(testDb().knex, d.uuid)).to.equal(1);
       expect(await types(d.documentId)).to.deep.equal(['DocumentSubmitted', 'DocumentDeliveryStarted', 'DocumentDelivered', 'DocumentFinalized']);
       const [finalized] = await store.readStream(documentStream(d.documentId), { backwards: true, maxCount: 1 });
-      expect((finalized!.data as { government: Record<string, unknown> }).government).to.include({ status: 'VALID', receiverRegistered: false });
+      const government = (finalized!.data as { government: Record<string, unknown> }).government;
+      expect(government).to.include({ status: 'VALID', receiverRegistered: false });
+      // The document type and process the route's one read of the header named: those of the document's own identifiers.
+      const ids = peppolIdentifiersOf((await artifactBytes(store, (d.event.data as { xml: Parameters<typeof artifactBytes>[1] }).xml))!);
+      expect(government).to.include({ documentTypeId: ids.documentTypeId, processId: ids.processId });
     }
   });
 

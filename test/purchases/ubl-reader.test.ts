@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { generateInvoiceXml, type CoreDocument } from '../../domain/artifacts/index.js';
-import { readUbl, readUblParties, screenXml, UblRefusal } from '../../domain/purchases/ubl-reader.js';
+import { readUbl, readUblHeader, readUblParties, screenXml, UblRefusal } from '../../domain/purchases/ubl-reader.js';
+import { peppolIdentifiersOf } from '../../domain/peppol/identifiers.js';
 import { sampleDocument } from '../../domain/validation/index.js';
 
 const n = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : Number(v));
@@ -172,6 +173,22 @@ describe('purchases: reading received UBL into the core document', () => {
     refusedParties('<Order xmlns="urn:oasis:names:specification:ubl:schema:xsd:Order-2"><ID>1</ID></Order>', 'XML_NOT_UBL');
     // A document without lines is read to its end, and its parties may be missing.
     expect(readUblParties('<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"><ID>1</ID></Invoice>')).to.deep.equal({ root: 'Invoice', sender: null, receiver: null });
+  });
+
+  it('reads the header in the same pass: the CustomizationID and ProfileID the Peppol identifiers name', () => {
+    for (const country of ['AE', 'BE', 'DE'] as const) {
+      const { xml, read } = roundTripXml(country, 20, `${country}-H-1`);
+      const ids = peppolIdentifiersOf(xml);
+      expect(readUblHeader(xml)).to.deep.equal({ root: 'Invoice', sender: read.sender, receiver: read.receiver, customizationId: ids.customizationId, profileId: ids.processId });
+    }
+    // Absent (or empty) elements are null.
+    expect(readUblHeader('<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2" xmlns:cbc="urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"><cbc:CustomizationID> </cbc:CustomizationID><cbc:ID>1</cbc:ID></Invoice>')).to.deep.equal({
+      root: 'Invoice',
+      sender: null,
+      receiver: null,
+      customizationId: null,
+      profileId: null,
+    });
   });
 
   it('reads any namespace prefixes', () => {

@@ -7,6 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { documentStream } from '../../domain/document/document.js';
+import { documentStatusOccurrences } from '../../domain/webhooks/occurrences/documents.js';
 import { ManualClock } from '../../platform/clock.js';
 import { startTestService, type TestService } from '../support/http.js';
 import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant } from '../unify/support.js';
@@ -159,6 +160,53 @@ describe('webhooks: document.status.changed', function () {
     expect(log.status, log.text).to.equal(200);
     expect(log.json.data.items).to.have.length(1);
     expect(log.json.data.items[0]).to.deep.include({ eventType: TYPE, outcome: 'delivered', attempts: 2, eventId: flaky.received[0]!.body.eventId });
+  });
+
+  it('a workspace it remembers without subscriptions: its occurrences are not computed, and a subscription it did not see being written is found', async () => {
+    const v = await unifyTenant(t);
+    const deliveries = () => t.service.deps.knex('webhook_deliveries').where({ workspace_id: v.workspaceId }).select('subscription_id', 'event_type');
+    const computed: string[] = [];
+    const occurrencesOf = documentStatusOccurrences.occurrencesOf;
+    documentStatusOccurrences.occurrencesOf = (event) => {
+      if (event.metadata.workspaceId === v.workspaceId) computed.push(event.type);
+      return occurrencesOf(event);
+    };
+    const submitted = async () => {
+      const r = await v.submit(v.request(uaeInvoice()));
+      expect(r.status, r.text).to.equal(200);
+      await t.settleAll();
+    };
+    try {
+      await submitted(); // read: the workspace has no subscription (remembered)
+      computed.length = 0;
+      await submitted(); // from memory: nothing to deliver, no occurrence computed
+      expect(computed).to.deep.equal([]);
+      expect(await deliveries()).to.have.length(0);
+      // A subscription stored without this projection seeing its event (as another instance's batch would).
+      const route = hooks.route();
+      const at = clock.now().toISOString();
+      const subscriptionId = `sub_${v.workspaceId}_behind`;
+      await t.service.deps.knex('webhook_subscriptions').insert({
+        subscription_id: subscriptionId,
+        workspace_id: v.workspaceId,
+        environment: 'sandbox',
+        webhook_url: route.url,
+        events: [TYPE],
+        secret_key: null,
+        signature_algorithm: 'HMAC-SHA256',
+        description: null,
+        active: true,
+        deleted: false,
+        created_at: at,
+        updated_at: at,
+      });
+      await submitted(); // the remembered set is no longer stored: the batch reads the subscriptions
+      const rows = await deliveries();
+      expect(rows.length).to.be.greaterThan(0);
+      expect(rows.every((r: { subscription_id: string; event_type: string }) => r.subscription_id === subscriptionId && r.event_type === TYPE)).to.equal(true);
+    } finally {
+      documentStatusOccurrences.occurrencesOf = occurrencesOf;
+    }
   });
 });
 

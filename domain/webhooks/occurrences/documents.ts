@@ -61,6 +61,7 @@ const publicError = ({ code, message, path, source }: DocumentErrorItem) => ({ c
 export const documentStatusOccurrences: OccurrenceSource = {
   name: 'documents',
   eventTypes: new Set(Object.keys(CHANGES)),
+  workspaceOf: (event) => (event.streamId.startsWith(STREAM_PREFIX) ? (event.metadata.workspaceId ?? null) : null),
   occurrencesOf(event): Occurrence[] {
     if (!event.streamId.startsWith(STREAM_PREFIX)) return [];
     const workspaceId = event.metadata.workspaceId;

@@ -20,6 +20,12 @@ export interface OccurrenceSource {
   /** The log event types the source reads. */
   readonly eventTypes: ReadonlySet<string>;
   occurrencesOf(event: SourceEvent): Occurrence[];
+  /**
+   * The workspace of every occurrence the event causes, read without decoding its data or
+   * computing an occurrence: null when it causes none. Optional; undefined: only occurrencesOf tells.
+   * The webhooks projection skips the occurrences of a workspace known to have no active subscription.
+   */
+  workspaceOf?(event: SourceEvent): string | null | undefined;
 }
 
 /** sandbox|test|development → sandbox, production|prod → production (as credit writes label their events). */
