@@ -29,13 +29,6 @@ export interface TailReadOptions extends ReadAllOptions {
    * transaction, even with every event already in memory.
    */
   readonly acrossReads?: boolean;
-  /**
-   * When the run holds events after the reader's position, answer with them at once (the answer
-   * marked as one more may follow right after, see endedByBytes) instead of first waiting for a
-   * read of the store that extends the run: that read then happens on the reader's next call, so a
-   * reader behind the run is not held up by a round trip to the store for events it already has.
-   */
-  readonly atOnce?: boolean;
 }
 
 export class LogTail {
@@ -118,19 +111,14 @@ export class LogTail {
   async readAll(after: Position, limit: number, options: TailReadOptions = {}): Promise<RecordedEvent[]> {
     if (this.covers(after)) {
       // A short answer tells a runner it has caught up, so read on first when the run ends
-      // within the reader's limit (one read serves everyone who arrives meanwhile); with atOnce,
-      // only when the run holds nothing after the reader.
-      const held = this.events.length - this.indexAfter(after);
-      if (held < limit && !(options.atOnce && held > 0)) {
+      // within the reader's limit (one read serves everyone who arrives meanwhile).
+      if (this.indexAfter(after) + limit > this.events.length) {
         await this.extend();
         if (!this.covers(after)) return this.store.readAll(after, limit, options);
       }
       const i = this.indexAfter(after);
       let end = Math.min(i + limit, this.events.length);
-      if (options.maxBytes === undefined) {
-        const answer = this.events.slice(i, end);
-        return options.atOnce && answer.length > 0 && answer.length < limit ? markEndedByBytes(answer) : answer;
-      }
+      if (options.maxBytes === undefined) return this.events.slice(i, end);
       // Within the store read that holds event i (at most one read's bytes), or with acrossReads
       // the following reads too while all their bytes together stay within the reader's bound.
       const at = this.pages.findIndex((p) => p.end > i);
@@ -146,8 +134,7 @@ export class LogTail {
       }
       if (page && page.end < end) end = page.end;
       const answer = this.events.slice(i, end);
-      // With atOnce an answer that ends the run may be followed by events the store holds.
-      const more = end < this.events.length || (page !== undefined && page.end === end && page.cut) || (options.atOnce === true && end === this.events.length);
+      const more = end < this.events.length || (page !== undefined && page.end === end && page.cut);
       return answer.length > 0 && answer.length < limit && more ? markEndedByBytes(answer) : answer;
     }
     const events = await this.store.readAll(after, limit, options);

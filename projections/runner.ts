@@ -112,11 +112,9 @@ export async function applyBatch(
   const from = options.scannedTo ?? (await readCheckpoint(knex, checkpoint)) ?? START;
   const limits = batchLimits(projection, batchSize, target.maxBytes ?? DEFAULT_BATCH_BYTES);
   // A read model takes every event the shared tail holds within its byte bound, however many of
-  // the tail's reads they came in, at once (the tail's next read waits for its next batch); a
-  // reactor (actsOutside) keeps to one read at a time, so its batch, which waits for all of its
-  // actions, stays as long as it was.
-  const readModel = !projection.actsOutside;
-  const readOptions: TailReadOptions = { maxBytes: limits.bytes, acrossReads: readModel, atOnce: readModel };
+  // the tail's reads they came in; a reactor (actsOutside) keeps to one read at a time, so its
+  // batch, which waits for all of its actions, stays as long as it was.
+  const readOptions: TailReadOptions = { maxBytes: limits.bytes, acrossReads: !projection.actsOutside };
   let page = await log.readAll(from, limits.size, readOptions);
   let more = pageMayContinue(page, limits.size);
   let applicable = page.filter((e) => readsEvent(projection, e)).length;

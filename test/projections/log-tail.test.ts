@@ -11,9 +11,9 @@ describe('the shared tail of the log', function () {
   let store: PostgresEventStore;
   let reads = 0;
   const counting = () => ({
-    readAll: (after: Position, limit: number, options?: { maxBytes?: number }) => {
+    readAll: (after: Position, limit: number) => {
       reads++;
-      return store.readAll(after, limit, options);
+      return store.readAll(after, limit);
     },
   });
   before(async () => {
@@ -138,37 +138,5 @@ describe('the shared tail of the log', function () {
     // With room for all of them, one answer; and never more than the reader's limit.
     expect(mine(await tail.readAll(from, 500, { maxBytes: 1_000_000, acrossReads: true }))).to.deep.equal(Array.from({ length: 18 }, (_, i) => i));
     expect(await tail.readAll(from, 4, { maxBytes: 1_000_000, acrossReads: true })).to.have.length(4);
-  });
-
-  it('with atOnce, answers from what it holds without reading the store first, and says more may follow', async () => {
-    const head = await store.headPosition();
-    const stream = `tail-${randomUUID()}`;
-    await store.append(stream, Array.from({ length: 10 }, (_, i) => newEvent('T', { i })), 'no_stream');
-    const tail = new LogTail(counting(), 1000, 2000, 100_000, 8);
-    const first = await tail.readAll(head, 500, { maxBytes: 100_000 });
-    const mine = (events: readonly RecordedEvent[]) => events.filter((e) => e.streamId === stream).map((e) => (e.data as { i: number }).i);
-    expect(mine(first)).to.deep.equal(Array.from({ length: 10 }, (_, i) => i));
-    await store.append(stream, Array.from({ length: 3 }, (_, i) => newEvent('T', { i: 10 + i })), 9n);
-    reads = 0;
-    // Events held after the reader: no store read, the held ones only, marked as continuing.
-    const held = await tail.readAll(first[4]!.position, 500, { maxBytes: 100_000, atOnce: true });
-    expect(reads).to.equal(0);
-    expect(mine(held)).to.deep.equal([5, 6, 7, 8, 9]);
-    expect(pageMayContinue(held, 500)).to.equal(true);
-    // At the run's end: one store read, and the new events.
-    const next = await tail.readAll(held.at(-1)!.position, 500, { maxBytes: 100_000, atOnce: true });
-    expect(reads).to.equal(1);
-    expect(mine(next)).to.deep.equal([10, 11, 12]);
-    // Without maxBytes the same.
-    reads = 0;
-    const plain = await tail.readAll(first[7]!.position, 500, { atOnce: true });
-    expect(reads).to.equal(0);
-    expect(mine(plain)).to.deep.equal([8, 9, 10, 11, 12]);
-    expect(pageMayContinue(plain, 500)).to.equal(true);
-    // Without atOnce a reader near the end waits for the store read first (the caught-up signal).
-    reads = 0;
-    const waited = await tail.readAll(first[7]!.position, 500, { maxBytes: 100_000 });
-    expect(reads).to.equal(1);
-    expect(mine(waited)).to.deep.equal([8, 9]);
   });
 });
