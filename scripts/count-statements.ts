@@ -23,6 +23,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import pg from 'pg';
 import Table from 'cli-table3';
+import { postgresCpuSeconds } from './bench-support.js';
 
 interface Counted {
   statements: number;
@@ -125,6 +126,7 @@ const runnerLoop = (ProjectionRunner.prototype as unknown as { loop: (p: { name:
 const pkiDir = path.resolve(`var/statements-pki-${process.pid}`);
 const pki = opts.as4 ? await (await import('../test/peppol/support/pki.js')).createTestPki(pkiDir) : null;
 const database = `statements_${Date.now()}`;
+const pgDir = path.resolve('var/pg-statements');
 const config = loadConfig({
   ...process.env,
   ...(pki
@@ -138,7 +140,7 @@ const config = loadConfig({
     : {}),
   DATABASE_URL: '',
   EVENTSTORE_URL: '',
-  EMBEDDED_PG_DIR: path.resolve('var/pg-statements'),
+  EMBEDDED_PG_DIR: pgDir,
   EMBEDDED_PG_PORT: String(opts.pgPort),
   EMBEDDED_PG_DATABASE: database,
   LOG_LEVEL: 'silent',
@@ -214,12 +216,16 @@ try {
   await run(Math.min(20, opts.documents)); // warm-up: prepared statements, caches
   await sleep(1500);
   const pgBefore = await xactCommit();
+  const pgCpuBefore = postgresCpuSeconds(pgDir);
+  const cpuBefore = process.cpuUsage();
   const eventsBefore = await logEvents();
   counting = true;
   const started = performance.now();
   await run(opts.documents);
   const seconds = (performance.now() - started) / 1000;
   counting = false;
+  const pgCpu = postgresCpuSeconds(pgDir) - pgCpuBefore;
+  const ownCpu = process.cpuUsage(cpuBefore);
   await sleep(1500); // PostgreSQL flushes its statistics with a delay
   const pgCommits = (await xactCommit()) - pgBefore;
   const eventsAppended = (await logEvents()) - eventsBefore;
@@ -237,6 +243,8 @@ try {
   summary.push(['committed transactions (pg_stat_database, incl. idle polls)', pgCommits, per(pgCommits)]);
   summary.push(['events appended to the log', eventsAppended, per(eventsAppended)]);
   summary.push(['events read from the log\'s store (each once: as many as appended)', logEventsRead, per(logEventsRead)]);
+  summary.push(['PostgreSQL CPU, ms (its processes; the machine\'s load counts in)', (pgCpu * 1000).toFixed(0), ((pgCpu * 1000) / n).toFixed(2)]);
+  summary.push(['this process\'s CPU, ms (the service and the load generator)', ((ownCpu.user + ownCpu.system) / 1000).toFixed(0), ((ownCpu.user + ownCpu.system) / 1000 / n).toFixed(2)]);
   console.log(summary.toString());
   const sources = new Table({ head: ['sent by (a shared log read counts for whoever asked first)', 'statements / document', 'transactions / document'], style: { head: [], border: [] } });
   for (const [from, c] of [...counted.bySource].sort((a, b) => b[1].statements - a[1].statements)) sources.push([from, per(c.statements), per(c.transactions)]);
