@@ -16,7 +16,7 @@ import * as t from 'io-ts';
 import { registerDecider } from '../aggregates.js';
 import type { Decider, DomainEvent } from '../decider.js';
 import { DomainError } from '../errors.js';
-import { defineEvent } from '../events/envelope.js';
+import { decodeEventData, defineEvent } from '../events/envelope.js';
 import { ArtifactRef } from '../document/document.js';
 import { InvoiceResponseFacts, type ResponseCode } from '../peppol/invoice-response.js';
 
@@ -66,6 +66,13 @@ export const PurchaseInvoiceReceived = defineEvent({
     },
   },
 });
+
+/** The artifacts a purchase event names (the audit checks them against the store): the received XML, an answer's XML. */
+export function purchaseArtifactRefsOf(event: { type: string; schemaVersion: number; data: unknown }): { role: 'xml' | 'response'; ref: ArtifactRef }[] {
+  if (event.type === PurchaseInvoiceReceived.type) return [{ role: 'xml', ref: decodeEventData(PurchaseInvoiceReceived, event.schemaVersion, event.data).xml }];
+  if (event.type === PurchaseResponseSent.type) return [{ role: 'response', ref: decodeEventData(PurchaseResponseSent, event.schemaVersion, event.data).xml }];
+  return [];
+}
 
 const storedV2 = t.type({
   documentId: t.string,
