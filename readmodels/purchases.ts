@@ -5,6 +5,7 @@
 import type { Knex } from 'knex';
 import type { PurchaseListPosition } from '../domain/purchases/list-query.js';
 import { prepared } from './prepared.js';
+import { RecentLookups } from './recent-lookups.js';
 
 export interface ReceivingCompany {
   companyId: string;
@@ -51,6 +52,28 @@ export async function companiesHoldingParticipants(knex: Knex, lookups: readonly
   const results: ReceivingCompany[][] = lookups.map(() => []);
   for (const r of rows) results[Number(r.lookup) - 1]!.push(byId.get(r.company_id)!);
   return results;
+}
+
+/**
+ * The receiving companies of one participant id, as `companiesHoldingParticipants` finds them,
+ * for a receiver that looks them up for every message (the AS4 endpoint): answers kept per
+ * instance for at most a second (readmodels/recent-lookups.ts); a miss (no active company) is not
+ * kept, so a company onboarded a moment ago receives at once. A company deactivated or a source
+ * added through any instance shows within a second, as a read model that is behind would show it
+ * a moment late.
+ */
+export class ReceivingCompanyLookups {
+  private readonly recent: RecentLookups<ReceivingCompany[]>;
+  constructor(
+    private readonly knex: Knex,
+    options: { ttlMs?: number; maxEntries?: number; now?: () => number } = {},
+  ) {
+    this.recent = new RecentLookups({ ...options, keep: (companies) => companies.length > 0 });
+  }
+
+  find(participantId: string, environment: string): Promise<ReceivingCompany[]> {
+    return this.recent.get(JSON.stringify([environment, participantId]), async () => (await companiesHoldingParticipants(this.knex, [{ participantId, environment }]))[0] ?? []);
+  }
 }
 
 /** A row of `companiesHoldingParticipantsQuery`: `lookup` is the look-up's place, from 1. */

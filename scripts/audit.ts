@@ -19,7 +19,8 @@
  *
  * verifies the artifact store against the log: recomputes the SHA-256 of every stored artifact
  * and compares it with its key, and checks that every artifact an event names (the XML of a
- * submitted document, the XML and Tax Data Document of a delivery) is stored, or, for an event
+ * submitted document, the XML and Tax Data Document of a delivery, a received purchase's XML and
+ * a buyer's answer) is stored, or, for an event
  * written before artifacts were stored by hash, that its inline bytes hash as named. One JSON
  * document; exit 1 when an artifact does not match its key or an event names one not stored
  * (listed under "problems").
@@ -31,7 +32,8 @@ import Table from 'cli-table3';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createHash } from 'node:crypto';
 import { positionToString, START, type EventStore, type Position, type RecordedEvent } from '../platform/eventstore/port.js';
-import { artifactRefsOf } from '../domain/document/document.js';
+import { artifactRefsOf, type ArtifactRef } from '../domain/document/document.js';
+import { purchaseArtifactRefsOf } from '../domain/purchases/purchase.js';
 import type { AggregateFold } from '../domain/aggregates.js';
 import { aggregateFor, streamCategory } from '../domain/index.js';
 import { auditCompanyCredits } from '../domain/credits/audit.js';
@@ -290,9 +292,9 @@ export async function auditArtifacts(store: EventStore, options: { pageSize?: nu
     for (const e of events) {
       result.events++;
       const where = { streamId: e.streamId, eventId: e.id, position: positionToString(e.position) };
-      let refs: ReturnType<typeof artifactRefsOf>;
+      let refs: { role: string; ref: ArtifactRef }[];
       try {
-        refs = artifactRefsOf(e);
+        refs = [...artifactRefsOf(e), ...purchaseArtifactRefsOf(e)];
       } catch (err) {
         result.problems.push({ kind: 'undecodable', sha256: null, ...where, message: (err as Error).message });
         continue;

@@ -106,6 +106,26 @@ function parentPid(pid: number): number | null {
   }
 }
 
+/** CPU seconds of the embedded PostgreSQL in `pgDir`: the postmaster (with its reaped children) and its live backends and workers. */
+export function postgresCpuSeconds(pgDir: string): number {
+  let postmaster: number;
+  try {
+    postmaster = Number(fs.readFileSync(path.join(pgDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return Number.NaN;
+  }
+  let total = procCpuSeconds(postmaster, true);
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if (pid !== postmaster && parentPid(pid) === postmaster) {
+      const s = procCpuSeconds(pid);
+      if (Number.isFinite(s)) total += s;
+    }
+  }
+  return total;
+}
+
 export interface BenchServerOptions {
   /** Embedded PostgreSQL data directory, relative to the working directory (e.g. var/pg-bench-submit). */
   pgDir: string;
@@ -251,22 +271,7 @@ export class BenchServer {
 
   /** CPU seconds of the postmaster (with its reaped children) and of its live backends and workers. */
   postgresCpuSeconds(): number {
-    let postmaster: number;
-    try {
-      postmaster = Number(fs.readFileSync(path.join(this.options.pgDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    } catch {
-      return Number.NaN;
-    }
-    let total = procCpuSeconds(postmaster, true);
-    for (const entry of fs.readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      const pid = Number(entry);
-      if (pid !== postmaster && parentPid(pid) === postmaster) {
-        const s = procCpuSeconds(pid);
-        if (Number.isFinite(s)) total += s;
-      }
-    }
-    return total;
+    return postgresCpuSeconds(this.options.pgDir);
   }
 
   cpu(): CpuSnapshot {

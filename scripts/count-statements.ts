@@ -9,16 +9,22 @@
  * how many events the service read from the log's store against how many were appended (a runner
  * that falls behind the shared tail of the log reads them again), by reader, and how many
  * deliveries had their start appended on its own (the destination outlasted the start grace).
+ * With `--as4`, the same for one purchase received over AS4 instead: the service is configured as
+ * a Peppol access point (a test PKI generated into var/), one company is onboarded in production,
+ * and distinct 5-line PINT AE invoices are posted to `POST /as4` as another access point sends
+ * them (commands/peppol/as4/message.ts), each until every read model has caught up.
  * Prints figures; asserts nothing about them.
  *
- *   node --import tsx scripts/count-statements.ts [--documents 200] [--clients 16] [--pg-port 54397]
+ *   node --import tsx scripts/count-statements.ts [--documents 200] [--clients 16] [--pg-port 54397] [--as4]
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AsyncLocalStorage } from 'node:async_hooks';
+import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import pg from 'pg';
 import Table from 'cli-table3';
+import { postgresCpuSeconds } from './bench-support.js';
 
 interface Counted {
   statements: number;
@@ -87,8 +93,9 @@ const program = new Command('count-statements')
   .option('--clients <n>', 'concurrent clients', (v) => Number.parseInt(v, 10), 16)
   .option('--pg-port <n>', 'port of the embedded PostgreSQL', (v) => Number.parseInt(v, 10), 54397)
   .option('--kinds <n>', 'statement kinds listed', (v) => Number.parseInt(v, 10), 25)
+  .option('--as4', 'count one purchase received over AS4 instead of one submitted document', false)
   .parse();
-const opts = program.opts<{ documents: number; clients: number; pgPort: number; kinds: number }>();
+const opts = program.opts<{ documents: number; clients: number; pgPort: number; kinds: number; as4: boolean }>();
 
 const { loadConfig } = await import('../platform/config.js');
 const { startService } = await import('../http/service.js');
@@ -128,12 +135,25 @@ const runnerLoop = (ProjectionRunner.prototype as unknown as { loop: (p: { name:
   return source.run(`projection ${p.name}`, () => runnerLoop.call(this, p));
 };
 
+// --as4: the service as a Peppol access point, with a test PKI of its own (removed at the end).
+const pkiDir = path.resolve(`var/statements-pki-${process.pid}`);
+const pki = opts.as4 ? await (await import('../test/peppol/support/pki.js')).createTestPki(pkiDir) : null;
 const database = `statements_${Date.now()}`;
+const pgDir = path.resolve('var/pg-statements');
 const config = loadConfig({
   ...process.env,
+  ...(pki
+    ? {
+        PEPPOL_KEY: pki.service.keyPath,
+        PEPPOL_CERTIFICATE: pki.service.certPath,
+        PEPPOL_TRUSTSTORE: pki.caCertPath,
+        PEPPOL_SML_ZONE: 'acc.edelivery.tech.ec.europa.eu',
+        PEPPOL_ENDPOINT_URL: 'http://127.0.0.1/as4',
+      }
+    : {}),
   DATABASE_URL: '',
   EVENTSTORE_URL: '',
-  EMBEDDED_PG_DIR: path.resolve('var/pg-statements'),
+  EMBEDDED_PG_DIR: pgDir,
   EMBEDDED_PG_PORT: String(opts.pgPort),
   EMBEDDED_PG_DATABASE: database,
   LOG_LEVEL: 'silent',
@@ -148,11 +168,12 @@ try {
   const ctx = () => ({ now: new Date(), actor: 'count-statements' });
   const { workspaceId, position } = await createWorkspace(store, 'statements', ctx());
   await service.runner.waitFor(position, { timeoutMs: 10000 });
-  const key = await createApiKey(store, { workspaceId, environment: 'sandbox', permission: 'read_write', role: 'owner', expiresAt: null }, ctx());
+  const environment = opts.as4 ? 'production' : 'sandbox';
+  const key = await createApiKey(store, { workspaceId, environment, permission: 'read_write', role: 'owner', expiresAt: null }, ctx());
   await service.runner.waitFor(key.position, { timeoutMs: 10000 });
   const tin = String(Date.now()).slice(-10);
   const email = `statements+${tin}@example.ae`;
-  const auth = await createAspAuthorization(store, { workspaceId, environment: 'sandbox', tin, email }, ctx());
+  const auth = await createAspAuthorization(store, { workspaceId, environment, tin, email }, ctx());
   if (auth.position) await service.runner.waitFor(auth.position, { timeoutMs: 10000 });
   const headers = { 'x-api-key': key.apiKey, 'content-type': 'application/json' };
   const onboarded = await fetch(`${service.url}/v3/connect/companies`, {
@@ -160,14 +181,14 @@ try {
     headers,
     body: JSON.stringify({
       sourceName: 'Statements ERP', sourceVersion: 'v1', countryCode: 'AE', tin, contactPersonEmail: email,
-      contactPersonName: 'Counter', contactPersonMobile: '+971501234567', branchName: 'Head office', platformEnvironment: 'sandbox',
+      contactPersonName: 'Counter', contactPersonMobile: '+971501234567', branchName: 'Head office', platformEnvironment: environment,
     }),
   });
   if (onboarded.status !== 201) throw new Error(`onboarding failed: ${onboarded.status} ${await onboarded.text()}`);
   const source = (await onboarded.json()) as { data: { sourceName: string; sourceVersion: string } };
 
   let sequence = 0;
-  const submit = async () => {
+  const submitDocument = async () => {
     const body = {
       country: 'AE', environment: 'sandbox', purpose: 'invoicing', source: `${source.data.sourceName}:${source.data.sourceVersion}`,
       documentType: { base: 'tax_invoice', modifiers: [] }, payload: sampleDocument('AE', { lines: 20, documentNumber: `STMT-${Date.now()}-${++sequence}` }),
@@ -177,8 +198,16 @@ try {
     await r.arrayBuffer();
   };
   const terminal = [...TERMINAL_STATES];
-  const finalCount = async () =>
+  const finalDocuments = async () =>
     Number((await poll.query('select count(*)::int as n from sales_documents where workspace_id = $1 and state = any($2)', [workspaceId, terminal])).rows[0].n);
+
+  // --as4: another access point's messages, built before they are posted (not counted: no statements).
+  const as4 = pki ? await as4Sender(pki, tin, service.url) : null;
+  const submit = as4 ? as4.post : submitDocument;
+  const finalCount = async () =>
+    as4 ? Number((await poll.query('select count(*)::int as n from purchase_invoices where workspace_id = $1', [workspaceId])).rows[0].n) : finalDocuments();
+  /** Over AS4: every read model and reactor at the same position (the log's last event), not only the purchase list. */
+  const caughtUp = () => new Set(service.runner.statuses().map((st) => (st.position ? `${st.position.commit}/${st.position.prepare}` : 'none'))).size === 1;
   const run = async (n: number) => {
     const before = await finalCount();
     let next = 0;
@@ -189,8 +218,8 @@ try {
       }
     }));
     const deadline = Date.now() + 120_000;
-    while ((await finalCount()) < before + n) {
-      if (Date.now() > deadline) throw new Error('documents did not reach a final state within 120 s');
+    while ((await finalCount()) < before + n || (as4 && !caughtUp())) {
+      if (Date.now() > deadline) throw new Error(`${as4 ? 'purchases' : 'documents'} did not reach a final state within 120 s`);
       await sleep(50);
     }
   };
@@ -200,12 +229,16 @@ try {
   await run(Math.min(20, opts.documents)); // warm-up: prepared statements, caches
   await sleep(1500);
   const pgBefore = await xactCommit();
+  const pgCpuBefore = postgresCpuSeconds(pgDir);
+  const cpuBefore = process.cpuUsage();
   const eventsBefore = await logEvents();
   counting = true;
   const started = performance.now();
   await run(opts.documents);
   const seconds = (performance.now() - started) / 1000;
   counting = false;
+  const pgCpu = postgresCpuSeconds(pgDir) - pgCpuBefore;
+  const ownCpu = process.cpuUsage(cpuBefore);
   await sleep(1500); // PostgreSQL flushes its statistics with a delay
   const pgCommits = (await xactCommit()) - pgBefore;
   const eventsAppended = (await logEvents()) - eventsBefore;
@@ -224,7 +257,11 @@ try {
 
   const n = opts.documents;
   const per = (x: number) => (x / n).toFixed(1);
-  console.log(`statements and transactions per submitted document, ${n} valid 20-line UAE invoices at ${opts.clients} clients, each until final (${seconds.toFixed(1)} s)`);
+  console.log(
+    as4
+      ? `statements and transactions per purchase received over AS4, ${n} 5-line PINT AE invoices at ${opts.clients} connections, until every read model caught up (${seconds.toFixed(1)} s)`
+      : `statements and transactions per submitted document, ${n} valid 20-line UAE invoices at ${opts.clients} clients, each until final (${seconds.toFixed(1)} s)`,
+  );
   const summary = new Table({ head: ['', 'total', 'per document'], style: { head: [], border: [] } });
   summary.push(['statements (driver)', counted.statements, per(counted.statements)]);
   summary.push(['transactions (driver: BEGIN…COMMIT or a lone statement)', counted.transactions, per(counted.transactions)]);
@@ -232,6 +269,8 @@ try {
   summary.push(['events appended to the log', eventsAppended, per(eventsAppended)]);
   summary.push(['events read from the log\'s store (each once: as many as appended)', logEventsRead, per(logEventsRead)]);
   summary.push(['deliveries whose start was appended on its own (past the start grace)', startsAlone, per(startsAlone)]);
+  summary.push(['PostgreSQL CPU, ms (its processes; the machine\'s load counts in)', (pgCpu * 1000).toFixed(0), ((pgCpu * 1000) / n).toFixed(2)]);
+  summary.push(['this process\'s CPU, ms (the service and the load generator)', ((ownCpu.user + ownCpu.system) / 1000).toFixed(0), ((ownCpu.user + ownCpu.system) / 1000 / n).toFixed(2)]);
   console.log(summary.toString());
   const readers = new Table({ head: ['events read from the log\'s store by', 'events / document'], style: { head: [], border: [] } });
   for (const [by, count] of [...logEventsReadBy].sort((a, b) => b[1] - a[1])) readers.push([by, per(count)]);
@@ -245,4 +284,33 @@ try {
 } finally {
   await poll.end().catch(() => {});
   await service.close();
+  if (pki) fs.rmSync(pkiDir, { recursive: true, force: true });
+}
+
+/** Posts distinct AS4 user messages (5-line PINT AE invoices for the company `tin`) to the service, as another access point. */
+async function as4Sender(p: NonNullable<typeof pki>, tin: string, base: string): Promise<{ post: () => Promise<void> }> {
+  const { buildUserMessage } = await import('../commands/peppol/as4/message.js');
+  const { generateInvoiceXml } = await import('../domain/artifacts/index.js');
+  const { peppolIdentifiersOf } = await import('../domain/peppol/identifiers.js');
+  const { buildSbdh } = await import('../domain/peppol/sbdh.js');
+  const doc = sampleDocument('AE', { lines: 5, documentNumber: 'AS4-STMT-NUMBER' }) as { parties: { buyer: { peppolId?: string } } };
+  doc.parties.buyer.peppolId = tin;
+  const template = generateInvoiceXml({ country: 'AE', documentType: { base: 'tax_invoice', modifiers: [] }, document: doc as never, uuid: 'as4-statements' }).xml;
+  const ids = peppolIdentifiersOf(template);
+  const sender = { privateKeyPem: p.service2.keyPem, certificatePem: p.service2.certPem, commonName: p.service2.commonName };
+  const tag = Date.now().toString(36);
+  let sequence = 0;
+  const post = async () => {
+    const n = `AS4-${tag}-${++sequence}`;
+    const payload = Buffer.from(buildSbdh(template.replaceAll('AS4-STMT-NUMBER', n), ids, { instanceId: n, createdAt: new Date(), countryC1: 'AE' }));
+    const header = {
+      processId: ids.processId, documentTypeId: ids.documentTypeId, originalSender: ids.sender, finalRecipient: ids.receiver,
+      messageId: `${n}@statements`, conversationId: n, timestamp: new Date().toISOString(), fromParty: sender.commonName, toParty: p.service.commonName,
+    };
+    const built = buildUserMessage(header, payload, sender, p.service.certPem);
+    const r = await fetch(`${base}/as4`, { method: 'POST', headers: { 'content-type': built.contentType, 'mime-version': '1.0' }, body: new Uint8Array(built.body) });
+    const answer = await r.text();
+    if (r.status !== 200 || !answer.includes('Receipt')) throw new Error(`the AS4 message was answered ${r.status}: ${answer.slice(0, 300)}`);
+  };
+  return { post };
 }

@@ -12,7 +12,7 @@ import type { Knex } from 'knex';
 import { participantIdText } from '../../domain/purchases/ubl-reader.js';
 import type { Clock } from '../../platform/clock.js';
 import type { EventStore, Position } from '../../platform/eventstore/port.js';
-import { companiesHoldingParticipants } from '../../readmodels/purchases.js';
+import { ReceivingCompanyLookups } from '../../readmodels/purchases.js';
 import { checkReceivedDocument, ImportRefused, receivePurchaseDocument, type CheckedDocument } from '../purchases/import.js';
 import type { Acceptance, InboundMessage } from './as4/receive.js';
 import { acceptInvoiceResponse, isInvoiceResponseMessage } from './invoice-response-inbound.js';
@@ -29,9 +29,11 @@ export interface InboundDeps {
 }
 
 export function as4Acceptor(deps: InboundDeps): (message: InboundMessage) => Promise<Acceptance> {
+  // Looked up for every message: the answers are kept for a second (a miss is not kept).
+  const receivers = new ReceivingCompanyLookups(deps.knex);
   return async (message) => {
     const receiver = message.sbd.facts.receiver.value;
-    const [companies = []] = await companiesHoldingParticipants(deps.knex, [{ participantId: receiver, environment: deps.environment }]);
+    const companies = await receivers.find(receiver, deps.environment);
     if (companies.length === 0) {
       return { kind: 'refused', error: 'OTHER', description: `PEPPOL:NOT_SERVICED: the receiver participant ${receiver} is not an active company of this access point` };
     }

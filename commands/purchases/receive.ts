@@ -7,7 +7,6 @@
  * reads again, finds the claim and is answered with the stored purchase (`duplicate: true`);
  * nothing is written twice.
  */
-import { createHash } from 'node:crypto';
 import {
   attributePurchase,
   PURCHASE_STORED_STATUS,
@@ -29,7 +28,7 @@ import {
 } from '../../domain/purchases/identity.js';
 import { participantIdText, type ReadUbl } from '../../domain/purchases/ubl-reader.js';
 import type { ReceivingCompany } from '../../readmodels/purchases.js';
-import { DuplicateEventError, WrongExpectedVersionError, type EventStore, type NewEvent, type Position, type StreamAppend } from '../../platform/eventstore/port.js';
+import { artifactOf, DuplicateEventError, WrongExpectedVersionError, type EventStore, type NewEvent, type Position, type StreamAppend } from '../../platform/eventstore/port.js';
 import { ConcurrencyConflictError, CONFLICT_RETRY_BUDGET_MS, conflictBackoff, eventMetadata, foldRecorded, seededEventId, type CommandContext } from '../execute.js';
 
 export interface ReceivedDocument {
@@ -67,7 +66,9 @@ export async function storeReceivedPurchase(store: EventStore, doc: ReceivedDocu
   const scope = { workspaceId, environment: doc.environment };
   const senderParticipantId = participantIdText(parsed.sender);
   const receiverParticipantId = participantIdText(parsed.receiver) ?? company.peppolParticipantId;
-  const xmlSha256 = createHash('sha256').update(doc.bytes).digest('hex');
+  // The exact bytes as an artifact (stored once by hash beside the log, not inline in the event).
+  const xml = artifactOf(Buffer.from(doc.bytes.buffer, doc.bytes.byteOffset, doc.bytes.byteLength));
+  const xmlSha256 = xml.sha256;
   const documentId = purchaseDocumentIdFor(scope, xmlSha256);
   const keys = identityKeys({ xmlSha256, senderParticipantId, transmission: doc.identity ?? null });
   const supplier = supplierIdentity(senderParticipantId, parsed.coreDocument.parties?.seller);
@@ -104,7 +105,7 @@ export async function storeReceivedPurchase(store: EventStore, doc: ReceivedDocu
           channel: doc.channel,
           senderParticipantId,
           receiverParticipantId,
-          xmlBase64: Buffer.from(doc.bytes).toString('base64'),
+          xml: { sha256: xmlSha256 },
           xmlSha256,
           xmlBytes: doc.bytes.byteLength,
           transmission: doc.transmission,
@@ -155,7 +156,7 @@ export async function storeReceivedPurchase(store: EventStore, doc: ReceivedDocu
     parts.push({ streamId: purchaseStream(documentId), expected: 'no_stream', events: events.map(toNew(purchaseDecider, idSeed)) });
     if (numberEvents.length > 0) parts.push({ streamId: numberStream, expected: numbers.revision, events: numberEvents.map(toNew(purchaseNumberDecider, `${idSeed}:number`)) });
     try {
-      const appended = await store.appendMulti(parts);
+      const appended = await store.appendMulti(parts, { artifacts: [xml] });
       const purchase = appended[keys.length]!;
       if (purchase.replayed) return result(true, documentId, [], null);
       return result(false, documentId, decision.probableResendOf, purchase.position);

@@ -30,6 +30,7 @@ import {
 import type { Clock } from '../../platform/clock.js';
 import type { EventStore, Position } from '../../platform/eventstore/port.js';
 import { execute, foldRecorded, type CommandContext } from '../execute.js';
+import { artifactBytes } from '../submissions.js';
 import { ublSchemaErrors } from './xsd.js';
 
 /** How an answer reaches the seller's access point. */
@@ -88,7 +89,7 @@ export async function respondToPurchase(
   const now = deps.clock.now();
   // With an Idempotency-Key the answer's id is stable, so a retried request sends the same answer.
   const responseId = ctx.idempotencyKey ? uuidv5(`${input.documentId}:${ctx.idempotencyKey}`, RESPONSE_NAMESPACE) : randomUUID();
-  const xmlText = Buffer.from(received.xmlBase64, 'base64').toString('utf8');
+  const xmlText = (await artifactBytes(deps.store, received.xml)).toString('utf8');
   const facts: InvoiceResponseFacts = {
     responseId,
     code: input.request.code,

@@ -105,18 +105,40 @@ export interface SignedReference {
   digestValue: string;
 }
 
-export function receiptSignalXml(r: { messageId: string; timestamp: string; refToMessageId: string; references: readonly SignedReference[] }, wsuId: string): string {
-  return (
-    `<eb:Messaging xmlns:eb="${NS.eb}" xmlns:S12="${NS.soap}" xmlns:wsu="${NS.wsu}" S12:mustUnderstand="true" wsu:Id="${wsuId}">` +
+/** Prefixes the receipt's eb:Messaging and ebbp:NonRepudiationInformation declare (and render in exclusive C14N). */
+const RECEIPT_PREFIXES = [`xmlns:S12="${NS.soap}"`, `xmlns:eb="${NS.eb}"`, `xmlns:wsu="${NS.wsu}"`, `xmlns:ebbp="${NS.ebbp}"`];
+
+/**
+ * The eb:Messaging header of a receipt with non-repudiation information, as sent (`xml`) and in
+ * exclusive C14N form (`canonical`: what its signature reference digests, without parsing back
+ * what was just written), as `userMessage` does for a user message. Each reference's `xml` is the
+ * received ds:Reference in exclusive C14N form (commands/peppol/as4/wss.ts), so it is its own
+ * canonical form inside the receipt too, unless it declares one of the prefixes the receipt's
+ * ancestors render with the same namespace (exclusive C14N would not repeat that declaration):
+ * then `canonical` is null and the caller canonicalises the parsed header.
+ * test/peppol/as4-canonical.test.ts proves `canonical` byte-identical to xml-crypto's.
+ */
+export function receiptSignal(r: { messageId: string; timestamp: string; refToMessageId: string; references: readonly SignedReference[] }, wsuId: string): { xml: string; canonical: string | null } {
+  const t = c14nText;
+  const id = c14nAttr(wsuId);
+  const content =
     `<eb:SignalMessage>` +
-    `<eb:MessageInfo><eb:Timestamp>${esc(r.timestamp)}</eb:Timestamp><eb:MessageId>${esc(r.messageId)}</eb:MessageId><eb:RefToMessageId>${esc(r.refToMessageId)}</eb:RefToMessageId></eb:MessageInfo>` +
+    `<eb:MessageInfo><eb:Timestamp>${t(r.timestamp)}</eb:Timestamp><eb:MessageId>${t(r.messageId)}</eb:MessageId><eb:RefToMessageId>${t(r.refToMessageId)}</eb:RefToMessageId></eb:MessageInfo>` +
     `<eb:Receipt><ebbp:NonRepudiationInformation xmlns:ebbp="${NS.ebbp}">` +
     r.references.map((ref) => `<ebbp:MessagePartNRInformation>${ref.xml}</ebbp:MessagePartNRInformation>`).join('') +
     `</ebbp:NonRepudiationInformation></eb:Receipt>` +
     `</eb:SignalMessage>` +
-    `</eb:Messaging>`
-  );
+    `</eb:Messaging>`;
+  const standalone = r.references.every((ref) => !RECEIPT_PREFIXES.some((p) => ref.xml.includes(p)));
+  return {
+    xml: `<eb:Messaging xmlns:eb="${NS.eb}" xmlns:S12="${NS.soap}" xmlns:wsu="${NS.wsu}" S12:mustUnderstand="true" wsu:Id="${id}">` + content,
+    // Exclusive C14N: namespace declarations by prefix (code point order), then attributes by namespace URI.
+    canonical: standalone ? `<eb:Messaging xmlns:S12="${NS.soap}" xmlns:eb="${NS.eb}" xmlns:wsu="${NS.wsu}" wsu:Id="${id}" S12:mustUnderstand="true">` + content : null,
+  };
 }
+
+/** The eb:Messaging header of a receipt as sent. */
+export const receiptSignalXml = (r: Parameters<typeof receiptSignal>[0], wsuId: string): string => receiptSignal(r, wsuId).xml;
 
 /** An ebMS error as the receiving side reports it. */
 export interface EbmsError {

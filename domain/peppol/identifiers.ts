@@ -71,8 +71,8 @@ export const participantOf = (scheme: string | null, value: string): PeppolParti
 export const sameParticipant = (a: PeppolParticipant, b: PeppolParticipant): boolean =>
   a.scheme.toLowerCase() === b.scheme.toLowerCase() && a.value.toLowerCase() === b.value.toLowerCase();
 
-/** Stops a scan once everything needed was read (UBL puts both parties before the lines). */
-class Enough extends Error {}
+/** Thrown to stop a scan once everything needed was read (UBL puts both parties before the lines): no Error, so no stack is captured. */
+const ENOUGH = Symbol('enough');
 
 const LINES: ReadonlySet<string> = new Set(['InvoiceLine', 'CreditNoteLine']);
 
@@ -84,6 +84,8 @@ export function peppolIdentifiersOf(xml: string | Uint8Array): PeppolIdentifiers
   const text = typeof xml === 'string' ? xml : Buffer.from(xml).toString('utf8');
   if (/<!DOCTYPE/i.test(text)) throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', 'the document declares a DOCTYPE');
   const parser = new SaxesParser({ xmlns: true });
+  // The open elements' paths below the root (`ns|local/ns|local…`), one string per depth: each
+  // built once from its parent's, not joined again at every tag.
   const path: string[] = [];
   let rootNs: string | null = null;
   let rootName: string | null = null;
@@ -107,10 +109,10 @@ export function peppolIdentifiersOf(xml: string | Uint8Array): PeppolIdentifiers
       rootName = tag.local;
       if (UBL_ROOTS[tag.local] !== ns) throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', `the root element ${tag.local} is not a UBL 2.1 Invoice, CreditNote or ApplicationResponse`);
     } else if (path.length === 1 && LINES.has(tag.local)) {
-      throw new Enough();
+      throw ENOUGH;
     }
-    path.push(`${ns}|${tag.local}`);
-    const key = WANTED[path.slice(1).join('/')];
+    path.push(path.length === 0 ? '' : path.length === 1 ? `${ns}|${tag.local}` : `${path[path.length - 1]}/${ns}|${tag.local}`);
+    const key = WANTED[path[path.length - 1]!];
     if (key && found[key] === undefined) {
       capture = key;
       buffer = '';
@@ -122,7 +124,7 @@ export function peppolIdentifiersOf(xml: string | Uint8Array): PeppolIdentifiers
     if (capture) buffer += t;
   });
   parser.on('closetag', () => {
-    if (capture && WANTED[path.slice(1).join('/')] === capture) {
+    if (capture && WANTED[path[path.length - 1]!] === capture) {
       const v = buffer.trim();
       if (v) found[capture] = v;
       capture = null;
@@ -132,7 +134,7 @@ export function peppolIdentifiersOf(xml: string | Uint8Array): PeppolIdentifiers
   try {
     parser.write(text).close();
   } catch (err) {
-    if (!(err instanceof Enough)) {
+    if (err !== ENOUGH) {
       if (err instanceof PeppolIdentifierError) throw err;
       throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', `the document is not well-formed XML: ${(err as Error).message.split('\n')[0]}`);
     }

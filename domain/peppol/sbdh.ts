@@ -11,13 +11,13 @@ import {
   PARTICIPANT_SCHEME,
   PROCESS_SCHEME,
   parseDocumentTypeId,
-  parseXml,
   peppolIdentifiersOf,
   PeppolIdentifierError,
   sameParticipant,
   type PeppolIdentifiers,
   type PeppolParticipant,
 } from './identifiers.js';
+import { parseXmlDom } from './xml-dom.js';
 
 export const SBDH_NS = 'http://www.unece.org/cefact/namespaces/StandardBusinessDocumentHeader';
 
@@ -122,14 +122,15 @@ export function parseSbd(bytes: Buffer): ParsedSbd {
   const textBody = bytes.toString('utf8');
   if (/<!DOCTYPE/i.test(textBody)) throw new SbdhError('SBDH_NOT_WELL_FORMED', 'the envelope declares a DOCTYPE');
   // Fast path: the header alone is parsed as a DOM, the payload is cut from the text as it is and
-  // read by a streaming parser; an envelope that does not split so is parsed whole.
+  // read by a streaming parser; an envelope that does not split so is parsed whole. The DOM is
+  // built from saxes' events (./xml-dom.ts: xmldom's tree at about half DOMParser's cost).
   const headerEnd = /<\/(?:[\w.-]+:)?StandardBusinessDocumentHeader\s*>/.exec(textBody);
   const rootEnd = /<\/(?:[\w.-]+:)?StandardBusinessDocument\s*>\s*$/.exec(textBody);
   let doc: Document | null = null;
   let cut: string | null = null;
   if (headerEnd && rootEnd && rootEnd.index > headerEnd.index) {
     try {
-      doc = parseXml(textBody.slice(0, headerEnd.index + headerEnd[0].length) + rootEnd[0]);
+      doc = parseXmlDom(textBody.slice(0, headerEnd.index + headerEnd[0].length) + rootEnd[0]);
       cut = textBody.slice(headerEnd.index + headerEnd[0].length, rootEnd.index).trim();
     } catch {
       doc = null;
@@ -138,7 +139,7 @@ export function parseSbd(bytes: Buffer): ParsedSbd {
   let whole: Document | null = null;
   if (!doc) {
     try {
-      doc = whole = parseXml(textBody);
+      doc = whole = parseXmlDom(textBody);
     } catch (err) {
       throw new SbdhError('SBDH_NOT_WELL_FORMED', `the envelope is not well-formed XML: ${(err as Error).message}`);
     }
@@ -178,7 +179,7 @@ export function parseSbd(bytes: Buffer): ParsedSbd {
   }
   if (!payload) {
     try {
-      whole ??= parseXml(textBody);
+      whole ??= parseXmlDom(textBody);
     } catch (err) {
       throw new SbdhError('SBDH_NOT_WELL_FORMED', `the envelope is not well-formed XML: ${(err as Error).message}`);
     }

@@ -1,7 +1,7 @@
 /**
  * The received purchase invoice aggregate (stream `purchase-<documentId>`): one stream per
- * received document, `PurchaseInvoiceReceived` (the exact transmitted XML, immutable in the log,
- * with its SHA-256) then `PurchaseInvoiceStored` (the parsed core document, attribution and
+ * received document, `PurchaseInvoiceReceived` (the exact transmitted XML, immutable, as an
+ * artifact named by its SHA-256) then `PurchaseInvoiceStored` (the parsed core document, attribution and
  * status `purchase.invoice.stored`), appended together. The stored event is what the purchase
  * webhook announces and what read models and the search index are built from.
  *
@@ -16,7 +16,7 @@ import * as t from 'io-ts';
 import { registerDecider } from '../aggregates.js';
 import type { Decider, DomainEvent } from '../decider.js';
 import { DomainError } from '../errors.js';
-import { defineEvent } from '../events/envelope.js';
+import { decodeEventData, defineEvent } from '../events/envelope.js';
 import { ArtifactRef } from '../document/document.js';
 import { InvoiceResponseFacts, type ResponseCode } from '../peppol/invoice-response.js';
 
@@ -38,7 +38,8 @@ export type PurchaseAttribution = t.TypeOf<typeof PurchaseAttribution>;
 
 export const PurchaseInvoiceReceived = defineEvent({
   type: 'PurchaseInvoiceReceived',
-  version: 1,
+  // v2: the exact bytes by hash (`xml`, an artifact stored once beside the log) instead of inline (`xmlBase64`).
+  version: 2,
   codec: t.type({
     documentId: t.string,
     workspaceId: t.string,
@@ -46,8 +47,8 @@ export const PurchaseInvoiceReceived = defineEvent({
     channel: t.keyof({ peppol_sandbox: null, peppol_as4: null, ubl_import: null }),
     senderParticipantId: nullableString,
     receiverParticipantId: nullableString,
-    /** The exact bytes received, base64. */
-    xmlBase64: t.string,
+    /** The exact bytes received: an artifact by its SHA-256 (inline base64 in a v1 event). */
+    xml: ArtifactRef,
     xmlSha256: t.string,
     xmlBytes: t.number,
     /**
@@ -57,7 +58,21 @@ export const PurchaseInvoiceReceived = defineEvent({
     transmission: t.union([t.record(t.string, t.unknown), t.null]),
     receivedAt: t.string,
   }),
+  upcasters: {
+    // The hash was recorded beside the inline bytes: not computed again on every read.
+    1: (data) => {
+      const { xmlBase64, ...rest } = data as { xmlBase64: string; xmlSha256: string };
+      return { ...rest, xml: { sha256: rest.xmlSha256, inlineBase64: xmlBase64 } };
+    },
+  },
 });
+
+/** The artifacts a purchase event names (the audit checks them against the store): the received XML, an answer's XML. */
+export function purchaseArtifactRefsOf(event: { type: string; schemaVersion: number; data: unknown }): { role: 'xml' | 'response'; ref: ArtifactRef }[] {
+  if (event.type === PurchaseInvoiceReceived.type) return [{ role: 'xml', ref: decodeEventData(PurchaseInvoiceReceived, event.schemaVersion, event.data).xml }];
+  if (event.type === PurchaseResponseSent.type) return [{ role: 'response', ref: decodeEventData(PurchaseResponseSent, event.schemaVersion, event.data).xml }];
+  return [];
+}
 
 const storedV2 = t.type({
   documentId: t.string,

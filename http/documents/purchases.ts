@@ -8,6 +8,7 @@ import { microsToDisplay } from '../../domain/purchases/list-query.js';
 import { PurchaseInvoiceReceived, PurchaseInvoiceStored, purchaseStream, type PurchaseResponseData } from '../../domain/purchases/purchase.js';
 import { responseView } from '../../domain/peppol/invoice-response.js';
 import { findPurchase, type PurchaseRow } from '../../readmodels/purchases.js';
+import { artifactBase64 } from '../../commands/submissions.js';
 import type { HttpDeps } from '../app.js';
 
 const PURCHASE_ID = /^pur_[0-9a-f]{32}$/;
@@ -52,7 +53,7 @@ export async function readPurchase(deps: HttpDeps, workspaceId: string, environm
     attribution: stored.attribution,
     coreDocument: stored.coreDocument,
     artifacts: {
-      invoiceXmlBase64: received.xmlBase64,
+      invoiceXmlBase64: await artifactBase64(deps.store, received.xml),
       invoiceXmlEncoding: 'base64',
       invoiceXmlSha256: received.xmlSha256,
       invoiceXmlBytes: received.xmlBytes,

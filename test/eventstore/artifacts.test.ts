@@ -215,11 +215,17 @@ describe('artifacts stored once: migrating an existing database, and the audit',
     const xml = artifactOf(Buffer.from(`<Invoice>${id}</Invoice>`));
     await store.append(`document-${id}`, [event('DocumentSubmitted', 2, { ...received(id, 8), xml: { sha256: xml.sha256 } })], 'no_stream', { artifacts: [xml] });
 
+    // A received purchase names its XML by hash (v2); one received before carries it inline (v1), with the hash it recorded.
+    const bought = artifactOf(Buffer.from(`<Invoice>purchase ${id}</Invoice>`));
+    const purchase = { documentId: `pur_${id}`, workspaceId: WORKSPACE, environment: 'sandbox', channel: 'peppol_as4', senderParticipantId: null, receiverParticipantId: null, xmlSha256: bought.sha256, xmlBytes: bought.content.byteLength, transmission: null, receivedAt: new Date().toISOString() };
+    await store.append(`purchase-${id}`, [event('PurchaseInvoiceReceived', 2, { ...purchase, xml: { sha256: bought.sha256 } })], 'no_stream', { artifacts: [bought] });
+    await store.append(`purchase-v1-${id}`, [event('PurchaseInvoiceReceived', 1, { ...purchase, xmlBase64: bought.content.toString('base64') })], 'no_stream');
+
     const clean = await runAudit(url);
     expect(clean.code, clean.stderr).to.equal(0);
     const report = JSON.parse(clean.stdout);
-    // Stored: the migrated XML and TDD, and the new XML; referenced inline by the two v1 events, and by hash by the new one.
-    expect(report).to.include({ stored: 3, verified: 3, references: 3, resolved: 1, inline: 2, unreferenced: 0 });
+    // Stored: the migrated XML and TDD, the new XML and the purchase's; referenced inline by the three v1 events, by hash by the two new ones.
+    expect(report).to.include({ stored: 4, verified: 4, references: 5, resolved: 2, inline: 3, unreferenced: 0 });
     expect(report.problems).to.deep.equal([]);
 
     // An event naming an artifact that is not stored.
@@ -230,11 +236,15 @@ describe('artifacts stored once: migrating an existing database, and the audit',
     await knex.raw(`alter table es_artifacts disable trigger es_artifacts_append_only; alter table es_artifacts drop constraint es_artifacts_content_hash`);
     await knex('es_artifacts').where({ hash: xml.sha256 }).update({ content: Buffer.from('<Invoice>tampered</Invoice>') });
 
+    // A purchase whose v1 inline bytes do not hash as it recorded.
+    await store.append(`purchase-v1-bad-${id}`, [event('PurchaseInvoiceReceived', 1, { ...purchase, xmlBase64: Buffer.from('<Invoice>other</Invoice>').toString('base64') })], 'no_stream');
+
     const dirty = await runAudit(url);
     expect(dirty.code).to.equal(1);
     const problems = JSON.parse(dirty.stdout).problems as { kind: string; sha256: string; streamId?: string }[];
-    expect(problems.map((p) => [p.kind, p.sha256]).sort()).to.deep.equal([['hash_mismatch', xml.sha256], ['missing', missing]].sort());
+    expect(problems.map((p) => [p.kind, p.sha256]).sort()).to.deep.equal([['hash_mismatch', xml.sha256], ['missing', missing], ['inline_mismatch', bought.sha256]].sort());
     expect(problems.find((p) => p.kind === 'missing')!.streamId).to.equal(`document-${other}`);
-    expect(dirty.stderr).to.contain('2 artifact problem(s)');
+    expect(problems.find((p) => p.kind === 'inline_mismatch')!.streamId).to.equal(`purchase-v1-bad-${id}`);
+    expect(dirty.stderr).to.contain('3 artifact problem(s)');
   });
 });

@@ -4,14 +4,16 @@
  * These tests prove that form byte-identical to the library's exclusive C14N (xml-crypto's, the one
  * the receiving side verifies with) of the elements as they are sent, for the values a message
  * carries: ordinary Peppol identifiers and values with every character C14N escapes or a parser
- * normalises (&, <, >, ", ', TAB, LF, CR, non-ASCII).
+ * normalises (&, <, >, ", ', TAB, LF, CR, non-ASCII). The receiving side writes its receipt's
+ * eb:Messaging so too, with the received references (its own sending side's and phase4's).
  */
 import { expect } from 'chai';
 import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
 import type { Element } from '@xmldom/xmldom';
-import { NS, userMessage } from '../../domain/peppol/ebms.js';
+import { readFileSync } from 'node:fs';
+import { NS, receiptSignal, userMessage, type SignedReference } from '../../domain/peppol/ebms.js';
 import { parseXml } from '../../domain/peppol/identifiers.js';
-import { bodyCanonical, buildUserMessage, readHttpMessage } from '../../commands/peppol/as4/message.js';
+import { bodyCanonical, buildUserMessage, header, readHttpMessage, receiptEnvelope } from '../../commands/peppol/as4/message.js';
 import { decryptAttachments, excC14n, signReferences, verifySignature } from '../../commands/peppol/as4/wss.js';
 import { userMessageHeader, type TestHeader } from './support/headers.js';
 import { createTestPki, type TestPki } from './support/pki.js';
@@ -94,6 +96,61 @@ describe('AS4 sending: canonical forms written directly', () => {
         expect(verified.references.map((r) => ({ uri: r.uri, digest: r.digest }))).to.deep.equal(built.references);
         expect(verified.references).to.have.length(3);
       });
+    }
+  });
+});
+
+describe("AS4 receiving: the receipt's eb:Messaging written in its canonical form", function () {
+  this.timeout(60_000);
+  let pki: TestPki;
+  before(async () => {
+    pki = await createTestPki();
+  });
+  /** The references as the receiving side copies them: each received ds:Reference in exclusive C14N form. */
+  const asReferences = (refs: Element[]): SignedReference[] =>
+    refs.map((ref) => ({ uri: ref.getAttribute('URI') ?? '', xml: excC14n(ref), digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256', digestValue: 'x' }));
+  const receivedReferences = (h: TestHeader): SignedReference[] => {
+    const built = buildUserMessage(h, Buffer.from('<sbd/>'), { privateKeyPem: pki.service.keyPem, certificatePem: pki.service.certPem, commonName: pki.service.commonName }, pki.service2.certPem);
+    const { doc, attachments } = readHttpMessage(built.contentType, built.body, { maxPartBytes: 1024 * 1024 });
+    const security = first(doc, NS.wsse, 'Security');
+    const plain = decryptAttachments(doc, security, pki.service2.keyPem, (cid) => attachments.get(cid) ?? null);
+    const verified = verifySignature(doc, first(security, NS.ds, 'Signature'), (cid) => plain.get(cid)?.bytes ?? null);
+    return verified.references.map((r) => ({ uri: r.uri, xml: r.xml, digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256', digestValue: r.digest }));
+  };
+  const phase4References = () => {
+    const doc = parseXml(readFileSync(new URL('./fixtures/phase4-answers/receipt.xml', import.meta.url), 'utf8'));
+    const all = doc.getElementsByTagNameNS(NS.ds, 'Reference');
+    return asReferences(Array.from({ length: all.length }, (_, i) => all.item(i)!));
+  };
+  const check = (r: Parameters<typeof receiptSignal>[0]) => {
+    const m = receiptSignal(r, `phase4-msg-${randomUUID()}`);
+    const doc = parseXml(envelope(m.xml, 'id-1'));
+    expect(m.canonical).to.be.a('string');
+    expect(m.canonical).to.equal(excC14n(first(doc, NS.eb, 'Messaging')));
+    expect(first(doc, NS.eb, 'RefToMessageId').textContent).to.equal(r.refToMessageId);
+    return doc;
+  };
+
+  for (const [name, h] of cases) {
+    it(`byte-identical to xml-crypto's exclusive C14N of what is sent, over the references of a received message (${name})`, () => {
+      check({ messageId: `${randomUUID()}@receipt`, timestamp: '2026-12-07T16:00:00.000Z', refToMessageId: h.messageId, references: receivedReferences(h) });
+    });
+  }
+
+  it("byte-identical over phase4's references (its receipt's ds:Reference elements, canonicalised as received) and awkward values", () => {
+    check({ messageId: `${awkward}@receipt`, timestamp: awkward, refToMessageId: awkward, references: phase4References() });
+  });
+
+  it('not written when a reference declares a prefix the receipt renders above it with the same namespace; the signed receipt still verifies', () => {
+    const ref = parseXml(`<ds:Reference xmlns:ds="${NS.ds}" xmlns:eb="${NS.eb}" URI="#a"><ds:DigestValue eb:x="1">AA==</ds:DigestValue></ds:Reference>`).documentElement!;
+    const [odd] = asReferences([ref]);
+    expect(receiptSignal({ messageId: 'm@receipt', timestamp: 't', refToMessageId: 'r', references: [odd!] }, 'phase4-msg-1').canonical).to.equal(null);
+    const identity = { privateKeyPem: pki.service.keyPem, certificatePem: pki.service.certPem, commonName: pki.service.commonName };
+    for (const references of [[odd!], receivedReferences(ordinary), phase4References()]) {
+      const xml = receiptEnvelope(identity, { refToMessageId: 'r@x', timestamp: '2026-12-07T16:00:00.000Z', references });
+      const { doc } = readHttpMessage('application/soap+xml', Buffer.from(xml), { maxPartBytes: 1024 * 1024 });
+      const verified = verifySignature(doc, first(header(doc, NS.wsse, 'Security')!, NS.ds, 'Signature'), () => null);
+      expect(verified.signedIds.size).to.equal(2);
     }
   });
 });

@@ -5,6 +5,7 @@ import { purchasesProjection } from '../../projections/purchases.js';
 import { call, startTestService, type TestService } from '../support/http.js';
 import { unifyTenant, uaeInvoice, type UnifyTenant } from '../unify/support.js';
 import { receiver, storePurchase, type Receiver } from './support.js';
+import { newEvent } from '../eventstore/contract.js';
 
 const LIST_ITEM_FIELDS = ['documentId', 'receivedAt', 'storedAt', 'status', 'country', 'environment', 'invoiceNumber', 'supplierName', 'issueDate'];
 
@@ -238,5 +239,39 @@ describe('purchases: GET /api/v3/documents?type=purchases and GET /api/v3/docume
     expect(await snapshot()).to.deep.equal(live);
     const page = await r.list('?type=purchases&from=2026-03-01&to=2026-03-03&limit=100');
     expect(page.json.data.items.map((i: any) => i.documentId).sort()).to.deep.equal([...ids].sort());
+  });
+
+  it('the exact XML is stored once as an artifact beside the log; a purchase received before (v1: the bytes inline in the event) reads the same', async () => {
+    const store = t.service.runtime.store;
+    const [received, stored] = await store.readStream(`purchase-${ids[1]}`);
+    expect(received!.schemaVersion).to.equal(2);
+    const data = received!.data as { xml: { sha256: string; inlineBase64?: string }; xmlSha256: string; xmlBytes: number };
+    expect(data).to.not.have.property('xmlBase64');
+    expect(data.xml).to.deep.equal({ sha256: data.xmlSha256 });
+    const bytes = (await store.readArtifacts([data.xmlSha256])).get(data.xmlSha256)!;
+    expect(bytes.byteLength).to.equal(data.xmlBytes);
+    expect(bytes.toString()).to.contain('<cbc:ID>P-1</cbc:ID>');
+    // The same purchase as an older service wrote it, under another id (in 2027, outside the other tests' days).
+    const documentId = `pur_${'e'.repeat(32)}`;
+    const at = '2027-01-05T10:00:00.000Z';
+    const { xml: _xml, ...rest } = data;
+    const v1 = { ...rest, documentId, xmlBase64: bytes.toString('base64'), receivedAt: at };
+    const metadata = { ...stored!.metadata, occurredAt: at };
+    const position = (
+      await store.append(
+        `purchase-${documentId}`,
+        [
+          { ...newEvent('PurchaseInvoiceReceived', v1), schemaVersion: 1, metadata },
+          { ...newEvent('PurchaseInvoiceStored', { ...(stored!.data as object), documentId, receivedAt: at, storedAt: at }), schemaVersion: stored!.schemaVersion, metadata },
+        ],
+        'no_stream',
+      )
+    ).position;
+    await t.settle(position);
+    const old = await r.read(documentId);
+    expect(old.status, old.text).to.equal(200);
+    const now = await r.read(ids[1]!);
+    expect(old.json.data.artifacts).to.deep.equal(now.json.data.artifacts);
+    expect(Buffer.from(old.json.data.artifacts.invoiceXmlBase64, 'base64').equals(bytes)).to.equal(true);
   });
 });

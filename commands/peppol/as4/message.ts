@@ -9,7 +9,7 @@ import type { Document, Element } from '@xmldom/xmldom';
 import { gzipSync, gunzipSync } from 'node:zlib';
 import { randomUUID } from 'node:crypto';
 import { parseMultipart, getMultipartBoundary, MultipartParseError, type MultipartPart } from '@mjackson/multipart-parser';
-import { NS, userMessage, receiptSignalXml, errorSignalXml, type UserMessageHeader, type EbmsError, type SignedReference } from '../../../domain/peppol/ebms.js';
+import { NS, userMessage, receiptSignal, errorSignalXml, type UserMessageHeader, type EbmsError, type SignedReference } from '../../../domain/peppol/ebms.js';
 import { parseXmlDom } from '../../../domain/peppol/xml-dom.js';
 import { bstXml, encryptAttachment, encryptionXml, signReferences, wrapKey } from './wss.js';
 
@@ -90,31 +90,36 @@ export function buildUserMessage(header: Omit<UserMessageHeader, 'payloadContent
   };
 }
 
-/** A signed signal envelope (receipt or errors): references to eb:Messaging and the Body. */
-export function signedSignal(messaging: (wsuId: string) => string, identity: SigningIdentity): string {
+/**
+ * A signed signal envelope (receipt or errors): references to eb:Messaging and the Body.
+ * `messaging` gives the header as sent and, when it can, in its exclusive C14N form (digested as
+ * it stands); without it the header is parsed back and canonicalised.
+ */
+export function signedSignal(messaging: (wsuId: string) => { xml: string; canonical: string | null }, identity: SigningIdentity): string {
   const u = randomUUID();
   const ids = { messaging: `phase4-msg-${u}`, body: `id-${u}`, bst: `X509-${u}`, sig: `SIG-${u}` };
-  const messagingXml = messaging(ids.messaging);
-  // Parsed back to canonicalise eb:Messaging (it carries the received message's references as
-  // they came); with the saxes builder, the same tree as DOMParser's at half the cost.
-  const pre = parseXmlDom(envelopeXml('', messagingXml, ids.body));
+  const header = messaging(ids.messaging);
+  // Parsed back only to canonicalise eb:Messaging when its canonical form is not known; with the
+  // saxes builder, the same tree as DOMParser's at half the cost.
+  const target = header.canonical !== null ? { canonical: header.canonical } : firstNs(parseXmlDom(envelopeXml('', header.xml, ids.body)), NS.eb, 'Messaging')!;
   const signature = signReferences(
     [
-      { uri: `#${ids.messaging}`, target: firstNs(pre, NS.eb, 'Messaging')! },
+      { uri: `#${ids.messaging}`, target },
       { uri: `#${ids.body}`, target: { canonical: bodyCanonical(ids.body) } },
     ],
     identity.privateKeyPem,
     ids.bst,
     ids.sig,
   );
-  return envelopeXml(bstXml(ids.bst, identity.certificatePem) + signature.xml, messagingXml, ids.body);
+  return envelopeXml(bstXml(ids.bst, identity.certificatePem) + signature.xml, header.xml, ids.body);
 }
 
+/** A signed receipt; its eb:Messaging is digested in the canonical form it was written in (domain/peppol/ebms.ts `receiptSignal`). */
 export const receiptEnvelope = (identity: SigningIdentity, r: { refToMessageId: string; references: readonly SignedReference[]; timestamp: string }) =>
-  signedSignal((id) => receiptSignalXml({ ...r, messageId: `${randomUUID()}@receipt` }, id), identity);
+  signedSignal((id) => receiptSignal({ ...r, messageId: `${randomUUID()}@receipt` }, id), identity);
 
 export const errorEnvelope = (identity: SigningIdentity, r: { refToMessageId: string | null; errors: readonly EbmsError[]; timestamp: string }) =>
-  signedSignal((id) => errorSignalXml({ ...r, messageId: `${randomUUID()}@error` }, id), identity);
+  signedSignal((id) => ({ xml: errorSignalXml({ ...r, messageId: `${randomUUID()}@error` }, id), canonical: null }), identity);
 
 // ---- reading ------------------------------------------------------------------------------
 
