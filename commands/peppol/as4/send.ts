@@ -12,7 +12,7 @@ import { isDuplicateRefusal, isTransientEbmsError, isTransientHttpStatus, NS, re
 import { buildUserMessage, header, PackagingError, readHttpMessage } from './message.js';
 import { certificateOf } from '../../../platform/peppol-pki.js';
 import type { AccessPointIdentity, PeppolTrust } from './types.js';
-import { pemBody, verifySignature, WssError } from './wss.js';
+import { idOf, pemBody, verifySignature, WssError, type VerifiedSignature } from './wss.js';
 
 export interface OutboundMessage {
   endpointUrl: string;
@@ -202,13 +202,16 @@ export async function sendAs4(deps: SendDeps, m: OutboundMessage): Promise<SendO
   const security = header(doc, NS.wsse, 'Security');
   const signature = security?.getElementsByTagNameNS(NS.ds, 'Signature').item(0);
   if (!signature) return retry('PEPPOL_BAD_RESPONSE', 'the receipt is not signed', true);
-  let signer: string;
+  let verified: VerifiedSignature;
   try {
-    signer = verifySignature(doc, signature, () => null).certificatePem;
+    verified = verifySignature(doc, signature, () => null);
   } catch (err) {
     if (err instanceof WssError) return retry('PEPPOL_BAD_RESPONSE', `the receipt's signature does not verify: ${err.message}`, true);
     throw err;
   }
+  // The eb:Messaging read above must be the one signed (not an unsigned one put before it).
+  if (!verified.signedIds.has(idOf(messaging!) ?? '')) return retry('PEPPOL_BAD_RESPONSE', "the receipt's eb:Messaging is not covered by its signature", true);
+  const signer = verified.certificatePem;
   if (pemBody(signer) !== pemBody(m.receiverCertificatePem)) return retry('PEPPOL_BAD_RESPONSE', "the receipt is signed by another certificate than the receiver's published one", true);
   const verdict = await deps.trust.verifyCertificateOnline(signer, deps.now(), 'ap');
   if (!verdict.ok) return retry('PEPPOL_BAD_RESPONSE', `the receipt's signing certificate is not trusted: ${verdict.reason}`, true);
