@@ -2,8 +2,9 @@
  * The sending side of the access point (corner 2): one AS4 exchange with a receiving access
  * point. Builds the signed, encrypted user message, posts it, and reads the synchronous answer:
  * a receipt counts only when it is signed by the receiver's certificate (the one its SMP
- * published, chaining to a trusted Peppol CA), refers to this message, and repeats the digests of
- * every part this message signed (non-repudiation of receipt). ebMS errors are classified
+ * published, chaining to a trusted Peppol CA), its eb:Messaging is the signed one, it refers to
+ * this message, and it repeats the digests of every part this message signed (non-repudiation of
+ * receipt). ebMS errors are classified
  * permanent or transient (domain/peppol/ebms.ts); transport failures and 5xx are transient.
  */
 import type { Document, Element } from '@xmldom/xmldom';
