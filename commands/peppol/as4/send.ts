@@ -4,8 +4,8 @@
  * a receipt counts only when it is signed by the receiver's certificate (the one its SMP
  * published, chaining to a trusted Peppol CA), its eb:Messaging is the signed one, it refers to
  * this message, and it repeats the digests of every part this message signed (non-repudiation of
- * receipt). ebMS errors are classified
- * permanent or transient (domain/peppol/ebms.ts); transport failures and 5xx are transient.
+ * receipt). ebMS errors are classified permanent or transient (domain/peppol/ebms.ts); transport
+ * failures and 5xx are transient.
  */
 import type { Document, Element } from '@xmldom/xmldom';
 import { getGlobalDispatcher, type Dispatcher } from 'undici';
@@ -67,9 +67,10 @@ function headerOf(raw: readonly (Buffer | string)[], name: string): string | und
  * One POST over undici's dispatcher (the shared keep-alive connections), the answer collected in
  * memory, through Dispatcher.dispatch with the handler callbacks every undici version calls (the
  * global dispatcher may be Node's bundled undici), not `request`: no response stream, async
- * resource or abort-signal listeners per message, about half of `request`'s CPU per exchange. One deadline covers the request and the whole answer: a timer
- * cleared when the exchange ends (AbortSignal.timeout's timer and signal would live for the whole
- * timeout, weakly referenced, piling up in the heap at hundreds of messages a second).
+ * resource or abort-signal listeners per message, about half of `request`'s CPU per exchange.
+ * One deadline covers the request and the whole answer: a timer cleared when the exchange ends
+ * (AbortSignal.timeout's timer and signal would live for the whole timeout, weakly referenced,
+ * piling up in the heap at hundreds of messages a second).
  */
 function post(url: string, contentType: string, body: Buffer, timeoutMs: number): Promise<{ status: number; contentType: string | undefined; bytes: Buffer }> {
   let target: URL;
