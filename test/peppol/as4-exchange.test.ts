@@ -137,6 +137,35 @@ for (const threads of [0, 2]) describe(`AS4 exchange (own sender and receiver ov
     expect((refused as { message: string }).message).to.match(/cannot be reached/);
   });
 
+  it("refuses a receipt whose eb:Messaging is not the one its signature covers (an unsigned copy put before the signed one)", async () => {
+    // Between sender and receiver: the genuine signed receipt, with an unsigned eb:Messaging inserted before the signed one.
+    const wrapping = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        void fetch(url, { method: 'POST', headers: { 'content-type': req.headers['content-type']! }, body: Buffer.concat(chunks) }).then(async (answer) => {
+          const text = await answer.text();
+          const signed = /<eb:Messaging\b[\s\S]*?<\/eb:Messaging>/.exec(text)![0];
+          expect(signed).to.contain('<eb:Receipt>');
+          const unsigned = signed.replace(/wsu:Id="[^"]*"/, 'wsu:Id="not-signed"');
+          res.writeHead(200, { 'content-type': answer.headers.get('content-type')! }).end(text.replace(signed, unsigned + signed));
+        });
+      });
+    });
+    await new Promise<void>((r) => wrapping.listen(0, '127.0.0.1', r));
+    try {
+      const outcome = await sendAs4(sender(), message('X-11', { endpointUrl: `http://127.0.0.1:${(wrapping.address() as AddressInfo).port}/as4` }));
+      expect(outcome).to.deep.include({ kind: 'retry', code: 'PEPPOL_BAD_RESPONSE', outcomeUnknown: true });
+      expect((outcome as { message: string }).message).to.match(/eb:Messaging is not covered by its signature/);
+      // The receiver did get it: the same message, sent straight, is answered as a duplicate receipt.
+      expect(received.filter((r) => r.messageId === 'msg-X-11@test')).to.have.length(1);
+      expect(await sendAs4(sender(), message('X-11'))).to.deep.include({ kind: 'receipt' });
+    } finally {
+      wrapping.closeAllConnections();
+      await new Promise<void>((r) => wrapping.close(() => r()));
+    }
+  });
+
   it('refuses a certificate from another CA with the same name (EBMS:0102)', async () => {
     const outcome = await sendAs4(sender(pki.rogue), message('X-3'));
     expect(outcome.kind).to.equal('refused');

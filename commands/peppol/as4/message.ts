@@ -219,8 +219,11 @@ export function gunzipBounded(bytes: Uint8Array, maxBytes: number): Buffer {
   return gunzipSync(bytes, { maxOutputLength: maxBytes });
 }
 
-export const header = (doc: Document, ns: string, local: string): Element | null => {
-  const h = doc.documentElement?.getElementsByTagNameNS(NS.soap, 'Header').item(0);
-  for (let n = h?.firstChild; n; n = n.nextSibling) if (n.nodeType === 1 && (n as Element).localName === local && (n as Element).namespaceURI === ns) return n as Element;
+/** The first child element of `parent` with that namespace and local name. */
+const childNs = (parent: Element | null | undefined, ns: string, local: string): Element | null => {
+  for (let n = parent?.firstChild; n; n = n.nextSibling) if (n.nodeType === 1 && (n as Element).localName === local && (n as Element).namespaceURI === ns) return n as Element;
   return null;
 };
+
+/** A header block of the SOAP envelope: a child of its Header, itself a child of the Envelope (no walk through the whole document). */
+export const header = (doc: Document, ns: string, local: string): Element | null => childNs(childNs(doc.documentElement, NS.soap, 'Header'), ns, local);

@@ -235,6 +235,25 @@ export interface VerifiedSignature {
 }
 
 /**
+ * A verified reference whose canonical form is made on first use, by one getter shared by all of
+ * them. A getter written in an object literal is a new closure per object, and V8 gives each such
+ * object a map of its own, held from old space until a full collection: through it every
+ * message's whole tree survived the young generation's collections and was promoted. The element
+ * sits under a symbol, which a structured clone (the worker pool's answer) leaves out; `xml` is an
+ * own enumerable property, which it copies.
+ */
+const REFERENCE = Symbol('ds:Reference');
+const CANONICAL = Symbol('canonical ds:Reference');
+type VerifiedReference = VerifiedSignature['references'][number] & { [REFERENCE]: Element; [CANONICAL]: string | undefined };
+const LAZY_XML: PropertyDescriptor = {
+  get(this: VerifiedReference): string {
+    return (this[CANONICAL] ??= excC14n(this[REFERENCE]));
+  },
+  enumerable: true,
+  configurable: true,
+};
+
+/**
  * Verifies a ds:Signature of a WS-Security header: each reference's digest (elements by id,
  * attachments by Content-ID through `attachment`) and the signature value with the certificate
  * of the BinarySecurityToken its KeyInfo names. Only the Peppol profile's algorithms pass.
@@ -274,14 +293,7 @@ export function verifySignature(doc: Document, signature: Element, attachment: (
     }
     if (actual !== expected) throw new WssError('FAILED_AUTHENTICATION', `the digest of ${uri} does not match: the message was changed after signing`);
     // The canonical reference only when asked (the receiving side copies it into its receipt).
-    let xml: string | undefined;
-    references.push({
-      uri,
-      digest: expected,
-      get xml() {
-        return (xml ??= excC14n(ref));
-      },
-    });
+    references.push(Object.defineProperty({ uri, digest: expected, [REFERENCE]: ref, [CANONICAL]: undefined }, 'xml', LAZY_XML) as VerifiedReference);
   }
   // The signer's certificate: the BinarySecurityToken named by the KeyInfo.
   const tokenRef = signature.getElementsByTagNameNS(NS.wsse, 'Reference').item(0)?.getAttribute('URI');
