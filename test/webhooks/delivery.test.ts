@@ -16,7 +16,7 @@ import { webhookAttemptsProjection } from '../../projections/webhook-attempts.js
 import { webhooksProjection } from '../../projections/webhooks.js';
 import { startTestService, type TestService } from '../support/http.js';
 import { createCurrent, creditsTenant, iso } from '../credits/support.js';
-import { drive, startReceiver, subscribe, webhooksClient, webhookWorker, type Receiver } from './support.js';
+import { drive, startReceiver, storeSubscriptionBehind, subscribe, webhooksClient, webhookWorker, type Receiver } from './support.js';
 
 const MIN = 60_000;
 
@@ -266,21 +266,7 @@ describe('webhooks: delivery', function () {
     expect(await deliveries()).to.have.length(0);
     // A subscription stored without this projection seeing its event (as another instance's batch would).
     const route = receiver.route();
-    const at = clock.now().toISOString();
-    await t.service.deps.knex('webhook_subscriptions').insert({
-      subscription_id: `sub_${c.workspaceId}_behind`,
-      workspace_id: c.workspaceId,
-      environment: 'sandbox',
-      webhook_url: route.url,
-      events: ['isv.credits.allowance.changed'],
-      secret_key: null,
-      signature_algorithm: 'HMAC-SHA256',
-      description: null,
-      active: true,
-      deleted: false,
-      created_at: at,
-      updated_at: at,
-    });
+    await storeSubscriptionBehind(t, c.workspaceId, route.url, ['isv.credits.allowance.changed'], clock.now().toISOString());
     await trigger(); // the remembered set is no longer stored: the batch reads the subscriptions
     expect((await deliveries()).map((d: { subscription_id: string }) => d.subscription_id)).to.deep.equal([`sub_${c.workspaceId}_behind`]);
   });

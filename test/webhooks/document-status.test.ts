@@ -11,7 +11,7 @@ import { documentStatusOccurrences } from '../../domain/webhooks/occurrences/doc
 import { ManualClock } from '../../platform/clock.js';
 import { startTestService, type TestService } from '../support/http.js';
 import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant } from '../unify/support.js';
-import { drive, startReceiver, subscribe, webhooksClient, type Received, type Receiver } from './support.js';
+import { drive, startReceiver, storeSubscriptionBehind, subscribe, webhooksClient, type Received, type Receiver } from './support.js';
 
 const TYPE = 'document.status.changed';
 const ORDER = ['submitted', 'rejected', 'processing', 'delivery_failed', 'delivery_success', 'final_valid', 'final_invalid'];
@@ -184,22 +184,7 @@ describe('webhooks: document.status.changed', function () {
       expect(await deliveries()).to.have.length(0);
       // A subscription stored without this projection seeing its event (as another instance's batch would).
       const route = hooks.route();
-      const at = clock.now().toISOString();
-      const subscriptionId = `sub_${v.workspaceId}_behind`;
-      await t.service.deps.knex('webhook_subscriptions').insert({
-        subscription_id: subscriptionId,
-        workspace_id: v.workspaceId,
-        environment: 'sandbox',
-        webhook_url: route.url,
-        events: [TYPE],
-        secret_key: null,
-        signature_algorithm: 'HMAC-SHA256',
-        description: null,
-        active: true,
-        deleted: false,
-        created_at: at,
-        updated_at: at,
-      });
+      const subscriptionId = await storeSubscriptionBehind(t, v.workspaceId, route.url, [TYPE], clock.now().toISOString());
       await submitted(); // the remembered set is no longer stored: the batch reads the subscriptions
       const rows = await deliveries();
       expect(rows.length).to.be.greaterThan(0);

@@ -108,3 +108,26 @@ export async function subscribe(client: ReturnType<typeof webhooksClient>, body:
   expect(r.status, r.text).to.equal(201);
   return r.json.data.id as string;
 }
+
+/**
+ * Stores an active subscription straight into the read model, without the webhooks projection
+ * seeing its event (as another instance's batch would); its id is `sub_<workspace>_behind`.
+ */
+export async function storeSubscriptionBehind(t: TestService, workspaceId: string, webhookUrl: string, events: string[], at: string): Promise<string> {
+  const subscriptionId = `sub_${workspaceId}_behind`;
+  await t.service.deps.knex('webhook_subscriptions').insert({
+    subscription_id: subscriptionId,
+    workspace_id: workspaceId,
+    environment: 'sandbox',
+    webhook_url: webhookUrl,
+    events,
+    secret_key: null,
+    signature_algorithm: 'HMAC-SHA256',
+    description: null,
+    active: true,
+    deleted: false,
+    created_at: at,
+    updated_at: at,
+  });
+  return subscriptionId;
+}
