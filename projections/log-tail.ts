@@ -8,27 +8,12 @@
  * inside the run is served from memory; near its end one read (shared by all who arrive
  * meanwhile) extends it first; a reader before the run (a projection catching up) reads the store.
  */
-import { comparePositions, endedByBytes, markEndedByBytes, pageBytes, type EventStore, type Position, type ReadAllOptions, type RecordedEvent } from '../platform/eventstore/port.js';
+import { comparePositions, endedByBytes, markEndedByBytes, type EventStore, type Position, type ReadAllOptions, type RecordedEvent } from '../platform/eventstore/port.js';
 
-/**
- * A store read held in the run: where it ends (index after its last event), whether more followed
- * it at once, and its size in bytes when the store reported it (at most the read's maxBytes).
- */
+/** A store read held in the run: where it ends (index after its last event), and whether more followed it at once. */
 interface Page {
   end: number;
   cut: boolean;
-  bytes?: number;
-}
-
-export interface TailReadOptions extends ReadAllOptions {
-  /**
-   * With maxBytes: serve the events of consecutive store reads together while their sizes add up
-   * to at most maxBytes, instead of the events of one read. While the log grows the tail is
-   * extended by many small reads (one per round of its readers), so a reader served one read at a
-   * time trails the tail by as many batches as there are reads ahead of it, each with its own
-   * transaction, even with every event already in memory.
-   */
-  readonly acrossReads?: boolean;
 }
 
 export class LogTail {
@@ -85,7 +70,7 @@ export class LogTail {
     if (n <= 0) return;
     this.start = this.events[n - 1]!.position;
     this.events = this.events.slice(n);
-    this.pages = this.pages.map((p) => ({ ...p, end: p.end - n })).filter((p) => p.end > 0);
+    this.pages = this.pages.map((p) => ({ end: p.end - n, cut: p.cut })).filter((p) => p.end > 0);
   }
 
   private extend(): Promise<void> {
@@ -96,7 +81,7 @@ export class LogTail {
         // The run may have been re-anchored meanwhile; append only if it still ends at `from`.
         if (more.length > 0 && this.end && comparePositions(this.end, from) === 0) {
           this.events.push(...more);
-          this.pages.push({ end: this.events.length, cut: endedByBytes(more) || more.length >= this.readSize, bytes: pageBytes(more) });
+          this.pages.push({ end: this.events.length, cut: endedByBytes(more) || more.length >= this.readSize });
           let drop = this.events.length - this.maxEvents;
           if (this.maxBytes !== undefined && this.pages.length > this.maxReads) drop = Math.max(drop, this.pages[this.pages.length - this.maxReads - 1]!.end);
           this.dropFront(drop);
@@ -108,7 +93,7 @@ export class LogTail {
     return this.extending;
   }
 
-  async readAll(after: Position, limit: number, options: TailReadOptions = {}): Promise<RecordedEvent[]> {
+  async readAll(after: Position, limit: number, options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     if (this.covers(after)) {
       // A short answer tells a runner it has caught up, so read on first when the run ends
       // within the reader's limit (one read serves everyone who arrives meanwhile).
@@ -119,19 +104,8 @@ export class LogTail {
       const i = this.indexAfter(after);
       let end = Math.min(i + limit, this.events.length);
       if (options.maxBytes === undefined) return this.events.slice(i, end);
-      // Within the store read that holds event i (at most one read's bytes), or with acrossReads
-      // the following reads too while all their bytes together stay within the reader's bound.
-      const at = this.pages.findIndex((p) => p.end > i);
-      let page = at >= 0 ? this.pages[at] : undefined;
-      if (page && options.acrossReads && page.bytes !== undefined) {
-        let bytes = page.bytes;
-        for (let k = at + 1; k < this.pages.length && page.end < end; k++) {
-          const next = this.pages[k]!;
-          if (next.bytes === undefined || bytes + next.bytes > options.maxBytes) break;
-          bytes += next.bytes;
-          page = next;
-        }
-      }
+      // Within the store read that holds event i: at most one read's bytes.
+      const page = this.pages.find((p) => p.end > i);
       if (page && page.end < end) end = page.end;
       const answer = this.events.slice(i, end);
       const more = end < this.events.length || (page !== undefined && page.end === end && page.cut);
@@ -142,8 +116,7 @@ export class LogTail {
     if (this.start === null || comparePositions(after, this.end!) > 0) {
       this.start = after;
       this.events = events.slice(0, this.maxEvents);
-      const cut = endedByBytes(events) || events.length >= limit || events.length > this.events.length;
-      this.pages = this.events.length === 0 ? [] : [{ end: this.events.length, cut, bytes: events.length === this.events.length ? pageBytes(events) : undefined }];
+      this.pages = this.events.length === 0 ? [] : [{ end: this.events.length, cut: endedByBytes(events) || events.length >= limit || events.length > this.events.length }];
     }
     return events;
   }

@@ -11,7 +11,7 @@ import type { Knex } from 'knex';
 import { comparePositions, endedByBytes, pageMayContinue, START, type EventStore, type Position, type RecordedEvent } from '../platform/eventstore/port.js';
 import { wakeSource } from '../platform/eventstore/catch-up-subscription.js';
 import { advanceCheckpoint, checkpointVersion, ensureCheckpoint, lockAndAdvanceCheckpoint, lockAndReadCheckpoint, readCheckpoint, tryTransactionLock, useSchema } from '../readmodels/checkpoints.js';
-import { LogTail, type TailReadOptions } from './log-tail.js';
+import { LogTail } from './log-tail.js';
 import { batchLimits, type BatchContext, type Projection } from './projection.js';
 
 /** How long a position read past events a projection ignores may stay in memory only. */
@@ -66,10 +66,8 @@ export function lockKey(checkpoint: string): string {
   return `projection:${checkpoint}`;
 }
 
-/** The part of the store a batch reads from (the store itself, or the shared LogTail, which also takes TailReadOptions). */
-export interface LogReader {
-  readAll(after: Position, limit: number, options?: TailReadOptions): Promise<RecordedEvent[]>;
-}
+/** The part of the store a batch reads from (the store itself, or the shared LogTail). */
+export type LogReader = Pick<EventStore, 'readAll'>;
 
 export interface BatchResult {
   /** Events read (relevant or not). */
@@ -111,17 +109,13 @@ export async function applyBatch(
   const checkpoint = target.checkpoint ?? projection.name;
   const from = options.scannedTo ?? (await readCheckpoint(knex, checkpoint)) ?? START;
   const limits = batchLimits(projection, batchSize, target.maxBytes ?? DEFAULT_BATCH_BYTES);
-  // A read model takes every event the shared tail holds within its byte bound, however many of
-  // the tail's reads they came in; a reactor (actsOutside) keeps to one read at a time, so its
-  // batch, which waits for all of its actions, stays as long as it was.
-  const readOptions: TailReadOptions = { maxBytes: limits.bytes, acrossReads: !projection.actsOutside };
-  let page = await log.readAll(from, limits.size, readOptions);
+  let page = await log.readAll(from, limits.size, { maxBytes: limits.bytes });
   let more = pageMayContinue(page, limits.size);
   let applicable = page.filter((e) => readsEvent(projection, e)).length;
   const events = [...page];
   // Further pages only while they were cut by count (a page cut by bytes has used the batch's byte budget).
   for (let pages = 1; more && !endedByBytes(page) && applicable < limits.size && pages < MAX_PAGES_PER_BATCH; pages++) {
-    page = await log.readAll(events[events.length - 1]!.position, limits.size, readOptions);
+    page = await log.readAll(events[events.length - 1]!.position, limits.size, { maxBytes: limits.bytes });
     more = pageMayContinue(page, limits.size);
     applicable += page.filter((e) => readsEvent(projection, e)).length;
     events.push(...page);

@@ -37,7 +37,6 @@ import {
   START,
   WrongExpectedVersionError,
   markEndedByBytes,
-  markPageBytes,
   type AppendOptions,
   type AppendResult,
   type Artifact,
@@ -594,9 +593,8 @@ function trimToBytes(page: RecordedEvent[], maxBytes: number): RecordedEvent[] {
   if (!(maxBytes > 0)) throw new RangeError(`maxBytes must be positive, got ${maxBytes}`);
   let bytes = 0;
   for (let i = 0; i < page.length; i++) {
-    const size = Buffer.byteLength(JSON.stringify(page[i]!.data)) + Buffer.byteLength(JSON.stringify(page[i]!.metadata));
-    if (i > 0 && bytes + size > maxBytes) return markPageBytes(markEndedByBytes(page.slice(0, i)), bytes);
-    bytes += size;
+    bytes += Buffer.byteLength(JSON.stringify(page[i]!.data)) + Buffer.byteLength(JSON.stringify(page[i]!.metadata));
+    if (i > 0 && bytes > maxBytes) return markEndedByBytes(page.slice(0, i));
   }
-  return markPageBytes(page, bytes);
+  return page;
 }

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
-import { endedByBytes, pageBytes, pageMayContinue, type Position, type RecordedEvent } from '../../platform/eventstore/port.js';
+import { pageMayContinue, type Position } from '../../platform/eventstore/port.js';
 import { LogTail } from '../../projections/log-tail.js';
 import { newEvent } from '../eventstore/contract.js';
 import { testDb } from '../support/db.js';
@@ -93,50 +93,5 @@ describe('the shared tail of the log', function () {
       }),
     );
     for (const seen of readers) expect(seen).to.deep.equal(Array.from({ length: 40 }, (_, i) => i));
-  });
-
-  const sizeOf = (events: readonly RecordedEvent[]) => events.reduce((n, e) => n + Buffer.byteLength(JSON.stringify(e.data)) + Buffer.byteLength(JSON.stringify(e.metadata)), 0);
-
-  it('the store reports the size of a page read under a byte bound', async () => {
-    const head = await store.headPosition();
-    const stream = `tail-${randomUUID()}`;
-    await store.append(stream, Array.from({ length: 6 }, (_, i) => newEvent('T', { i, blob: 'z'.repeat(1_000 * (i + 1)) })), 'no_stream');
-    const whole = await store.readAll(head, 100, { maxBytes: 1_000_000 });
-    expect(pageBytes(whole)).to.equal(sizeOf(whole));
-    const cut = await store.readAll(head, 100, { maxBytes: 5_000 });
-    expect(endedByBytes(cut)).to.equal(true);
-    expect(pageBytes(cut)).to.equal(sizeOf(cut)).and.to.be.at.most(5_000);
-  });
-
-  it('with acrossReads, serves the events of several of its reads at once within the byte bound', async () => {
-    const head = await store.headPosition();
-    const stream = `tail-${randomUUID()}`;
-    const tail = new LogTail(store, 1000, 2000, 100_000, 8);
-    // The log grows while a reader keeps up: the tail holds one small read per append.
-    let end = head;
-    await tail.readAll(end, 500, { maxBytes: 100_000 });
-    for (let k = 0; k < 6; k++) {
-      await store.append(stream, Array.from({ length: 3 }, (_, i) => newEvent('T', { i: 3 * k + i, blob: 'y'.repeat(10_000) })), k === 0 ? 'no_stream' : BigInt(3 * k - 1));
-      const read = await tail.readAll(end, 500, { maxBytes: 100_000 });
-      expect(read.map((e) => (e.data as { i: number }).i)).to.deep.equal([3 * k, 3 * k + 1, 3 * k + 2]);
-      end = read.at(-1)!.position;
-    }
-    const from = head;
-    const mine = (events: readonly RecordedEvent[]) => events.filter((e) => e.streamId === stream).map((e) => (e.data as { i: number }).i);
-    // One read at a time: the first append's three events, and more follow.
-    const one = await tail.readAll(from, 500, { maxBytes: 100_000 });
-    expect(mine(one)).to.deep.equal([0, 1, 2]);
-    expect(pageMayContinue(one, 500)).to.equal(true);
-    // Across reads: all eighteen (about 180 KB) do not fit in 100 KB; the answer stops at a read's end within it.
-    const across = await tail.readAll(from, 500, { maxBytes: 100_000, acrossReads: true });
-    expect(mine(across)).to.deep.equal(Array.from({ length: 9 }, (_, i) => i));
-    expect(sizeOf(across)).to.be.at.most(100_000);
-    expect(pageMayContinue(across, 500)).to.equal(true);
-    const rest = await tail.readAll(across.at(-1)!.position, 500, { maxBytes: 100_000, acrossReads: true });
-    expect(mine(rest)).to.deep.equal(Array.from({ length: 9 }, (_, i) => 9 + i));
-    expect(pageMayContinue(rest, 500)).to.equal(false);
-    // With room for all of them, one answer; and never more than the reader's limit.
-    expect(mine(await tail.readAll(from, 500, { maxBytes: 1_000_000, acrossReads: true }))).to.deep.equal(Array.from({ length: 18 }, (_, i) => i));
-    expect(await tail.readAll(from, 4, { maxBytes: 1_000_000, acrossReads: true })).to.have.length(4);
   });
 });
