@@ -274,12 +274,6 @@ export function readUblHeader(xml: string): UblHeader {
   };
 }
 
-/** The sending and receiving participants of a screened UBL Invoice or CreditNote (readUblHeader's). */
-export function readUblParties(xml: string): { root: UblRoot; sender: ParticipantId | null; receiver: ParticipantId | null } {
-  const { root, sender, receiver } = readUblHeader(xml);
-  return { root, sender, receiver };
-}
-
 function participant(party: Node | undefined): ParticipantId | null {
   const value = text(party, 'EndpointID');
   if (!value) return null;

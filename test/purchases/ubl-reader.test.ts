@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { generateInvoiceXml, type CoreDocument } from '../../domain/artifacts/index.js';
-import { readUbl, readUblHeader, readUblParties, screenXml, UblRefusal } from '../../domain/purchases/ubl-reader.js';
+import { readUbl, readUblHeader, screenXml, UblRefusal } from '../../domain/purchases/ubl-reader.js';
 import { peppolIdentifiersOf } from '../../domain/peppol/identifiers.js';
 import { sampleDocument } from '../../domain/validation/index.js';
 
@@ -158,21 +158,21 @@ describe('purchases: reading received UBL into the core document', () => {
   it('reads the parties alone, as a message is routed: the same sender and receiver as the whole read, the lines not looked at', () => {
     for (const country of ['AE', 'BE', 'DE'] as const) {
       const { xml, read } = roundTripXml(country, 20, `${country}-P-1`);
-      expect(readUblParties(xml)).to.deep.equal({ root: 'Invoice', sender: read.sender, receiver: read.receiver });
+      expect(readUblHeader(xml)).to.deep.include({ root: 'Invoice', sender: read.sender, receiver: read.receiver });
     }
     // Reading stops at the first line: what follows it is not read (the whole read refuses it).
     const { xml } = roundTripXml('AE', 2, 'AE-P-2');
     const cut = xml.slice(0, xml.indexOf('<cac:InvoiceLine>') + '<cac:InvoiceLine>'.length) + '<broken';
-    expect(readUblParties(cut).receiver).to.not.equal(null);
+    expect(readUblHeader(cut).receiver).to.not.equal(null);
     expect(() => readUbl(cut)).to.throw(UblRefusal);
     // What is read must be well-formed UBL.
     const refusedParties = (text: string, code: string) => {
-      expect(() => readUblParties(text)).to.throw(UblRefusal).with.property('code', code);
+      expect(() => readUblHeader(text)).to.throw(UblRefusal).with.property('code', code);
     };
     refusedParties('<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"><ID>1</ID><cac:AccountingCustomerParty>', 'XML_NOT_WELL_FORMED');
     refusedParties('<Order xmlns="urn:oasis:names:specification:ubl:schema:xsd:Order-2"><ID>1</ID></Order>', 'XML_NOT_UBL');
     // A document without lines is read to its end, and its parties may be missing.
-    expect(readUblParties('<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"><ID>1</ID></Invoice>')).to.deep.equal({ root: 'Invoice', sender: null, receiver: null });
+    expect(readUblHeader('<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"><ID>1</ID></Invoice>')).to.deep.equal({ root: 'Invoice', sender: null, receiver: null, customizationId: null, profileId: null });
   });
 
   it('reads the header in the same pass: the CustomizationID and ProfileID the Peppol identifiers name', () => {
