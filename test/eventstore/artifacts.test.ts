@@ -7,13 +7,13 @@ import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
+import type { PostgresEventStore } from '../../platform/eventstore/postgres.js';
 import { artifactOf, type NewEvent, type RecordedEvent } from '../../platform/eventstore/port.js';
 import { artifactsMigration } from '../../platform/eventstore/postgres-schema.js';
 import { documentsProjection } from '../../projections/documents.js';
 import { migrateToLatest } from '../../readmodels/migrations/index.js';
 import { findSalesDocument } from '../../readmodels/sales-documents.js';
-import { openDatabaseBefore, testDb } from '../support/db.js';
+import { openEventStoreBefore, testDb } from '../support/db.js';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const b64 = (text: string) => Buffer.from(text).toString('base64');
@@ -155,21 +155,17 @@ describe('artifacts stored once: the documents projection in batches', () => {
 
 describe('artifacts stored once: migrating an existing database, and the audit', function () {
   this.timeout(120000);
-  let own: Awaited<ReturnType<typeof openDatabaseBefore>>;
+  let own: Awaited<ReturnType<typeof openEventStoreBefore>>;
   let url: string;
   let knex: Knex;
   let store: PostgresEventStore;
 
   before(async function () {
     // The schema as it was before artifacts were stored by hash.
-    own = await openDatabaseBefore('artifacts', artifactsMigration);
-    ({ knex, url } = own);
-    store = await PostgresEventStore.connect(url, { poolSize: 4 });
+    own = await openEventStoreBefore('artifacts', artifactsMigration);
+    ({ knex, url, store } = own);
   });
-  after(async () => {
-    await store?.close();
-    await own?.drop();
-  });
+  after(() => own?.drop());
 
   const event = (type: string, schemaVersion: number, data: unknown): NewEvent => ({
     id: randomUUID(),

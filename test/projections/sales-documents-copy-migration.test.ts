@@ -6,13 +6,13 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
+import type { PostgresEventStore } from '../../platform/eventstore/postgres.js';
 import type { NewEvent } from '../../platform/eventstore/port.js';
 import { documentsProjection } from '../../projections/documents.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
 import { salesDocumentsNoDocumentCopyMigration } from '../../readmodels/migrations/0071_sales_documents_no_document_copy.js';
 import { migrateToLatest } from '../../readmodels/migrations/index.js';
-import { openDatabaseBefore } from '../support/db.js';
+import { openEventStoreBefore } from '../support/db.js';
 
 const WORKSPACE = 'ws_salescopy';
 
@@ -27,21 +27,17 @@ const DOCUMENTS = [
 
 describe('sales_documents without a copy of the document (migration 0071)', function () {
   this.timeout(120000);
-  let own: Awaited<ReturnType<typeof openDatabaseBefore>>;
+  let own: Awaited<ReturnType<typeof openEventStoreBefore>>;
   let knex: Knex;
   let store: PostgresEventStore;
   const ids = DOCUMENTS.map(() => randomUUID());
   const validation = { success: false, errors: [{ ruleId: 'CORE-HEAD-001' }] };
 
   before(async () => {
-    own = await openDatabaseBefore('salescopy', salesDocumentsNoDocumentCopyMigration);
-    knex = own.knex;
-    store = await PostgresEventStore.connect(own.url, { poolSize: 4 });
+    own = await openEventStoreBefore('salescopy', salesDocumentsNoDocumentCopyMigration);
+    ({ knex, store } = own);
   });
-  after(async () => {
-    await store?.close();
-    await own?.drop();
-  });
+  after(() => own?.drop());
 
   it('keeps the issue date as the document held it, drops both copies, equals a rebuild, and its down restores the copies from the log', async () => {
     const at = new Date(Date.UTC(2026, 2, 1, 12)).toISOString();

@@ -8,19 +8,18 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
+import type { PostgresEventStore } from '../../platform/eventstore/postgres.js';
 import type { NewEvent } from '../../platform/eventstore/port.js';
 import { ProjectionRunner } from '../../projections/runner.js';
 import { searchProjection } from '../../projections/search.js';
 import { searchDocumentStatesMigration } from '../../readmodels/migrations/0072_search_document_states.js';
 import { searchServiceValuesMigration } from '../../readmodels/migrations/0090_search_service_values.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
-import { migrateToLatest } from '../../readmodels/migrations/index.js';
 import type { SearchQuery } from '../../readmodels/search/port.js';
 import { PostgresSearchIndex, SEARCH_STATES_TABLE, SEARCH_TABLE } from '../../readmodels/search/postgres.js';
 import { SALES_FACTS_TABLE } from '../../readmodels/search/sales-facts.js';
 import { newEvent } from '../eventstore/contract.js';
-import { openDatabaseBefore } from '../support/db.js';
+import { openEventStoreBefore } from '../support/db.js';
 import { receivedDocumentData } from '../support/sales-documents.js';
 import { makeDocument } from '../search/contract.js';
 
@@ -28,20 +27,15 @@ const WORKSPACE = 'ws_searchstates';
 
 describe('search documents with their states apart (migration 0072)', function () {
   this.timeout(120000);
-  let own: Awaited<ReturnType<typeof openDatabaseBefore>>;
+  let own: Awaited<ReturnType<typeof openEventStoreBefore>>;
   let knex: Knex;
   let store: PostgresEventStore;
 
   before(async () => {
-    own = await openDatabaseBefore('searchstates', searchDocumentStatesMigration);
-    knex = own.knex;
-    await migrateToLatest(knex);
-    store = await PostgresEventStore.connect(own.url, { poolSize: 4 });
+    own = await openEventStoreBefore('searchstates', searchDocumentStatesMigration, { latestFirst: true });
+    ({ knex, store } = own);
   });
-  after(async () => {
-    await store?.close();
-    await own?.drop();
-  });
+  after(() => own?.drop());
 
   const at = (s: number) => `2026-03-01T00:00:${String(s).padStart(2, '0')}.000Z`;
   const ev = (type: string, data: unknown, s: number): NewEvent => {

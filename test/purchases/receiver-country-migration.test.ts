@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
+import type { PostgresEventStore } from '../../platform/eventstore/postgres.js';
 import { indexedPurchaseDocument, splitIndexed } from '../../domain/query/indexed-document.js';
 import { PurchaseInvoiceStored } from '../../domain/purchases/purchase.js';
 import { decodeEventData } from '../../domain/events/envelope.js';
@@ -18,26 +18,22 @@ import { migrateToLatest } from '../../readmodels/migrations/index.js';
 import type { SearchQuery } from '../../readmodels/search/port.js';
 import { PostgresSearchIndex, SEARCH_STATES_TABLE, SEARCH_TABLE, SEARCH_TABLES } from '../../readmodels/search/postgres.js';
 import { newEvent } from '../eventstore/contract.js';
-import { openDatabaseBefore } from '../support/db.js';
+import { openEventStoreBefore } from '../support/db.js';
 
 const WORKSPACE = 'ws_purchase0080';
 const COMPANY = 'c0ffee00c0ffee00c0ffee00';
 
 describe('purchases filed under the receiving company\'s country (migration 0080 and a rebuild)', function () {
   this.timeout(180000);
-  let own: Awaited<ReturnType<typeof openDatabaseBefore>>;
+  let own: Awaited<ReturnType<typeof openEventStoreBefore>>;
   let knex: Knex;
   let store: PostgresEventStore;
 
   before(async () => {
-    own = await openDatabaseBefore('purchase0080', purchasesReceiverCountryMigration);
-    knex = own.knex;
-    store = await PostgresEventStore.connect(own.url, { poolSize: 4 });
+    own = await openEventStoreBefore('purchase0080', purchasesReceiverCountryMigration);
+    ({ knex, store } = own);
   });
-  after(async () => {
-    await store?.close();
-    await own?.drop();
-  });
+  after(() => own?.drop());
 
   const query = (country: string, filters: SearchQuery['filters'] = []): SearchQuery => ({
     workspaceId: WORKSPACE,

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
+import type { PostgresEventStore } from '../../platform/eventstore/postgres.js';
 import type { NewEvent } from '../../platform/eventstore/port.js';
 import { ProjectionRunner } from '../../projections/runner.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
@@ -17,26 +17,22 @@ import { migrateToLatest } from '../../readmodels/migrations/index.js';
 import type { SearchQuery } from '../../readmodels/search/port.js';
 import { PostgresSearchIndex, SEARCH_TABLE, SEARCH_TABLES } from '../../readmodels/search/postgres.js';
 import { newEvent } from '../eventstore/contract.js';
-import { openDatabaseBefore } from '../support/db.js';
+import { openEventStoreBefore } from '../support/db.js';
 import { receivedDocumentData } from '../support/sales-documents.js';
 
 const WORKSPACE = 'ws_searchbody';
 
 describe('search bodies without pglz (migration 0147)', function () {
   this.timeout(120000);
-  let own: Awaited<ReturnType<typeof openDatabaseBefore>>;
+  let own: Awaited<ReturnType<typeof openEventStoreBefore>>;
   let knex: Knex;
   let store: PostgresEventStore;
 
   before(async () => {
-    own = await openDatabaseBefore('searchbody', searchBodyStorageMigration);
-    knex = own.knex;
-    store = await PostgresEventStore.connect(own.url, { poolSize: 4 });
+    own = await openEventStoreBefore('searchbody', searchBodyStorageMigration);
+    ({ knex, store } = own);
   });
-  after(async () => {
-    await store?.close();
-    await own?.drop();
-  });
+  after(() => own?.drop());
 
   /** A document whose body is well over the size PostgreSQL compresses or moves out of line (2 KB). */
   const submitted = (id: string): NewEvent => {

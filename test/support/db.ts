@@ -8,6 +8,7 @@ import pg from 'pg';
 import { loadConfig, type Config } from '../../platform/config.js';
 import { openDatabase, type Database } from '../../platform/database.js';
 import { PreparingPgClient } from '../../platform/prepared-statements.js';
+import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
 import { migrateToLatest, migrations } from '../../readmodels/migrations/index.js';
 
 let database: Database | null = null;
@@ -129,4 +130,31 @@ export async function openDatabaseBefore(
       await testDb().knex.raw(`drop database if exists "${name}" with (force)`);
     },
   };
+}
+
+/**
+ * A database as openDatabaseBefore leaves it (with `latestFirst`, then migrated to the latest),
+ * with the service's event store connected to it; `drop()` closes the store and drops the database.
+ */
+export async function openEventStoreBefore(
+  suffix: string,
+  migration: (typeof migrations)[number],
+  options: { latestFirst?: boolean } = {},
+): Promise<{ knex: Knex; url: string; store: PostgresEventStore; drop(): Promise<void> }> {
+  const own = await openDatabaseBefore(suffix, migration);
+  try {
+    if (options.latestFirst) await migrateToLatest(own.knex);
+    const store = await PostgresEventStore.connect(own.url, { poolSize: 4 });
+    return {
+      ...own,
+      store,
+      async drop() {
+        await store.close();
+        await own.drop();
+      },
+    };
+  } catch (err) {
+    await own.drop();
+    throw err;
+  }
 }
