@@ -8,7 +8,7 @@
  * failures and 5xx are transient.
  */
 import type { Document, Element } from '@xmldom/xmldom';
-import { getGlobalDispatcher, type Dispatcher } from 'undici';
+import { getGlobalDispatcher, util, type Dispatcher } from 'undici';
 import { isDuplicateRefusal, isTransientEbmsError, isTransientHttpStatus, NS, readSignal, type EbmsError, type UserMessageHeader } from '../../../domain/peppol/ebms.js';
 import { buildUserMessage, header, PackagingError, readHttpMessage } from './message.js';
 import { certificateOf } from '../../../platform/peppol-pki.js';
@@ -57,12 +57,6 @@ class ExchangeFailure extends Error {
   }
 }
 
-/** A header of undici's raw list (name, value, name, value, …), by its lower-case name. */
-function headerOf(raw: readonly (Buffer | string)[], name: string): string | undefined {
-  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.length === name.length && raw[i]!.toString('latin1').toLowerCase() === name) return raw[i + 1]!.toString('latin1');
-  return undefined;
-}
-
 /**
  * One POST over undici's dispatcher (the shared keep-alive connections), the answer collected in
  * memory, through Dispatcher.dispatch with the handler callbacks every undici version calls (the
@@ -107,7 +101,8 @@ function post(url: string, contentType: string, body: Buffer, timeoutMs: number)
         onHeaders(statusCode: number, rawHeaders: Buffer[]) {
           status = statusCode;
           answered = statusCode >= 200;
-          type = headerOf(rawHeaders, 'content-type');
+          const contentType = util.parseHeaders(rawHeaders)['content-type'];
+          type = Array.isArray(contentType) ? contentType[0] : contentType;
           return true;
         },
         onData(chunk: Buffer) {
