@@ -137,9 +137,6 @@ export function receiptSignal(r: { messageId: string; timestamp: string; refToMe
   };
 }
 
-/** The eb:Messaging header of a receipt as sent. */
-export const receiptSignalXml = (r: Parameters<typeof receiptSignal>[0], wsuId: string): string => receiptSignal(r, wsuId).xml;
-
 /** An ebMS error as the receiving side reports it. */
 export interface EbmsError {
   code: string;
