@@ -95,7 +95,7 @@ export function buildUserMessage(header: Omit<UserMessageHeader, 'payloadContent
  * `messaging` gives the header as sent and, when it can, in its exclusive C14N form (digested as
  * it stands); without it the header is parsed back and canonicalised.
  */
-export function signedSignal(messaging: (wsuId: string) => { xml: string; canonical: string | null }, identity: SigningIdentity): string {
+function signedSignal(messaging: (wsuId: string) => { xml: string; canonical: string | null }, identity: SigningIdentity): string {
   const u = randomUUID();
   const ids = { messaging: `phase4-msg-${u}`, body: `id-${u}`, bst: `X509-${u}`, sig: `SIG-${u}` };
   const header = messaging(ids.messaging);

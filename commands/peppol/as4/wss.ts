@@ -117,7 +117,7 @@ function walkElements(doc: Document, visit: (el: Element) => boolean | void): vo
 }
 
 /** The first element in document order with that id. */
-export function elementById(doc: Document, id: string): Element | null {
+function elementById(doc: Document, id: string): Element | null {
   let found: Element | null = null;
   walkElements(doc, (el) => {
     if (idOf(el) === id) found = el;
@@ -153,7 +153,7 @@ export interface ReferenceToSign {
 /** An empty element as sent (`<x/>`) or as exclusive C14N writes it (`<x></x>`). */
 const empty = (name: string, attrs: string, canonical: boolean) => (canonical ? `<${name}${attrs}></${name}>` : `<${name}${attrs}/>`);
 
-export function referenceXml(uri: string, digest: string, attachment: boolean, canonical = false): string {
+function referenceXml(uri: string, digest: string, attachment: boolean, canonical = false): string {
   const transform = empty('ds:Transform', ` Algorithm="${attachment ? ALG.attachmentContentSignature : ALG.excC14n}"`, canonical);
   return (
     `<ds:Reference URI="${c14nAttr(uri)}"><ds:Transforms>${transform}</ds:Transforms>${empty('ds:DigestMethod', ` Algorithm="${ALG.sha256}"`, canonical)}` +
