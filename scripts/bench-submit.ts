@@ -69,6 +69,7 @@ import {
   type OpenLoopFigures,
 } from './bench-support.js';
 import http from 'node:http';
+import { ensurePgStatStatements, printPgStats, resetPgStats } from './bench-pgstats.js';
 import { coreMsPerDoc, measureDeliveryFloor, measureSubmissionCore, pct, printCore, printTargets, type CoreFigures } from './bench-core.js';
 
 const TARGET_DOCS_PER_SECOND = 1_500;
@@ -95,8 +96,9 @@ const program = new Command('bench-submit')
   .option('--parts-seconds <n>', 'duration of the run against the service without search index and delivery (0: skip it)', (v) => (v === '0' ? 0 : positiveInt()(v)), 10)
   .option('--pg-port <n>', 'port of the embedded PostgreSQL', positiveInt(), 54399)
   .option('--port <n>', 'HTTP port of the server', positiveInt(), 3921)
+  .option('--pg-stats', 'print PostgreSQL\'s counters per document of the top client count\'s run (pg_stat_statements, set up on the benchmark\'s data directory)', false)
   .parse();
-const opts = program.opts<{ partsSeconds: number; openSeconds: number; seconds: number; count?: string; clients: number[]; drainSeconds: number; engineSeconds: number; coreSeconds: number; port: number; pgPort: number }>();
+const opts = program.opts<{ pgStats: boolean; partsSeconds: number; openSeconds: number; seconds: number; count?: string; clients: number[]; drainSeconds: number; engineSeconds: number; coreSeconds: number; port: number; pgPort: number }>();
 const count = opts.count === undefined ? null : positiveInt()(opts.count);
 
 const server = new BenchServer({ pgDir: 'var/pg-bench-submit', pgPort: opts.pgPort, httpPort: opts.port });
@@ -176,9 +178,18 @@ async function main(): Promise<void> {
   );
 
   await server.start();
-  const tenant = await benchTenant(server, `bench-submit-${startedAt}`);
   db = new pg.Client({ connectionString: server.databaseUrl, application_name: 'einvoicing-bench-submit' });
   await db.connect();
+  if (opts.pgStats && (await ensurePgStatStatements(db))) {
+    // shared_preload_libraries takes effect at the next start of the PostgreSQL server.
+    await db.end();
+    await server.stop();
+    await server.start();
+    db = new pg.Client({ connectionString: server.databaseUrl, application_name: 'einvoicing-bench-submit' });
+    await db.connect();
+    await ensurePgStatStatements(db);
+  }
+  const tenant = await benchTenant(server, `bench-submit-${startedAt}`);
 
   // The request body, serialised once; each request splices in a fresh document number.
   const body = submissionBody(tenant.source);
@@ -220,6 +231,8 @@ async function main(): Promise<void> {
   for (const clients of opts.clients) {
     if (cleaning) return;
     const before = await stateCounts(tenant.workspaceId);
+    const statsOfRun = opts.pgStats && clients === opts.clients[opts.clients.length - 1];
+    if (statsOfRun) await resetPgStats(db!);
     const cpu0 = server.cpu();
     const r = await attack(clients, count === null ? { duration: opts.seconds } : { amount: count });
     const cpu1 = server.cpu();
@@ -232,6 +245,7 @@ async function main(): Promise<void> {
     const drained = await drain(tenant.workspaceId);
     const cpu2 = server.cpu();
     last = drained.counts;
+    if (statsOfRun) await printPgStats(db!, drained.counts.total - before.total);
     // Everything a document costs (submission, projections, delivery), from the run's start until its backlog is delivered.
     const cpuPerDoc = runDocs ? ((cpu2.server - cpu0.server + cpu2.postgres - cpu0.postgres) * 1000) / runDocs : Number.NaN;
     results[clients] = { docsPerSecond, p99: r.latency.p99, cpuPerDoc };
