@@ -13,6 +13,7 @@ import { wakeSource } from '../platform/eventstore/catch-up-subscription.js';
 import { advanceCheckpoint, checkpointVersion, ensureCheckpoint, lockAndAdvanceCheckpoint, lockAndReadCheckpoint, readCheckpoint, tryTransactionLock, useSchema } from '../readmodels/checkpoints.js';
 import { LogTail } from './log-tail.js';
 import { batchLimits, type BatchContext, type Projection } from './projection.js';
+import { conditionsHold, writesNothing } from '../readmodels/batch-writes.js';
 
 /** How long a position read past events a projection ignores may stay in memory only. */
 const PERSIST_IDLE_POSITION_MS = 1000;
@@ -78,6 +79,12 @@ export interface BatchResult {
   persisted: boolean;
   /** Whether events may follow at once (a full batch, by count or bytes): false means caught up. */
   more: boolean;
+  /**
+   * Events the batch applied without storing its position (its writes were conditions alone, and
+   * they held): counted in the checkpoint's `events_applied` by the next batch that stores it
+   * (`carried`).
+   */
+  unstoredApplied?: number;
 }
 
 /**
@@ -104,10 +111,13 @@ export async function applyBatch(
     awaited?: (through: Position) => boolean;
     /** Whether the events may have been applied before (BatchContext.replaying; default true). */
     replaying?: boolean;
+    /** Events applied by earlier batches whose position was not stored, counted with this one's (BatchResult.unstoredApplied). */
+    carried?: number;
   } = {},
 ): Promise<BatchResult | 'locked' | 'moved'> {
   const checkpoint = target.checkpoint ?? projection.name;
   const from = options.scannedTo ?? (await readCheckpoint(knex, checkpoint)) ?? START;
+  const carried = options.carried ?? 0;
   const limits = batchLimits(projection, batchSize, target.maxBytes ?? DEFAULT_BATCH_BYTES);
   let page = await log.readAll(from, limits.size, { maxBytes: limits.bytes });
   let more = pageMayContinue(page, limits.size);
@@ -128,8 +138,19 @@ export async function applyBatch(
     // The batch as one statement when its writes need no reads (Projection.writes), or when it
     // only stores the position: the lock, the checkpoint and the writes, no explicit transaction.
     const writes = relevant ? (projection.writes?.(events.filter((e) => readsEvent(projection, e)), context) ?? null) : [];
+    // Writes that change nothing (conditions on what the projection remembers, e.g. a workspace
+    // without webhook subscriptions) leave nothing to store but the position: like a batch of
+    // events the projection ignores, it stays in memory unless `persist` asks for it, once a
+    // read-only statement has checked the conditions (no transaction id, no WAL, no flush at
+    // commit, instead of the checkpoint's update). Where they no longer hold, the batch is
+    // applied by reading, below. Nothing of it is lost if the position is never stored: a runner
+    // that reads these events again from the stored checkpoint finds the same rows, since every
+    // batch that changes them stores its position with them.
+    if (writes && relevant && !options.persist && writesNothing(writes) && (await conditionsHold(knex, writes))) {
+      return { read: events.length, position: last, persisted: false, more, unstoredApplied: applicable };
+    }
     if (writes) {
-      const held = await lockAndAdvanceCheckpoint(knex, lockKey(checkpoint), checkpoint, from, last, applicable, writes);
+      const held = await lockAndAdvanceCheckpoint(knex, lockKey(checkpoint), checkpoint, from, last, applicable + carried, writes);
       if (!held.locked) return 'locked';
       if (held.advanced) return { read: events.length, position: last, persisted: true, more };
       // Another runner moved the checkpoint past `from` (or there is none yet): the transaction below reads it afresh.
@@ -148,7 +169,7 @@ export async function applyBatch(
       stored = held.stored;
     } else {
       // Usually one statement: the lock, and the checkpoint moved past the batch before it is applied.
-      const held = await lockAndAdvanceCheckpoint(trx, lockKey(checkpoint), checkpoint, from, last, applicable);
+      const held = await lockAndAdvanceCheckpoint(trx, lockKey(checkpoint), checkpoint, from, last, applicable + carried);
       if (!held.locked) return 'locked' as const;
       if (held.advanced) {
         await applyEvents(trx, projection, events, context);
@@ -165,7 +186,8 @@ export async function applyBatch(
     // checkpoint is beyond `from`, another runner applied part of this batch: skip that part.
     if (comparePositions(stored, last) >= 0) return { read: events.length, position: stored, persisted: true, more };
     const fresh = comparePositions(stored, from) > 0 ? events.filter((e) => comparePositions(e.position, stored!) > 0) : events;
-    const applied = await applyEvents(trx, projection, fresh, context);
+    // Events carried from unstored batches count only when the checkpoint moves on from where this batch began.
+    const applied = (await applyEvents(trx, projection, fresh, context)) + (fresh === events ? carried : 0);
     if (!(await advanceCheckpoint(trx, checkpoint, stored, last, applied))) throw new CheckpointMovedError(`checkpoint ${checkpoint} moved during the batch`);
     return { read: events.length, position: last, persisted: true, more };
   });
@@ -390,6 +412,8 @@ export class ProjectionRunner {
     // whether part of that is only in memory (batches with nothing to apply are not stored).
     let scanned: Position | undefined;
     let unpersistedSince: number | null = null;
+    // Events applied by batches whose position is in memory only (BatchResult.unstoredApplied).
+    let carried = 0;
     // Until a batch of this loop reaches the log's end, its events may have been applied before
     // (by this service before a restart, by another instance): BatchContext.replaying.
     let replaying = true;
@@ -404,7 +428,7 @@ export class ProjectionRunner {
           p,
           this.batchSize,
           { maxBytes: this.batchBytes },
-          { scannedTo: scanned, persist, awaited: (through) => this.awaitedWithin(p.name, through), replaying },
+          { scannedTo: scanned, persist, awaited: (through) => this.awaitedWithin(p.name, through), replaying, carried },
         );
         const s = this.status.get(p.name)!;
         s.lastError = null;
@@ -415,6 +439,7 @@ export class ProjectionRunner {
           if (this.activeHere.delete(p.name)) this.wakeWaits((w) => w.names.includes(p.name));
           scanned = undefined;
           unpersistedSince = null;
+          carried = 0;
           replaying = true;
           await pause(1000, signal);
           continue;
@@ -423,13 +448,19 @@ export class ProjectionRunner {
           // Another runner moved the checkpoint (an instance that held the projection before).
           scanned = undefined;
           unpersistedSince = null;
+          carried = 0;
           replaying = true;
           continue;
         }
         this.activeHere.add(p.name);
         scanned = result.position;
-        if (result.persisted) unpersistedSince = null;
-        else if (result.read > 0) unpersistedSince ??= Date.now();
+        if (result.persisted) {
+          unpersistedSince = null;
+          carried = 0;
+        } else {
+          if (result.read > 0) unpersistedSince ??= Date.now();
+          carried += result.unstoredApplied ?? 0;
+        }
         this.recordProgress(p.name, result.position);
         if (!result.more) {
           replaying = false;
@@ -439,6 +470,7 @@ export class ProjectionRunner {
         if (signal.aborted) break;
         scanned = undefined;
         unpersistedSince = null;
+        carried = 0;
         replaying = true;
         const s = this.status.get(p.name)!;
         s.lastError = err instanceof Error ? err.message : String(err);

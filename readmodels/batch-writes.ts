@@ -35,11 +35,29 @@ export interface BatchWrite {
    * (readmodels/checkpoints.ts lockAndAdvanceCheckpoint); runWrites refuses it.
    */
   readonly requires?: { readonly sql: string; readonly bindings: readonly Knex.Value[] };
+  /** Set by `requirement`: the write is its condition alone and changes no row. */
+  readonly conditionOnly?: true;
 }
 
 /** A write that writes nothing and carries a condition (a batch computed from remembered rows that writes nothing). */
 export function requirement(requires: NonNullable<BatchWrite['requires']>): BatchWrite {
-  return { rows: 'null', rowsType: 'json', sql: () => 'select', bindings: [], requires };
+  return { rows: 'null', rowsType: 'json', sql: () => 'select', bindings: [], requires, conditionOnly: true };
+}
+
+/** Whether the writes are conditions alone (a batch computed from remembered rows that changes none): it then stores nothing but its position. */
+export function writesNothing(writes: readonly BatchWrite[]): boolean {
+  return writes.length > 0 && writes.every((w) => w.conditionOnly === true);
+}
+
+/**
+ * Whether the writes' conditions hold now: one read-only statement (no transaction id, no WAL,
+ * nothing to flush at its commit), for a batch that writes nothing.
+ */
+export async function conditionsHold(knex: Knex, writes: readonly BatchWrite[]): Promise<boolean> {
+  const { sql, bindings } = writeConditions(writes);
+  if (sql === 'true') return true;
+  const { rows } = await prepared(knex.raw(`select (${sql}) as ok`, bindings));
+  return (rows as { ok: boolean }[])[0]?.ok === true;
 }
 
 /** The writes' conditions, as one SQL boolean with its parameters (`true` when none). */

@@ -8,6 +8,7 @@ import { defineProjection, type Projection } from '../../projections/projection.
 import { reactorProjection } from '../../projections/reactors/reactor.js';
 import { applyBatch, ProjectionRunner } from '../../projections/runner.js';
 import { advanceCheckpoint, ensureCheckpoint, readCheckpoint } from '../../readmodels/checkpoints.js';
+import { requirement } from '../../readmodels/batch-writes.js';
 import { newEvent } from '../eventstore/contract.js';
 import { testDb } from '../support/db.js';
 import { createTestProjectionTable, foldedTestProjection, TEST_TABLE, testProjection } from '../support/test-projection.js';
@@ -335,6 +336,61 @@ describe('projection runner', function () {
       expect(calls.applyMany).to.be.lessThan(calls.writes);
     } finally {
       await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('stores no checkpoint for a batch whose writes are conditions alone while they hold (a read-only check), and counts its events when the position is stored', async () => {
+    const prefix = `test_conditions-${randomUUID().slice(0, 8)}`;
+    const name = `test_conditions_${randomUUID().slice(0, 8)}`;
+    const calls = { writes: 0, applyMany: 0 };
+    let holds = true;
+    const projection = defineProjection({
+      name,
+      version: 1,
+      tables: [],
+      eventTypes: new Set(['Test.Added']),
+      accepts: (event) => event.streamId.startsWith(prefix),
+      apply: async () => {},
+      applyMany: async () => {
+        calls.applyMany++;
+      },
+      writes: () => {
+        calls.writes++;
+        return [requirement({ sql: '?::boolean', bindings: [holds] })];
+      },
+    });
+    const runner = new ProjectionRunner(testDb().knex, store, [projection], { batchSize: 100, pollIntervalMs: 20 });
+    await runner.init();
+    const before = await readCheckpoint(testDb().knex, name);
+    runner.start();
+    try {
+      const first = await store.append(`${prefix}-a`, [newEvent('Test.Added', { n: 1 }), newEvent('Test.Added', { n: 2 })], 'no_stream');
+      expect(await runner.waitFor(first.position, { timeoutMs: 20000 })).to.equal(true);
+      // Applied (nothing to write) without a transaction: the stored checkpoint has not moved yet.
+      expect(calls.writes).to.be.greaterThan(0);
+      expect(calls.applyMany).to.equal(0);
+      const stored = await readCheckpoint(testDb().knex, name);
+      expect(stored === null || before === null ? stored : comparePositions(stored, before)).to.deep.equal(before === null ? null : 0);
+      // Within about a second the idle position is stored, with the events those batches applied.
+      const deadline = Date.now() + 10_000;
+      let row: { commit_position: string; prepare_position: string; events_applied: string } | undefined;
+      for (;;) {
+        [row] = await testDb().knex('projection_checkpoints').where({ projection: name });
+        if (row && comparePositions({ commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) }, first.position) >= 0) break;
+        expect(Date.now()).to.be.lessThan(deadline);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(Number(row!.events_applied)).to.equal(2);
+      // A condition that no longer holds: the batch is applied by reading, in a transaction that stores the checkpoint.
+      holds = false;
+      const second = await store.append(`${prefix}-b`, [newEvent('Test.Added', { n: 3 })], 'no_stream');
+      expect(await runner.waitFor(second.position, { timeoutMs: 20000 })).to.equal(true);
+      expect(calls.applyMany).to.equal(1);
+      const [after] = await testDb().knex('projection_checkpoints').where({ projection: name });
+      expect(comparePositions({ commit: BigInt(after.commit_position), prepare: BigInt(after.prepare_position) }, second.position)).to.equal(0);
+      expect(Number(after.events_applied)).to.equal(3);
+    } finally {
+      await runner.stop();
     }
   });
 
