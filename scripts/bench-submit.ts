@@ -38,7 +38,11 @@
  * which one is the bottleneck. Exits 1 only when something failed functionally: a response
  * other than 200, or documents that never reach a terminal state within --drain-seconds.
  *
- *   node --import tsx scripts/bench-submit.ts [--seconds 10] [--count N] [--clients 1,16,64] [--open-seconds 20] [--core-seconds 5] [--port 3921] [--pg-port 54399]
+ * With --pg-stats, PostgreSQL's own counters of the top client count's run, per document
+ * (scripts/bench-pgstats.ts: statements, rows by table, WAL), after pg_stat_statements has been
+ * loaded on the benchmark's data directory (the first use restarts its PostgreSQL).
+ *
+ *   node --import tsx scripts/bench-submit.ts [--seconds 10] [--count N] [--clients 1,16,64] [--open-seconds 20] [--core-seconds 5] [--port 3921] [--pg-port 54399] [--pg-stats]
  * BENCH_SERVER_NODE_ARGS adds node flags to the server (e.g. "--cpu-prof --cpu-prof-dir=var/prof").
  */
 import { setTimeout as sleep } from 'node:timers/promises';
