@@ -551,7 +551,8 @@ async function attemptDelivery(deps: DeliveryDeps, h: DocumentHistory): Promise<
                 document: s.coreDocument as CoreDocument,
                 uuid: s.uuid,
                 reportedAt: sentTdd ? String(sentTdd.reportedAt) : now.toISOString(),
-                sourceXml: xml?.toString('utf8'),
+                // The transmitted bytes, spliced into the TDD's without a round trip through text.
+                sourceXml: xml ?? undefined,
                 ...(sentTdd ? { receiverId: String(sentTdd.receiverId), transportHeaderId: String(sentTdd.transportHeaderId) } : {}),
               }).bytes
             : null;
