@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { v5 as uuidv5 } from 'uuid';
+import { parse as uuidParse, v5 as uuidv5 } from 'uuid';
 import { fold, type Decider, type DomainEvent } from '../domain/decider.js';
 import { decodeEventData, type EventMetadata } from '../domain/events/envelope.js';
 import { CONFLICT_RETRY_BUDGET_MS, retryOnConflict } from './retry.js';
@@ -43,8 +43,15 @@ export async function conflictBackoff(attempt: number, deadline: number): Promis
 
 const EVENT_ID_NAMESPACE = '6f1c8e4e-3b7a-5d2e-9c41-2b8f0a7d5e13';
 
-/** The id of a command's `index`-th event derived from `idSeed` (see execute's `idSeed`). */
-export const seededEventId = (idSeed: string, index: number | string): string => uuidv5(`${idSeed}/${index}`, EVENT_ID_NAMESPACE);
+/** The namespace as bytes, parsed once: uuid's v5 parses a namespace given as text on every call (twice). */
+const EVENT_ID_NAMESPACE_BYTES = uuidParse(EVENT_ID_NAMESPACE);
+
+/**
+ * The id of a command's `index`-th event derived from `idSeed` (see execute's `idSeed`). The name
+ * goes to uuid's v5 as its UTF-8 bytes, which is how v5 encodes a name given as text: the same id
+ * for about half the CPU.
+ */
+export const seededEventId = (idSeed: string, index: number | string): string => uuidv5(Buffer.from(`${idSeed}/${index}`, 'utf8'), EVENT_ID_NAMESPACE_BYTES);
 
 /** Who asked, and why: becomes the metadata of every event the command writes. */
 export interface CommandContext {

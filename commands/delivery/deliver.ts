@@ -399,7 +399,8 @@ async function record(
       });
     }
     try {
-      const append = { artifacts: options.artifacts };
+      // The store need not keep the delivery's artifacts in memory: nothing reads them back soon.
+      const append = { artifacts: options.artifacts, keep: false };
       const [appended] = parts.length === 1 ? [await deps.store.append(stream, toAppend, current.revision, append)] : await deps.store.appendMulti(parts, append);
       return { state, revision: appended!.nextExpectedRevision, replayed: appended!.replayed };
     } catch (err) {
@@ -551,7 +552,8 @@ async function attemptDelivery(deps: DeliveryDeps, h: DocumentHistory): Promise<
                 document: s.coreDocument as CoreDocument,
                 uuid: s.uuid,
                 reportedAt: sentTdd ? String(sentTdd.reportedAt) : now.toISOString(),
-                sourceXml: xml?.toString('utf8'),
+                // The transmitted bytes, spliced into the TDD's without a round trip through text.
+                sourceXml: xml ?? undefined,
                 ...(sentTdd ? { receiverId: String(sentTdd.receiverId), transportHeaderId: String(sentTdd.transportHeaderId) } : {}),
               }).bytes
             : null;

@@ -20,11 +20,12 @@
  * reported supplier with exactly one PartyTaxScheme, one TaxTotal per currency holding only the tax
  * amount, and a MonetaryTotal holding only the total without VAT in the document currency.
  */
+import { isUtf8 } from 'node:buffer';
 import type { CoreDocument } from './core-document.js';
 import { isoDate, isoTime, str, type ResolvedDocumentType } from './normalize.js';
 import { aeBuyerEndpoint, aeSellerEndpoint, aeTrn, pintAeContext, writePintAeDocument, type PintAeContext } from './pint-ae.js';
 import { partyTaxScheme, taxTotalAmountOnly } from './ubl-parts.js';
-import { amount, branch, DECLARATION, leaf, newXmlDocument, serialize, xmlOutput, UBL_NS, type XmlNode, type XmlOutput } from './xml.js';
+import { amount, branch, DECLARATION, leaf, newXmlDocument, serialize, xmlOutput, xmlOutputOfBytes, UBL_NS, type XmlNode, type XmlOutput } from './xml.js';
 
 export const TDD_NAMESPACE = 'urn:peppol:schema:taxdata:1.0';
 export const TDD_CUSTOMIZATION_ID = 'urn:peppol:taxdata:ae-1';
@@ -62,11 +63,13 @@ export interface TaxDataDocumentOptions {
   /** The SBDH instance identifier of the Peppol transmission, when known. */
   transportHeaderId?: string;
   /**
-   * The PINT AE document as it was transmitted (generateInvoiceXml's text for this document):
-   * embedded as it is instead of written again from the core document. Written again when it is
-   * not a PINT AE Invoice or CreditNote of the root this document has, as generated.
+   * The PINT AE document as it was transmitted (generateInvoiceXml's output for this document), as
+   * text or as its UTF-8 bytes: embedded as it is instead of written again from the core document.
+   * Written again when it is not a PINT AE Invoice or CreditNote of the root this document has, as
+   * generated. Given as bytes, its bytes go into the TDD's without being decoded to text and
+   * encoded back (the same bytes as from its text).
    */
-  sourceXml?: string;
+  sourceXml?: string | Uint8Array;
 }
 
 /** D domestic; IP international via Peppol; INP international outside Peppol. */
@@ -122,7 +125,18 @@ export function buildTaxDataDocument(
   leaf(transaction, 'pxs:TransportHeaderID', options.transportHeaderId);
   writeReportedDocument(branch(transaction, 'pxs:ReportedDocument'), ctx);
   const content = branch(branch(transaction, 'pxs:SourceDocument'), 'cec:ExtensionContent');
-  const transmitted = options.sourceXml === undefined ? null : embeddable(options.sourceXml, ctx.root);
+  const source = options.sourceXml;
+  if (source !== undefined && typeof source !== 'string') {
+    const body = embeddableBytes(source, ctx.root);
+    if (body !== null) {
+      // The envelope around a mark, and the transmitted bytes spliced in where the mark is.
+      content.children.push(SOURCE_MARK);
+      const out = serialize(xml);
+      const at = out.indexOf(SOURCE_MARK);
+      return xmlOutputOfBytes(Buffer.concat([Buffer.from(out.slice(0, at) + body.start, 'utf8'), body.rest, Buffer.from(out.slice(at + SOURCE_MARK.length), 'utf8')]));
+    }
+  }
+  const transmitted = typeof source === 'string' ? embeddable(source, ctx.root) : null;
   if (transmitted !== null) content.children.push(transmitted);
   else writePintAeDocument(content, ctx, true);
 
@@ -131,14 +145,36 @@ export function buildTaxDataDocument(
 }
 
 /**
+ * Where the transmitted document goes in the serialized envelope: markup no element, attribute or
+ * text of the envelope can produce (their `<` is a tag's, and no tag name holds U+0001).
+ */
+const SOURCE_MARK = '<\u0001>';
+
+/** The head a generated PINT AE document starts with (see `embeddable`). */
+const generatedHead = (root: PintAeContext['root'], xmlns: string) => `${DECLARATION}<${root} xmlns="${xmlns}" xmlns:cac="${UBL_NS.cac}" xmlns:cbc="${UBL_NS.cbc}">`;
+
+/**
  * A generated PINT AE document's markup as the envelope embeds it: without the XML declaration and
  * without the root's cac and cbc declarations, which the envelope's root has in scope (exactly
  * what writePintAeDocument writes there); null when the text does not start as generated.
  */
 function embeddable(xml: string, root: PintAeContext['root']): string | null {
   const xmlns = root === 'Invoice' ? UBL_NS.invoice : UBL_NS.creditNote;
-  const head = `${DECLARATION}<${root} xmlns="${xmlns}" xmlns:cac="${UBL_NS.cac}" xmlns:cbc="${UBL_NS.cbc}">`;
+  const head = generatedHead(root, xmlns);
   return xml.startsWith(head) ? `<${root} xmlns="${xmlns}">${xml.slice(head.length)}` : null;
+}
+
+/**
+ * `embeddable` for the document's UTF-8 bytes: the start tag that replaces the head, and the bytes
+ * after the head; null when they do not start as generated or are not UTF-8 (their text is then
+ * embedded as `embeddable` has it, or the document written again).
+ */
+function embeddableBytes(bytes: Uint8Array, root: PintAeContext['root']): { start: string; rest: Uint8Array } | null {
+  const xmlns = root === 'Invoice' ? UBL_NS.invoice : UBL_NS.creditNote;
+  const head = generatedHead(root, xmlns); // ASCII: as many bytes as characters
+  if (bytes.byteLength < head.length || !isUtf8(bytes)) return null;
+  for (let i = 0; i < head.length; i++) if (bytes[i] !== head.charCodeAt(i)) return null;
+  return { start: `<${root} xmlns="${xmlns}">`, rest: bytes.subarray(head.length) };
 }
 
 function writeReportedDocument(rd: XmlNode, ctx: PintAeContext): void {

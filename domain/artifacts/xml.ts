@@ -232,6 +232,21 @@ export interface XmlOutput {
   readonly base64: string;
 }
 
+/** A generated document made as bytes: its text only when asked. */
+export function xmlOutputOfBytes(bytes: Buffer): XmlOutput {
+  let xml: string | undefined;
+  let base64: string | undefined;
+  return {
+    get xml() {
+      return (xml ??= bytes.toString('utf8'));
+    },
+    bytes,
+    get base64() {
+      return (base64 ??= bytes.toString('base64'));
+    },
+  };
+}
+
 export function xmlOutput(xml: string): XmlOutput {
   const bytes = Buffer.from(xml, 'utf8');
   let base64: string | undefined;

@@ -243,6 +243,31 @@ export function checkUblRoot(xml: string): UblRoot {
 /** The lines of an Invoice or CreditNote: in UBL's sequence, after both parties. */
 const LINE_ELEMENTS: ReadonlySet<string> = new Set(['InvoiceLine', 'CreditNoteLine']);
 
+/**
+ * The root's children that UBL 2.1 puts after both parties (AccountingCustomerParty), in an
+ * Invoice or a CreditNote, the lines included: the header read stops at the first of them.
+ */
+const AFTER_PARTIES: ReadonlySet<string> = new Set([
+  'PayeeParty',
+  'BuyerCustomerParty',
+  'SellerSupplierParty',
+  'TaxRepresentativeParty',
+  'Delivery',
+  'DeliveryTerms',
+  'PaymentMeans',
+  'PaymentTerms',
+  'PrepaidPayment',
+  'AllowanceCharge',
+  'TaxExchangeRate',
+  'PricingExchangeRate',
+  'PaymentExchangeRate',
+  'PaymentAlternativeExchangeRate',
+  'TaxTotal',
+  'WithholdingTaxTotal',
+  'LegalMonetaryTotal',
+  ...LINE_ELEMENTS,
+]);
+
 /** What an access point reads of a message's header: its UBL root, its parties' endpoints, its CustomizationID and ProfileID. */
 export interface UblHeader {
   root: UblRoot;
@@ -257,11 +282,12 @@ export interface UblHeader {
  * The header of a screened UBL Invoice or CreditNote, as an access point routes a message: the
  * sending and receiving participants (the endpoint ids of its supplier and customer), and the
  * customization and profile that name its Peppol document type and process. Read up to the first
- * line only, since UBL's element order puts the parties before the lines. What is read must be
- * well-formed and UBL; the lines are not looked at.
+ * element UBL's sequence puts after both parties (the payee, delivery, payment means, allowances,
+ * totals or the first line), since it puts the customization, profile and parties before them. What
+ * is read must be well-formed and UBL; what follows the parties is not looked at.
  */
 export function readUblHeader(xml: string): UblHeader {
-  const parsed = parseTree(xml, false, LINE_ELEMENTS);
+  const parsed = parseTree(xml, false, AFTER_PARTIES);
   const root = ublRootOf(parsed);
   const doc = child(parsed.tree, root);
   if (!doc) throw new UblRefusal('XML_NOT_UBL', `the ${root} element could not be read`);

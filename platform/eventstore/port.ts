@@ -95,6 +95,13 @@ export interface AppendOptions {
    * refused (RangeError) and nothing is written.
    */
   readonly artifacts?: readonly Artifact[];
+  /**
+   * Whether a store that keeps the bytes of the artifacts it appended lately, for a read soon
+   * after, keeps these (default true). False for artifacts the service does not read back soon
+   * (the delivery's Tax Data Document), which would only push out those it does (the submitted
+   * XML its delivery reads moments later).
+   */
+  readonly keep?: boolean;
 }
 
 /** One stream's part of a multi-stream append. */

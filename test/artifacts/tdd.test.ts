@@ -8,7 +8,7 @@ import { mainSchema, validateAgainst } from './xsd.js';
 const UUID = '0b9e1c52-7d7a-4f5e-b3c1-2f6f3a1d9c88';
 const envelopeSchema = { fileName: 'tdd-envelope.xsd', contents: readFileSync(new URL('./tdd-envelope.xsd', import.meta.url), 'utf8') };
 
-function tdd(base: UaeBase, modifiers: string[], currency: string, extra: Record<string, string> = {}) {
+function tdd(base: UaeBase, modifiers: string[], currency: string, extra: Record<string, string | Uint8Array> = {}) {
   const document = uaeDocument({ base, modifiers, currency });
   return generateTaxDataDocument({ documentType: { base, modifiers }, document, uuid: UUID, reportedAt: '2025-07-01T08:30:00Z', ...extra });
 }
@@ -134,6 +134,28 @@ describe('artifacts: UAE Tax Data Document', function () {
     for (const other of [credit, invoice.replace('<?xml version="1.0" encoding="UTF-8"?>', ''), '<Invoice/>']) {
       expect(tdd('tax_invoice', [], 'AED', { sourceXml: other }).xml).to.equal(written);
     }
+  });
+
+  it('embeds the transmitted bytes as its text would be: the same TDD bytes, and the same fallbacks', function () {
+    for (const [base, modifiers, currency] of variants) {
+      const document = uaeDocument({ base, modifiers, currency });
+      // Text outside ASCII, escaped text and a trailing line break travel as bytes unchanged.
+      document.parties!.seller!.name = 'شركة الإمارات & <Söhne>';
+      const invoice = generateInvoiceXml({ country: 'AE', documentType: { base, modifiers }, document, uuid: UUID });
+      const generate = (sourceXml: string | Uint8Array) => generateTaxDataDocument({ documentType: { base, modifiers }, document, uuid: UUID, reportedAt: '2025-07-01T08:30:00Z', sourceXml });
+      const fromText = generate(invoice.xml);
+      const fromBytes = generate(invoice.bytes);
+      expect(fromBytes.bytes.equals(fromText.bytes), `${base} ${modifiers.join('+')} ${currency}`).to.equal(true);
+      expect(fromBytes.xml).to.equal(fromText.xml);
+      expect(fromBytes.base64).to.equal(fromText.base64);
+      const sent = Buffer.from(`${invoice.xml}\n`, 'utf8');
+      expect(generate(sent).bytes.equals(generate(sent.toString('utf8')).bytes)).to.equal(true);
+    }
+    // Bytes that do not start as a generated document, or are not UTF-8, are not embedded as they are.
+    const invoice = generateInvoiceXml({ country: 'AE', documentType: { base: 'tax_invoice', modifiers: [] }, document: uaeDocument({ base: 'tax_invoice', modifiers: [], currency: 'AED' }), uuid: UUID }).bytes;
+    const written = tdd('tax_invoice', [], 'AED').xml;
+    expect(tdd('tax_invoice', [], 'AED', { sourceXml: invoice.subarray(38) }).xml).to.equal(written);
+    expect(tdd('tax_invoice', [], 'AED', { sourceXml: Buffer.concat([invoice, Buffer.from([0xff])]) }).xml).to.equal(written);
   });
 
   it('names the scope, the credit note type and the reporter role', function () {

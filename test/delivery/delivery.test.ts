@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
-import { execute, loadAggregate } from '../../commands/execute.js';
+import { execute, loadAggregate, seededEventId } from '../../commands/execute.js';
+import { v5 as uuidv5 } from 'uuid';
 import { documentDecider, documentStream } from '../../domain/document/document.js';
 import { completeFinalResult, deliverDocument, type DeliveryDeps } from '../../commands/delivery/deliver.js';
 import { DELIVER_FROM_EVENT_WITHIN_MS, deliveryReactor } from '../../projections/reactors/delivery.js';
@@ -584,5 +585,16 @@ describe('delivery without reading the document stream (the reactor event, the d
     const all = await types(documentId);
     expect(all).to.deep.equal(['DocumentSubmitted', 'DocumentDeliveryStarted', 'DocumentDeliveryFailed', 'DocumentDeliveryStarted', 'DocumentDelivered', 'DocumentFinalized']);
     expect(await countSandboxReceipts(testDb().knex, uuid)).to.equal(1);
+  });
+});
+
+describe('the ids of the delivery steps\' events (seededEventId)', () => {
+  it('are the name-based UUIDs they always were: a crash\'s replay finds the events it stored before', () => {
+    // The namespace and the formula the ids of stored events were made with.
+    const namespace = '6f1c8e4e-3b7a-5d2e-9c41-2b8f0a7d5e13';
+    for (const [seed, index] of [['doc_01JXABCDEF:1:start-next', 0], ['doc_01JXABCDEF:1:result', 1], ['ws/Ünïcödé/شركة', 'snapshot']] as const) {
+      expect(seededEventId(seed, index)).to.equal(uuidv5(`${seed}/${index}`, namespace));
+    }
+    expect(seededEventId('doc_1:0:start-next', 0)).to.equal('d62b4c7c-b75f-5308-b620-66279ff801f5');
   });
 });

@@ -228,6 +228,19 @@ describe('PostgreSQL event store: artifacts it appended lately', () => {
       expect(Buffer.compare(there.get(written.sha256)!, written.content)).to.equal(0);
       expect(theirs.n).to.equal(1);
 
+      // Appended with keep: false (one stream, and several at once), it is stored and read from the table.
+      const reads = countStatements(store, 'es_read_artifacts');
+      for (const multi of [false, true]) {
+        const unkept = artifactOf(Buffer.from(`<TaxData>${randomUUID()}</TaxData>`));
+        const id = randomUUID();
+        const named = { ...event(id), data: { sha256: unkept.sha256 } };
+        if (multi) await store.appendMulti([{ streamId: `artifacts-${randomUUID()}`, events: [named], expected: 'no_stream' }], { artifacts: [unkept], keep: false });
+        else await store.append(`artifacts-${randomUUID()}`, [named], 'no_stream', { artifacts: [unkept], keep: false });
+        const before = reads.n;
+        const read = await store.readArtifacts([unkept.sha256]);
+        expect(Buffer.compare(read.get(unkept.sha256)!, unkept.content)).to.equal(0);
+        expect(reads.n - before, multi ? 'appendMulti' : 'append').to.equal(1);
+      }
     } finally {
       await store.close();
       await other.close();

@@ -165,6 +165,10 @@ describe('purchases: reading received UBL into the core document', () => {
     const cut = xml.slice(0, xml.indexOf('<cac:InvoiceLine>') + '<cac:InvoiceLine>'.length) + '<broken';
     expect(readUblHeader(cut).receiver).to.not.equal(null);
     expect(() => readUbl(cut)).to.throw(UblRefusal);
+    // So does it at the first element after both parties (here the payment means, before the totals).
+    const afterParties = xml.slice(0, xml.indexOf('<cac:PaymentMeans>') + '<cac:PaymentMeans>'.length) + '<broken';
+    expect(readUblHeader(afterParties)).to.deep.equal(readUblHeader(xml));
+    expect(() => readUbl(afterParties)).to.throw(UblRefusal);
     // What is read must be well-formed UBL.
     const refusedParties = (text: string, code: string) => {
       expect(() => readUblHeader(text)).to.throw(UblRefusal).with.property('code', code);
