@@ -66,7 +66,12 @@ export interface SubmissionOutcome {
   documentId: string;
   documentNumber: string | null;
   uuid: string;
-  xmlBase64: string | null;
+  /**
+   * The XML's bytes (the answer's Base64XML). Bytes, not their base64 text: a submission holds its
+   * outcome's parts across the append's round trip, and a Buffer's contents lie outside V8's heap,
+   * where the scavenger neither copies them nor promotes them to the old generation.
+   */
+  xml: Buffer | null;
   report: ValidationReport;
   errors: DocumentErrorItem[];
   position: Position;
@@ -154,7 +159,7 @@ async function recordedOutcome(store: EventStore, documentId: string): Promise<S
     documentId,
     documentNumber: data.documentNumber,
     uuid: data.uuid,
-    xmlBase64: accepted && data.xml ? await artifactBase64(store, data.xml) : null,
+    xml: accepted && data.xml ? await artifactBytes(store, data.xml) : null,
     report: data.validation,
     errors: accepted ? data.validation.errors.map(toErrorItem) : (data.errors ?? []),
     position: first.position,
@@ -214,7 +219,8 @@ function validateSubmission(input: SubmissionInput, ctx: CommandContext) {
 export interface DryRunOutcome {
   accepted: boolean;
   documentNumber: string | null;
-  xmlBase64: string | null;
+  /** The XML's bytes (see SubmissionOutcome.xml). */
+  xml: Buffer | null;
   report: ValidationReport;
 }
 
@@ -237,7 +243,7 @@ export async function dryRunDocument(store: EventStore, input: SubmissionInput, 
     }
   }
   const xml = report.success ? produceXml({ country: input.country, documentType: input.documentType, document: mapped.document, uuid: randomUUID() }) : null;
-  return { accepted: report.success, documentNumber, xmlBase64: xml ? xml.toString('base64') : null, report };
+  return { accepted: report.success, documentNumber, xml, report };
 }
 
 /**
@@ -286,8 +292,8 @@ export async function submitDocument(store: EventStore, input: SubmissionInput, 
       events: [toNewEvent(slot ? slot.id('document-event') : randomUUID(), decided!.type, definition.version, decided!.data, eventCtx)],
       expected: 'no_stream',
       artifacts: xml ? [xml] : [],
-      // The answer's Base64XML (docs/api/unify.md).
-      xmlBase64: xmlBytes ? xmlBytes.toString('base64') : null,
+      // The answer's Base64XML (docs/api/unify.md), encoded when the answer is written.
+      xml: xmlBytes,
     };
   };
   if (!validated.success || !documentNumber) {
@@ -340,7 +346,7 @@ class StaleClaimFacts extends Error {}
 
 interface DocumentPart extends StreamAppend {
   artifacts: Artifact[];
-  xmlBase64: string | null;
+  xml: Buffer | null;
 }
 
 const streamPart = ({ streamId, events, expected }: DocumentPart): StreamAppend => ({ streamId, events, expected });
@@ -352,7 +358,7 @@ function outcomeOf(document: DocumentPart, report: ValidationReport, position: P
     documentId: data.documentId,
     documentNumber: data.documentNumber,
     uuid: data.uuid,
-    xmlBase64: report.success ? document.xmlBase64 : null,
+    xml: report.success ? document.xml : null,
     report,
     errors: report.errors.map(toErrorItem),
     position,

@@ -14,9 +14,18 @@ let spliced: string[] | null = null;
 const MARK = `\u0000base64-${randomUUID()}`;
 const MARK_JSON = JSON.stringify(MARK);
 
-/** A text of the base64 alphabet (as `Buffer#toString('base64')` makes it): JSON carries it without escapes. */
+/**
+ * A text of the base64 alphabet (as `Buffer#toString('base64')` makes it): JSON carries it without
+ * escapes. Made from bytes, it is encoded only when the answer is serialised: the base64 text
+ * (some 35 KB for a submission's XML) is then a short-lived string, not one the scavenger copies
+ * and promotes while the request waits for its append.
+ */
 export class Base64Json {
-  constructor(readonly text: string) {}
+  constructor(private readonly content: string | Buffer | null) {}
+  get text(): string {
+    const c = this.content;
+    return c === null ? '' : typeof c === 'string' ? c : c.toString('base64');
+  }
   toJSON(): string {
     if (spliced === null) return this.text;
     spliced.push(this.text);
@@ -24,7 +33,8 @@ export class Base64Json {
   }
 }
 
-export const base64Json = (text: string): Base64Json => new Base64Json(text);
+/** A base64 member: its text, or the bytes to encode (null: the empty text). */
+export const base64Json = (content: string | Buffer | null): Base64Json => new Base64Json(content);
 
 /** `JSON.stringify(body)`, with each `Base64Json` member's text spliced in unscanned. */
 export function stringifyAnswer(body: unknown): string {

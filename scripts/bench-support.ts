@@ -211,7 +211,7 @@ export class BenchServer {
   }
 
   /**
-   * Starts the server (stdout, its request log, is discarded; stderr is shown) and waits for /readyz.
+   * Starts the server (stdout, its request log, is discarded unless BENCH_SERVER_STDOUT names a file; stderr is shown) and waits for /readyz.
    * `entry`: the entry point, `scripts/start.ts` (what `npm start` runs) unless a benchmark starts
    * the service with parts left out (`scripts/bench-service-parts.ts`).
    */
@@ -219,7 +219,10 @@ export class BenchServer {
     // BENCH_SERVER_NODE_ARGS: extra node flags for the server only (e.g. "--cpu-prof --cpu-prof-dir=var/prof").
     const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
     // The node flags of `npm start` (package.json), then the server itself.
-    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs, '--import', 'tsx', entry], { env: this.env, stdio: ['ignore', 'ignore', 'inherit'] });
+    // BENCH_SERVER_STDOUT: a file that receives the server's stdout (e.g. with "--trace-gc" in BENCH_SERVER_NODE_ARGS).
+    const stdout = process.env.BENCH_SERVER_STDOUT ? fs.openSync(process.env.BENCH_SERVER_STDOUT, 'a') : 'ignore';
+    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs, '--import', 'tsx', entry], { env: this.env, stdio: ['ignore', stdout, 'inherit'] });
+    if (typeof stdout === 'number') fs.closeSync(stdout);
     this.child = child;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     const deadline = Date.now() + timeoutMs;

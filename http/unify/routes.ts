@@ -45,7 +45,7 @@ function outcomeBody(outcome: SubmissionOutcome, unknown: readonly UnknownField[
         documentNumber: outcome.documentNumber,
         kind: 'document' as const,
         message: 'The document passed validation and is queued for delivery.',
-        Base64XML: base64Json(outcome.xmlBase64 ?? ''),
+        Base64XML: base64Json(outcome.xml),
         warnings: unknownFieldWarnings(unknown),
       },
     };
@@ -206,7 +206,7 @@ async function handleDryRun(ctx: Context, deps: HttpDeps, limit: (ctx: Context) 
     dryRun: true,
     documentNumber: outcome.documentNumber,
     message: 'The document passed validation. Dry run: nothing was stored, no number claimed, no credit reserved.',
-    Base64XML: base64Json(outcome.xmlBase64 ?? ''),
+    Base64XML: base64Json(outcome.xml),
     warnings: reportWarnings(outcome.report, unknown),
   };
 }

@@ -21,6 +21,15 @@ describe('JSON answers with base64 members spliced in unscanned (http/json-answe
     expect(JSON.stringify([base64Json(other)])).to.equal(JSON.stringify([other]));
   });
 
+  it('encodes a member made from bytes when the answer is serialised, and null as the empty text', () => {
+    const bytes = randomBytes(30_000);
+    const answer = { Base64XML: base64Json(bytes), none: base64Json(null), n: 1 };
+    const plain = { Base64XML: bytes.toString('base64'), none: '', n: 1 };
+    expect(stringifyAnswer(answer)).to.equal(JSON.stringify(plain));
+    expect(JSON.stringify(answer)).to.equal(JSON.stringify(plain));
+    expect(Buffer.from(JSON.parse(stringifyAnswer(answer)).Base64XML, 'base64').equals(bytes)).to.equal(true);
+  });
+
   it('answers an answer without base64 members as JSON.stringify does, and still after a failed one', () => {
     const cyclic: Record<string, unknown> = { Base64XML: base64Json(other) };
     cyclic.self = cyclic;

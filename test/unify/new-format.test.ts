@@ -235,6 +235,8 @@ describe('Unify new format and the sales document status (docs/api/unify.md)', f
     expect(retry.status).to.equal(200);
     expect(retry.json.documentId).to.equal(first.json.documentId);
     expect(retry.headers.get('idempotent-replayed')).to.equal('true');
+    expect(retry.json.Base64XML).to.be.a('string').and.not.equal('');
+    expect(retry.json.Base64XML).to.equal(first.json.Base64XML);
   });
 
   describe('document reads', () => {
