@@ -11,6 +11,7 @@ import type { Knex } from 'knex';
 import { comparePositions, endedByBytes, pageMayContinue, START, type EventStore, type Position, type RecordedEvent } from '../platform/eventstore/port.js';
 import { wakeSource } from '../platform/eventstore/catch-up-subscription.js';
 import { advanceCheckpoint, checkpointVersion, ensureCheckpoint, lockAndAdvanceCheckpoint, lockAndReadCheckpoint, readCheckpoint, tryTransactionLock, useSchema } from '../readmodels/checkpoints.js';
+import { projectionBatches, type ProjectionBatchTrace } from '../platform/trace-channels.js';
 import { LogTail } from './log-tail.js';
 import { batchLimits, type BatchContext, type Projection } from './projection.js';
 
@@ -396,6 +397,7 @@ export class ProjectionRunner {
     let heldBackLookMs = HELD_BACK_FIRST_LOOK_MS;
     while (!signal.aborted) {
       const wake = nextWake();
+      const startedAt = performance.now();
       try {
         const persist = unpersistedSince !== null && Date.now() - unpersistedSince >= PERSIST_IDLE_POSITION_MS;
         const result = await applyBatch(
@@ -406,6 +408,10 @@ export class ProjectionRunner {
           { maxBytes: this.batchBytes },
           { scannedTo: scanned, persist, awaited: (through) => this.awaitedWithin(p.name, through), replaying },
         );
+        if (projectionBatches.hasSubscribers) {
+          const position = typeof result === 'string' ? null : result.position;
+          projectionBatches.publish({ projection: p.name, startedAt, endedAt: performance.now(), read: typeof result === 'string' ? 0 : result.read, position } satisfies ProjectionBatchTrace);
+        }
         const s = this.status.get(p.name)!;
         s.lastError = null;
         s.failingSince = null;
