@@ -201,6 +201,13 @@ export interface RunnerOptions {
  */
 const HELD_BACK_FIRST_LOOK_MS = 2;
 
+/**
+ * The longest a loop defers its next batch to the read models a caller of waitFor waits for (a
+ * submission's answer waits for the documents read model and the search index): see
+ * ProjectionRunner.deferToAwaited.
+ */
+export const DEFER_TO_AWAITED_MS = 25;
+
 /** How often a wait looks at the stored checkpoint of a projection another instance runs. */
 const ELSEWHERE_POLL_MS = 100;
 
@@ -220,6 +227,8 @@ export class ProjectionRunner {
   private readonly status = new Map<string, ProjectionStatus>();
   /** The positions callers of waitFor wait for, for which projections, and how to wake each. */
   private readonly waits = new Set<Wait>();
+  /** Called at every progress of a projection (loops that defer to the awaited read models). */
+  private readonly progressed = new Set<() => void>();
   private readonly abort = uncappedAbortController();
   private loops: Promise<void>[] = [];
   private readonly batchSize: number;
@@ -366,6 +375,36 @@ export class ProjectionRunner {
     if (!s.position || comparePositions(position, s.position) > 0) {
       s.position = position;
       this.wakeWaits((w) => w.names.includes(name) && w.reached());
+      for (const f of this.progressed) f();
+    }
+  }
+
+  /**
+   * Lets the read models that callers of waitFor wait for (a submission's answer waits for the
+   * documents read model and the search index) take the events appended so far before the loop
+   * of `name`, which none of those callers waits for, starts its next batch: it waits until the
+   * waits pending now are met (or given up), at most `DEFER_TO_AWAITED_MS`. Every loop shares
+   * the process's one thread and the database, so the reactors' and bulk projections' batches
+   * that start with the same append otherwise run in between the awaited batch's steps and add
+   * their time to the answer. Waits that arrive meanwhile do not extend the deferral, and a wait
+   * on a projection another instance runs is not deferred to, so no loop waits longer.
+   */
+  private async deferToAwaited(name: string, signal: AbortSignal): Promise<void> {
+    const pending = [...this.waits].filter((w) => !w.names.includes(name) && w.names.every((n) => this.activeHere.has(n)) && !w.reached());
+    if (pending.length === 0) return;
+    const deadline = performance.now() + DEFER_TO_AWAITED_MS;
+    while (!signal.aborted && pending.some((w) => this.waits.has(w) && !w.reached())) {
+      const left = deadline - performance.now();
+      if (left <= 0) return;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.progressed.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, left);
+        this.progressed.add(done);
+      });
     }
   }
 
@@ -397,6 +436,7 @@ export class ProjectionRunner {
     let heldBackLookMs = HELD_BACK_FIRST_LOOK_MS;
     while (!signal.aborted) {
       const wake = nextWake();
+      await this.deferToAwaited(p.name, signal);
       const startedAt = performance.now();
       try {
         const persist = unpersistedSince !== null && Date.now() - unpersistedSince >= PERSIST_IDLE_POSITION_MS;
