@@ -190,6 +190,8 @@ export interface RunnerOptions {
   batchBytes?: number;
   /** Poll interval when no append notification arrives (events held back by an in-flight transaction). */
   pollIntervalMs?: number;
+  /** The longest a loop defers its batch to the read models callers of waitFor wait for (default DEFER_TO_AWAITED_MS; 0: never). */
+  deferToAwaitedMs?: number;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -234,6 +236,7 @@ export class ProjectionRunner {
   private readonly batchSize: number;
   private readonly batchBytes: number;
   private readonly pollIntervalMs: number;
+  private readonly deferToAwaitedMs: number;
   private readonly log: NonNullable<RunnerOptions['log']>;
 
   constructor(
@@ -245,6 +248,7 @@ export class ProjectionRunner {
     this.batchSize = options.batchSize ?? 500;
     this.batchBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES;
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
+    this.deferToAwaitedMs = options.deferToAwaitedMs ?? DEFER_TO_AWAITED_MS;
     this.log = options.log ?? (() => {});
     const readSize = Math.max(this.batchSize, 1000);
     // Up to 8 byte-bounded reads (16 MB by default): runners a few batches apart still share them.
@@ -383,16 +387,17 @@ export class ProjectionRunner {
    * Lets the read models that callers of waitFor wait for (a submission's answer waits for the
    * documents read model and the search index) take the events appended so far before the loop
    * of `name`, which none of those callers waits for, starts its next batch: it waits until the
-   * waits pending now are met (or given up), at most `DEFER_TO_AWAITED_MS`. Every loop shares
+   * waits pending now are met (or given up), at most `deferToAwaitedMs` (DEFER_TO_AWAITED_MS). Every loop shares
    * the process's one thread and the database, so the reactors' and bulk projections' batches
    * that start with the same append otherwise run in between the awaited batch's steps and add
    * their time to the answer. Waits that arrive meanwhile do not extend the deferral, and a wait
    * on a projection another instance runs is not deferred to, so no loop waits longer.
    */
   private async deferToAwaited(name: string, signal: AbortSignal): Promise<void> {
+    if (this.deferToAwaitedMs <= 0 || this.waits.size === 0) return;
     const pending = [...this.waits].filter((w) => !w.names.includes(name) && w.names.every((n) => this.activeHere.has(n)) && !w.reached());
     if (pending.length === 0) return;
-    const deadline = performance.now() + DEFER_TO_AWAITED_MS;
+    const deadline = performance.now() + this.deferToAwaitedMs;
     while (!signal.aborted && pending.some((w) => this.waits.has(w) && !w.reached())) {
       const left = deadline - performance.now();
       if (left <= 0) return;
