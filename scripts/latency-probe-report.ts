@@ -43,6 +43,8 @@ for (const s of of('submit')) {
   m[s.step] = s;
   steps.set(s.id, m);
 }
+/** The read models a submission's answer waits for. */
+const AWAITED = new Set(['documents', 'search']);
 const batches = of('batch').sort((a, b) => a.ended - b.ended);
 const batchesOf = (name: string) => batches.filter((b) => b.projection === name && b.position);
 /** The first batch of `name` that ended holding `position`. */
@@ -82,6 +84,8 @@ for (const h of window) {
   }
   if (s.readable) {
     parts['append -> read-your-writes done'] = s.readable.at - appended;
+    // Batches of loops the answer does not wait for that started while it waited (they share the thread and the database).
+    parts['other loops\' batches started meanwhile (count)'] = batches.filter((b) => b.read > 0 && !AWAITED.has(b.projection) && b.started > appended && b.started < s.readable!.at).length;
     parts['read-your-writes done -> answer sent'] = h.answered - s.readable.at;
   }
   for (const [k, v] of Object.entries(parts)) push(k, v);
@@ -91,7 +95,7 @@ for (const [k, xs] of Object.entries(cols)) row(k, xs);
 
 const slow = perRequest.sort((a, b) => b.total - a.total).slice(0, Math.max(1, Math.ceil(perRequest.length / 50)));
 console.log(`\nthe slowest 2% (${slow.length}), mean of each part:`);
-for (const k of Object.keys(slow[0]?.parts ?? {})) console.log(`  ${k.padEnd(50)} ${f(slow.reduce((s, r) => s + (r.parts[k] ?? 0), 0) / slow.length)} ms`);
+for (const k of Object.keys(slow[0]?.parts ?? {})) console.log(`  ${k.padEnd(50)} ${f(slow.reduce((s, r) => s + (r.parts[k] ?? 0), 0) / slow.length)}${k.endsWith('(count)') ? '' : ' ms'}`);
 console.log(`  ${'arrival -> answer'.padEnd(50)} ${f(slow.reduce((s, r) => s + r.total, 0) / slow.length)} ms`);
 
 const seconds = (to - from) / 1000;
