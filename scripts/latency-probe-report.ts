@@ -9,6 +9,7 @@
  *   node --import tsx scripts/latency-probe-report.ts var/probe.jsonl [--from-ms N --to-ms N]
  */
 import fs from 'node:fs';
+import { constants } from 'node:perf_hooks';
 
 const file = process.argv[2];
 if (!file) throw new Error('usage: latency-probe-report.ts <probe.jsonl> [--from-ms N --to-ms N]');
@@ -106,7 +107,12 @@ console.log(`  of them with the process busy on the CPU (its CPU >= 80% of the i
 const loops = of('loop').filter((l) => inWindow(l.at));
 console.log(`event loop delay per second (monitorEventLoopDelay): p99 median ${f(pct(loops.map((l) => l.p99), 50))} ms, worst second's p99 ${f(Math.max(...loops.map((l) => l.p99)))} ms, max ${f(Math.max(...loops.map((l) => l.max)))} ms`);
 const gcs = of('gc').filter((g) => inWindow(g.at));
-const kinds: Record<string, string> = { 1: 'major', 2: 'minor', 4: 'incremental', 8: 'weakcb' };
+const kinds: Record<string, string> = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks',
+};
 const byKind = new Map<string, number[]>();
 for (const g of gcs) byKind.set(kinds[g.gcKind] ?? String(g.gcKind), [...(byKind.get(kinds[g.gcKind] ?? String(g.gcKind)) ?? []), g.ms]);
 console.log(`garbage collections: ${[...byKind].map(([k, xs]) => `${k} ${xs.length} (total ${f(xs.reduce((a, b) => a + b, 0))} ms, max ${f(Math.max(...xs))} ms)`).join('; ')}`);
