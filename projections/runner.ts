@@ -387,10 +387,10 @@ export class ProjectionRunner {
    * Lets the read models that callers of waitFor wait for (a submission's answer waits for the
    * documents read model and the search index) take the events appended so far before the loop
    * of `name`, which none of those callers waits for, starts its next batch: it waits until the
-   * waits pending now are met (or given up), at most `deferToAwaitedMs` (DEFER_TO_AWAITED_MS). Every loop shares
-   * the process's one thread and the database, so the reactors' and bulk projections' batches
-   * that start with the same append otherwise run in between the awaited batch's steps and add
-   * their time to the answer. Waits that arrive meanwhile do not extend the deferral, and a wait
+   * waits pending now are met (or given up), at most `deferToAwaitedMs` (DEFER_TO_AWAITED_MS).
+   * Every loop shares the process's one thread and the database, so the reactors' and bulk
+   * projections' batches that start with the same append otherwise run in between the awaited
+   * batch's steps and add their time to the answer. Waits that arrive meanwhile do not extend the deferral, and a wait
    * on a projection another instance runs is not deferred to, so no loop waits longer.
    */
   private async deferToAwaited(name: string, signal: AbortSignal): Promise<void> {
