@@ -10,6 +10,7 @@ import { checkCreditsForSubmission } from './credits/metering.js';
 import type { CommandContext } from './execute.js';
 import { dryRunDocument, submitDocument, type DryRunOutcome, type SubmissionInput, type SubmissionOutcome } from './submissions.js';
 import type { BlockReason } from '../domain/credits/values.js';
+import { submitSteps, type SubmitStep } from '../platform/trace-channels.js';
 
 export interface SubmitUseCaseDeps {
   store: EventStore;
@@ -26,7 +27,9 @@ export async function submitInvoice(deps: SubmitUseCaseDeps, input: SubmissionIn
   const credit = await checkCreditsForSubmission(deps, { workspaceId: input.workspaceId, companyId: input.source.companyId, now: ctx.now });
   if (!credit.allowed) return { kind: 'credits_blocked', blockReason: credit.blockReason, message: credit.message };
   const outcome = await submitDocument(deps.store, input, ctx, produceInvoiceXml);
+  if (submitSteps.hasSubscribers) submitSteps.publish({ requestId: ctx.requestId ?? null, step: 'appended', position: outcome.position } satisfies SubmitStep);
   await deps.readYourWrites(outcome.position);
+  if (submitSteps.hasSubscribers) submitSteps.publish({ requestId: ctx.requestId ?? null, step: 'readable', position: outcome.position } satisfies SubmitStep);
   return { kind: 'submitted', outcome };
 }
 

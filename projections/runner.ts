@@ -11,6 +11,7 @@ import type { Knex } from 'knex';
 import { comparePositions, endedByBytes, pageMayContinue, START, type EventStore, type Position, type RecordedEvent } from '../platform/eventstore/port.js';
 import { wakeSource } from '../platform/eventstore/catch-up-subscription.js';
 import { advanceCheckpoint, checkpointVersion, ensureCheckpoint, lockAndAdvanceCheckpoint, lockAndReadCheckpoint, readCheckpoint, tryTransactionLock, useSchema } from '../readmodels/checkpoints.js';
+import { projectionBatches, type ProjectionBatchTrace } from '../platform/trace-channels.js';
 import { LogTail } from './log-tail.js';
 import { batchLimits, type BatchContext, type Projection } from './projection.js';
 import { conditionsHold, writesNothing } from '../readmodels/batch-writes.js';
@@ -211,6 +212,8 @@ export interface RunnerOptions {
   batchBytes?: number;
   /** Poll interval when no append notification arrives (events held back by an in-flight transaction). */
   pollIntervalMs?: number;
+  /** The longest a loop defers its batch to the read models callers of waitFor wait for (default DEFER_TO_AWAITED_MS; 0: never). */
+  deferToAwaitedMs?: number;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -221,6 +224,13 @@ export interface RunnerOptions {
  * the poll: the transaction that holds them back commits with no append to wake anyone.
  */
 const HELD_BACK_FIRST_LOOK_MS = 2;
+
+/**
+ * The longest a loop defers its next batch to the read models a caller of waitFor waits for (a
+ * submission's answer waits for the documents read model and the search index): see
+ * ProjectionRunner.deferToAwaited.
+ */
+export const DEFER_TO_AWAITED_MS = 25;
 
 /** How often a wait looks at the stored checkpoint of a projection another instance runs. */
 const ELSEWHERE_POLL_MS = 100;
@@ -241,11 +251,14 @@ export class ProjectionRunner {
   private readonly status = new Map<string, ProjectionStatus>();
   /** The positions callers of waitFor wait for, for which projections, and how to wake each. */
   private readonly waits = new Set<Wait>();
+  /** Called at every progress of a projection (loops that defer to the awaited read models). */
+  private readonly progressed = new Set<() => void>();
   private readonly abort = uncappedAbortController();
   private loops: Promise<void>[] = [];
   private readonly batchSize: number;
   private readonly batchBytes: number;
   private readonly pollIntervalMs: number;
+  private readonly deferToAwaitedMs: number;
   private readonly log: NonNullable<RunnerOptions['log']>;
 
   constructor(
@@ -257,6 +270,7 @@ export class ProjectionRunner {
     this.batchSize = options.batchSize ?? 500;
     this.batchBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES;
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
+    this.deferToAwaitedMs = options.deferToAwaitedMs ?? DEFER_TO_AWAITED_MS;
     this.log = options.log ?? (() => {});
     const readSize = Math.max(this.batchSize, 1000);
     // Up to 8 byte-bounded reads (16 MB by default): runners a few batches apart still share them.
@@ -387,6 +401,37 @@ export class ProjectionRunner {
     if (!s.position || comparePositions(position, s.position) > 0) {
       s.position = position;
       this.wakeWaits((w) => w.names.includes(name) && w.reached());
+      for (const f of this.progressed) f();
+    }
+  }
+
+  /**
+   * Lets the read models that callers of waitFor wait for (a submission's answer waits for the
+   * documents read model and the search index) take the events appended so far before the loop
+   * of `name`, which none of those callers waits for, starts its next batch: it waits until the
+   * waits pending now are met (or given up), at most `deferToAwaitedMs` (DEFER_TO_AWAITED_MS).
+   * Every loop shares the process's one thread and the database, so the reactors' and bulk
+   * projections' batches that start with the same append otherwise run in between the awaited
+   * batch's steps and add their time to the answer. Waits that arrive meanwhile do not extend the deferral, and a wait
+   * on a projection another instance runs is not deferred to, so no loop waits longer.
+   */
+  private async deferToAwaited(name: string, signal: AbortSignal): Promise<void> {
+    if (this.deferToAwaitedMs <= 0 || this.waits.size === 0) return;
+    const pending = [...this.waits].filter((w) => !w.names.includes(name) && w.names.every((n) => this.activeHere.has(n)) && !w.reached());
+    if (pending.length === 0) return;
+    const deadline = performance.now() + this.deferToAwaitedMs;
+    while (!signal.aborted && pending.some((w) => this.waits.has(w) && !w.reached())) {
+      const left = deadline - performance.now();
+      if (left <= 0) return;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.progressed.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, left);
+        this.progressed.add(done);
+      });
     }
   }
 
@@ -420,6 +465,8 @@ export class ProjectionRunner {
     let heldBackLookMs = HELD_BACK_FIRST_LOOK_MS;
     while (!signal.aborted) {
       const wake = nextWake();
+      await this.deferToAwaited(p.name, signal);
+      const startedAt = performance.now();
       try {
         const persist = unpersistedSince !== null && Date.now() - unpersistedSince >= PERSIST_IDLE_POSITION_MS;
         const result = await applyBatch(
@@ -430,6 +477,10 @@ export class ProjectionRunner {
           { maxBytes: this.batchBytes },
           { scannedTo: scanned, persist, awaited: (through) => this.awaitedWithin(p.name, through), replaying, carried },
         );
+        if (projectionBatches.hasSubscribers) {
+          const position = typeof result === 'string' ? null : result.position;
+          projectionBatches.publish({ projection: p.name, startedAt, endedAt: performance.now(), read: typeof result === 'string' ? 0 : result.read, position } satisfies ProjectionBatchTrace);
+        }
         const s = this.status.get(p.name)!;
         s.lastError = null;
         s.failingSince = null;

@@ -42,7 +42,7 @@
  * (scripts/bench-pgstats.ts: statements, rows by table, WAL), after pg_stat_statements has been
  * loaded on the benchmark's data directory (the first use restarts its PostgreSQL).
  *
- *   node --import tsx scripts/bench-submit.ts [--seconds 10] [--count N] [--clients 1,16,64] [--open-seconds 20] [--core-seconds 5] [--port 3921] [--pg-port 54399] [--pg-stats]
+ *   node --import tsx scripts/bench-submit.ts [--seconds 10] [--count N] [--clients 1,16,64] [--open-seconds 20] [--open-rate N] [--core-seconds 5] [--port 3921] [--pg-port 54399] [--pg-stats]
  * BENCH_SERVER_NODE_ARGS adds node flags to the server (e.g. "--cpu-prof --cpu-prof-dir=var/prof").
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -97,12 +97,17 @@ const program = new Command('bench-submit')
   .option('--engine-seconds <n>', 'measuring time of each in-process engine figure', positiveInt(), 3)
   .option('--core-seconds <n>', 'measuring time of the submission core alone (0: skip it)', (v) => (v === '0' ? 0 : positiveInt()(v)), 5)
   .option('--open-seconds <n>', 'duration of the open loop at 50% of the top run\'s documents/s (0: skip it)', (v) => (v === '0' ? 0 : positiveInt()(v)), 20)
+  .option('--open-rate <n>', "the open loop's submissions/s instead of 50% of the top run's documents/s (to compare two trees at one rate)", (v) => {
+    const n = Number(v);
+    if (!(n > 0)) throw new InvalidArgumentError('a positive number');
+    return n;
+  })
   .option('--parts-seconds <n>', 'duration of the run against the service without search index and delivery (0: skip it)', (v) => (v === '0' ? 0 : positiveInt()(v)), 10)
   .option('--pg-port <n>', 'port of the embedded PostgreSQL', positiveInt(), 54399)
   .option('--port <n>', 'HTTP port of the server', positiveInt(), 3921)
   .option('--pg-stats', 'print PostgreSQL\'s counters per document of the top client count\'s run (pg_stat_statements, set up on the benchmark\'s data directory)', false)
   .parse();
-const opts = program.opts<{ pgStats: boolean; partsSeconds: number; openSeconds: number; seconds: number; count?: string; clients: number[]; drainSeconds: number; engineSeconds: number; coreSeconds: number; port: number; pgPort: number }>();
+const opts = program.opts<{ pgStats: boolean; partsSeconds: number; openSeconds: number; openRate?: number; seconds: number; count?: string; clients: number[]; drainSeconds: number; engineSeconds: number; coreSeconds: number; port: number; pgPort: number }>();
 const count = opts.count === undefined ? null : positiveInt()(opts.count);
 
 const server = new BenchServer({ pgDir: 'var/pg-bench-submit', pgPort: opts.pgPort, httpPort: opts.port });
@@ -307,7 +312,7 @@ async function main(): Promise<void> {
     const headers = { authorization: `Bearer ${tenant.apiKey}`, 'new-api': 'true', 'content-type': 'application/json' };
     const cpu0 = server.cpu();
     open = await runOpenLoop({
-      rate: topRate / 2,
+      rate: opts.openRate ?? topRate / 2,
       seconds: opts.openSeconds,
       db: db!,
       submit: async () => {
@@ -316,8 +321,9 @@ async function main(): Promise<void> {
       },
     });
     agent.destroy();
-    console.log(`\nopen loop at 50% of the ${opts.clients[opts.clients.length - 1]}-client run's documents/s (CPU cores client/server/pg/other: ${fmtCores(coresBetween(cpu0, server.cpu()))}):`);
-    console.log(renderTable(['figure', 'measured'], openLoopRows(open)));
+    const rateOf = opts.openRate === undefined ? `50% of the ${opts.clients[opts.clients.length - 1]}-client run's documents/s` : `${opts.openRate}/s (--open-rate; the run's maximum ${topRate.toFixed(1)}/s)`;
+    console.log(`\nopen loop at ${rateOf} (CPU cores client/server/pg/other: ${fmtCores(coresBetween(cpu0, server.cpu()))}):`);
+    console.log(renderTable(['figure', 'measured'], openLoopRows(open, opts.openRate === undefined ? undefined : 'set by --open-rate')));
     if (open.failed > 0) problems.push(`open loop: ${open.failed} submissions not answered 200`);
     if (open.notFinal > 0) problems.push(`open loop: ${open.notFinal} documents not final`);
   }
@@ -435,7 +441,7 @@ async function main(): Promise<void> {
         `${((atTop.cpuPerDoc - parts.cpuPerDoc) / coreMsPerDoc(core)).toFixed(2)}× the core's CPU per document`,
     );
   }
-  if (open) printOpenLoopTargets(open);
+  if (open) printOpenLoopTargets(open, opts.openRate === undefined ? undefined : 'set by --open-rate');
   console.log(`total ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
 }
 

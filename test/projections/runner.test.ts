@@ -108,6 +108,93 @@ describe('projection runner', function () {
     expect(Date.now() - stoppedAt).to.be.below(5_000);
   });
 
+  describe('a loop nobody waits for defers its batch to the read models a caller waits for', () => {
+    /** Two projections of one event type: `awaited` (its first event held until `release`), and `bulk`; the order of their applies. */
+    function twoLoops(deferToAwaitedMs: number) {
+      const suffix = randomUUID().replace(/-/g, '').slice(0, 8);
+      const type = `Test.Deferred${suffix}`;
+      const order: string[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const eventTypes = new Set([type]);
+      const awaited = defineProjection({
+        name: `awaited_${suffix}`,
+        version: 1,
+        tables: [],
+        eventTypes,
+        // Its transaction takes no transaction id while the event is held, so others read on.
+        actsOutside: true,
+        async apply(_trx, event) {
+          if ((event.data as { n: number }).n === 1) await gate;
+          order.push(`awaited ${(event.data as { n: number }).n}`);
+        },
+      });
+      const bulk = defineProjection({
+        name: `bulk_${suffix}`,
+        version: 1,
+        tables: [],
+        eventTypes,
+        async apply(_trx, event) {
+          order.push(`bulk ${(event.data as { n: number }).n}`);
+        },
+      });
+      const runner = new ProjectionRunner(testDb().knex, store, [awaited, bulk], { deferToAwaitedMs });
+      const append = async (n: number) => (await store.append(`test_deferred-${suffix}-${n}`, [newEvent(type, { n })], 'no_stream')).position;
+      const applied = async (entry: string) => {
+        const until = Date.now() + 10_000;
+        while (!order.includes(entry)) {
+          if (Date.now() > until) throw new Error(`${entry} not applied: ${order.join(', ')}`);
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      };
+      return { runner, awaited, order, release, append, applied };
+    }
+
+    it('until the waits pending when it woke are met', async () => {
+      const t = twoLoops(60_000);
+      await t.runner.init();
+      t.runner.start();
+      try {
+        // Both loops at the log's end (and running here) before the test's events.
+        expect(await t.runner.waitFor(await store.committedHead(), { timeoutMs: 20_000 })).to.equal(true);
+        const first = await t.append(1);
+        await t.applied('bulk 1'); // nobody waits yet
+        const answer = t.runner.waitFor(first, { timeoutMs: 20_000, projections: [t.awaited.name] });
+        await t.append(2);
+        await new Promise((r) => setTimeout(r, 300));
+        expect(t.order).to.deep.equal(['bulk 1']); // the awaited batch is held; bulk defers to it
+        t.release();
+        expect(await answer).to.equal(true);
+        await t.applied('bulk 2');
+        await t.applied('awaited 2');
+        expect(t.order.indexOf('awaited 1')).to.be.below(t.order.indexOf('bulk 2'));
+      } finally {
+        t.release();
+        await t.runner.stop();
+      }
+    });
+
+    it('at most deferToAwaitedMs', async () => {
+      const t = twoLoops(50);
+      await t.runner.init();
+      t.runner.start();
+      try {
+        expect(await t.runner.waitFor(await store.committedHead(), { timeoutMs: 20_000 })).to.equal(true);
+        const first = await t.append(1);
+        await t.applied('bulk 1');
+        const answer = t.runner.waitFor(first, { timeoutMs: 20_000, projections: [t.awaited.name] });
+        await t.append(2);
+        await t.applied('bulk 2'); // while the awaited batch is still held
+        expect(t.order).to.deep.equal(['bulk 1', 'bulk 2']);
+        t.release();
+        expect(await answer).to.equal(true);
+      } finally {
+        t.release();
+        await t.runner.stop();
+      }
+    });
+  });
+
   it('rolls back a failed batch with its checkpoint and reports the failing projection', async () => {
     await new ProjectionRunner(testDb().knex, store, [testProjection()]).catchUp();
     const before = await readCheckpoint(testDb().knex, 'test_stream_totals');
