@@ -94,24 +94,4 @@ describe('the shared tail of the log', function () {
     );
     for (const seen of readers) expect(seen).to.deep.equal(Array.from({ length: 40 }, (_, i) => i));
   });
-  it('with a byte bound, keeps many small reads at the log\'s end: a reader a few appends behind is served from memory, whole reads up to its bound', async () => {
-    const head = await store.headPosition();
-    const stream = `tail-${randomUUID()}`;
-    let storeReads = 0;
-    const tail = new LogTail({ readAll: (after, limit, options) => (storeReads++, store.readAll(after, limit, options)) }, 1000, 2000, 100_000, 2);
-    // A fast reader follows twelve appends one by one: twelve small reads extend the run.
-    let fast = head;
-    for (let i = 0; i < 12; i++) {
-      await store.append(stream, [newEvent('T', { i })], i === 0 ? 'no_stream' : BigInt(i - 1));
-      const got = await tail.readAll(fast, 500, { maxBytes: 100_000 });
-      expect(got.filter((e) => e.streamId === stream).map((e) => (e.data as { i: number }).i)).to.deep.equal([i]);
-      fast = got.at(-1)!.position;
-    }
-    // A slow reader still at the start: all twelve in one answer, from memory (the reads are far below two reads' bytes).
-    storeReads = 0;
-    const slow = await tail.readAll(head, 12, { maxBytes: 100_000 });
-    expect(slow.map((e) => (e.data as { i: number }).i)).to.deep.equal(Array.from({ length: 12 }, (_, i) => i));
-    expect(storeReads).to.equal(0);
-    expect(ids(slow)).to.deep.equal(ids(await store.readAll(head, 12, { maxBytes: 100_000 })));
-  });
 });
