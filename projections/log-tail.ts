@@ -8,16 +8,12 @@
  * inside the run is served from memory; near its end one read (shared by all who arrive
  * meanwhile) extends it first; a reader before the run (a projection catching up) reads the store.
  */
-import { comparePositions, endedByBytes, markEndedByBytes, pageBytes, type EventStore, type Position, type ReadAllOptions, type RecordedEvent } from '../platform/eventstore/port.js';
+import { comparePositions, endedByBytes, markEndedByBytes, type EventStore, type Position, type ReadAllOptions, type RecordedEvent } from '../platform/eventstore/port.js';
 
-/**
- * A store read held in the run: where it ends (index after its last event), whether more followed
- * it at once, and its events' bytes (as the store measured them; the read's bound when it did not).
- */
+/** A store read held in the run: where it ends (index after its last event), and whether more followed it at once. */
 interface Page {
   end: number;
   cut: boolean;
-  bytes: number;
 }
 
 export class LogTail {
@@ -32,12 +28,10 @@ export class LogTail {
    * `maxEvents` bounds the memory: runners in step are within a read or two of each other, and
    * events can be large (a submitted document carries its XML), so the run keeps two reads' worth
    * by default. With `maxBytes` every store read is also bounded by bytes and the run keeps at most
-   * `maxReads` × `maxBytes` of events however large they are (a catch-up on large events then still
-   * shares the reads of runners a few batches apart). The bytes are the store's measure of each read
-   * (a read it did not measure counts as `maxBytes`), so many small reads at the log's end (one per
-   * append or so under load) do not push a runner a few of them behind out of the run. Readers that
-   * pass `maxBytes` are served at most that many bytes of whole reads (a single larger read alone).
-   * A runner that falls further behind reads the store until it catches up.
+   * `maxReads` reads, so it holds at most `maxReads` × `maxBytes` of events however large they are
+   * (a catch-up on large events then still shares the reads of runners a few batches apart);
+   * readers that pass `maxBytes` are served within one read's events. A runner that falls further
+   * behind reads the store until it catches up.
    */
   constructor(
     private readonly store: Pick<EventStore, 'readAll'>,
@@ -76,7 +70,7 @@ export class LogTail {
     if (n <= 0) return;
     this.start = this.events[n - 1]!.position;
     this.events = this.events.slice(n);
-    this.pages = this.pages.map((p) => ({ ...p, end: p.end - n })).filter((p) => p.end > 0);
+    this.pages = this.pages.map((p) => ({ end: p.end - n, cut: p.cut })).filter((p) => p.end > 0);
   }
 
   private extend(): Promise<void> {
@@ -87,16 +81,9 @@ export class LogTail {
         // The run may have been re-anchored meanwhile; append only if it still ends at `from`.
         if (more.length > 0 && this.end && comparePositions(this.end, from) === 0) {
           this.events.push(...more);
-          this.pages.push({ end: this.events.length, cut: endedByBytes(more) || more.length >= this.readSize, bytes: this.bytesOf(more) });
+          this.pages.push({ end: this.events.length, cut: endedByBytes(more) || more.length >= this.readSize });
           let drop = this.events.length - this.maxEvents;
-          if (this.maxBytes !== undefined) {
-            // The newest reads that fit in maxReads × maxBytes stay (the newest one always).
-            const budget = this.maxReads * this.maxBytes;
-            let kept = 0;
-            let k = this.pages.length - 1;
-            for (; k >= 0 && (k === this.pages.length - 1 || kept + this.pages[k]!.bytes <= budget); k--) kept += this.pages[k]!.bytes;
-            if (k >= 0) drop = Math.max(drop, this.pages[k]!.end);
-          }
+          if (this.maxBytes !== undefined && this.pages.length > this.maxReads) drop = Math.max(drop, this.pages[this.pages.length - this.maxReads - 1]!.end);
           this.dropFront(drop);
         }
       } finally {
@@ -104,11 +91,6 @@ export class LogTail {
       }
     })();
     return this.extending;
-  }
-
-  /** A read's bytes as the store measured them, else the bound of a read (unknown counts as a full read). */
-  private bytesOf(read: readonly RecordedEvent[]): number {
-    return pageBytes(read) ?? this.maxBytes ?? 0;
   }
 
   async readAll(after: Position, limit: number, options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
@@ -122,17 +104,9 @@ export class LogTail {
       const i = this.indexAfter(after);
       let end = Math.min(i + limit, this.events.length);
       if (options.maxBytes === undefined) return this.events.slice(i, end);
-      // The store read that holds event i, and the reads after it while their bytes fit in maxBytes.
-      let p = this.pages.findIndex((q) => q.end > i);
-      let page = p >= 0 ? this.pages[p] : undefined;
-      if (page) {
-        let bytes = page.bytes;
-        while (page.end < end && p + 1 < this.pages.length && bytes + this.pages[p + 1]!.bytes <= options.maxBytes) {
-          bytes += this.pages[++p]!.bytes;
-          page = this.pages[p]!;
-        }
-        if (page.end < end) end = page.end;
-      }
+      // Within the store read that holds event i: at most one read's bytes.
+      const page = this.pages.find((p) => p.end > i);
+      if (page && page.end < end) end = page.end;
       const answer = this.events.slice(i, end);
       const more = end < this.events.length || (page !== undefined && page.end === end && page.cut);
       return answer.length > 0 && answer.length < limit && more ? markEndedByBytes(answer) : answer;
@@ -142,8 +116,7 @@ export class LogTail {
     if (this.start === null || comparePositions(after, this.end!) > 0) {
       this.start = after;
       this.events = events.slice(0, this.maxEvents);
-      this.pages =
-        this.events.length === 0 ? [] : [{ end: this.events.length, cut: endedByBytes(events) || events.length >= limit || events.length > this.events.length, bytes: this.bytesOf(events) }];
+      this.pages = this.events.length === 0 ? [] : [{ end: this.events.length, cut: endedByBytes(events) || events.length >= limit || events.length > this.events.length }];
     }
     return events;
   }

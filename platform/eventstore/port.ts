@@ -130,19 +130,6 @@ export function endedByBytes(page: readonly RecordedEvent[]): boolean {
   return endedByBytesPages.has(page);
 }
 
-const pageByteCounts = new WeakMap<readonly RecordedEvent[], number>();
-
-/** Records the bytes of a page's data and metadata as JSON text, when the adapter measured them (byte-bounded reads). */
-export function markPageBytes<T extends readonly RecordedEvent[]>(page: T, bytes: number): T {
-  pageByteCounts.set(page, bytes);
-  return page;
-}
-
-/** The bytes of a page's data and metadata as JSON text, when the adapter measured them; undefined otherwise. */
-export function pageBytes(page: readonly RecordedEvent[]): number | undefined {
-  return pageByteCounts.get(page);
-}
-
 /** Whether a page of readAll(…, limit, …) may have more events right after it (not the log's end). */
 export function pageMayContinue(page: readonly RecordedEvent[], limit: number): boolean {
   return page.length >= limit || endedByBytes(page);

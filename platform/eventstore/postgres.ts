@@ -17,7 +17,6 @@ import {
   WrongExpectedVersionError,
   comparePositions,
   markEndedByBytes,
-  markPageBytes,
   type AppendOptions,
   type AppendResult,
   type Artifact,
@@ -142,8 +141,6 @@ const readAheadKey = (after: Position, limit: number, maxBytes: number | undefin
 interface Page {
   rows: EventRow[];
   endedByBytes: boolean;
-  /** The rows' data and metadata as JSON text, in bytes (measured by byte-bounded reads only). */
-  bytes?: number;
 }
 
 /**
@@ -573,7 +570,6 @@ export class PostgresEventStore implements EventStore {
       this.readAhead.set(readAheadKey(next, limit, maxBytes), nextPage.catch(() => this.queryPage(next, limit, maxBytes)));
     }
     const events = rows.map(toRecorded);
-    if (page.bytes !== undefined) markPageBytes(events, page.bytes);
     return page.endedByBytes ? markEndedByBytes(events) : events;
   }
 
@@ -605,12 +601,12 @@ export class PostgresEventStore implements EventStore {
       for (const row of raw) {
         const size = Buffer.byteLength(row.data as string) + Buffer.byteLength(row.metadata as string);
         this.averageEventBytes = Math.max(64, this.averageEventBytes * 0.9 + size * 0.1);
-        if (rows.length > 0 && bytes + size > maxBytes) return { rows, endedByBytes: true, bytes };
+        if (rows.length > 0 && bytes + size > maxBytes) return { rows, endedByBytes: true };
         bytes += size;
         rows.push({ ...row, data: JSON.parse(row.data as string), metadata: JSON.parse(row.metadata as string) });
-        if (rows.length >= limit) return { rows, endedByBytes: false, bytes };
+        if (rows.length >= limit) return { rows, endedByBytes: false };
       }
-      if (raw.length < step) return { rows, endedByBytes: false, bytes }; // the log's end
+      if (raw.length < step) return { rows, endedByBytes: false }; // the log's end
       const last = raw[raw.length - 1]!;
       from = { commit: BigInt(last.tx), prepare: BigInt(last.global_position) };
     }
