@@ -1,7 +1,8 @@
 /**
  * Storing a received purchase invoice for one receiving company, decided from the log
  * (domain/purchases/identity.ts): read the claims of the document's identity keys and the
- * purchases sharing its supplier, type and number; decide; append the purchase's stream (its two
+ * purchases sharing its supplier, type and number (the first attempt assumes them all empty and
+ * reads only when its append finds otherwise); decide; append the purchase's stream (its two
  * events), the claims (each expecting `no_stream`) and the number stream (expecting the revision
  * read) in one multi-stream append. A concurrent receiver of the same document loses the append,
  * reads again, finds the claim and is answered with the stored purchase (`duplicate: true`);
@@ -87,9 +88,14 @@ export async function storeReceivedPurchase(store: EventStore, doc: ReceivedDocu
   });
 
   const deadline = Date.now() + CONFLICT_RETRY_BUDGET_MS;
+  const streams = [...keys.map((key) => identityStream(scope, key)), numberStream];
+  // The first attempt assumes what nearly every document finds: no key claimed and no purchase
+  // under its number (every stream empty). Its append expects exactly that (`no_stream` for each),
+  // so when any of them is not empty it writes nothing and fails, and the next attempt reads.
+  let optimistic = true;
   for (let attempt = 1; ; attempt++) {
     // The claim of each identity key (its first event) and the number stream, in one read.
-    const read = await store.readStreams([...keys.map((key) => identityStream(scope, key)), numberStream]);
+    const read = optimistic ? streams.map(() => []) : await store.readStreams(streams);
     const claims = keys.map((key, i) => ({ key, documentId: foldRecorded(purchaseIdentityDecider, read[i]!.slice(0, 1)).state.documentId }));
     const numbers = foldRecorded(purchaseNumberDecider, read[keys.length]!);
     const decision = decideReceipt(documentId, { claims, sameNumber: numbers.state.documentIds });
@@ -155,6 +161,8 @@ export async function storeReceivedPurchase(store: EventStore, doc: ReceivedDocu
     }));
     parts.push({ streamId: purchaseStream(documentId), expected: 'no_stream', events: events.map(toNew(purchaseDecider, idSeed)) });
     if (numberEvents.length > 0) parts.push({ streamId: numberStream, expected: numbers.revision, events: numberEvents.map(toNew(purchaseNumberDecider, `${idSeed}:number`)) });
+    const guessed = optimistic;
+    optimistic = false;
     try {
       const appended = await store.appendMulti(parts, { artifacts: [xml] });
       const purchase = appended[keys.length]!;
@@ -162,7 +170,9 @@ export async function storeReceivedPurchase(store: EventStore, doc: ReceivedDocu
       return result(false, documentId, decision.probableResendOf, purchase.position);
     } catch (err) {
       if (!(err instanceof WrongExpectedVersionError) && !(err instanceof DuplicateEventError)) throw err;
-      // Someone else stored this document (or another one with the same number) meanwhile: decide again.
+      // Not every stream was empty (read them now), or someone else stored this document (or another
+      // one with the same number) meanwhile: decide again.
+      if (guessed) continue;
       if (!(await conflictBackoff(attempt, deadline))) throw new ConcurrencyConflictError(numberStream, attempt);
     }
   }
