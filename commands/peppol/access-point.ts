@@ -71,6 +71,7 @@ export function createAccessPoint(
       trust,
       now,
       maxPayloadBytes: maxXmlBytes + 64 * 1024,
+      maxXmlBytes,
       accept: as4Acceptor({ store: deps.store, knex: deps.knex, clock: deps.clock, environment: ACCESS_POINT_ENVIRONMENT, maxXmlBytes, onStored: deps.onStored }),
     },
   };

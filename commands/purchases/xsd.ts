@@ -104,12 +104,31 @@ const documentOptions = (lib: Libxml2) => lib.ParseOption.XML_PARSE_NONET | lib.
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 /** The schema errors of `xml` (empty when valid), each as one line. */
-export async function ublSchemaErrors(xml: string, root: SchemaRoot): Promise<string[]> {
-  const lib = await loadLibxml2();
+export async function ublSchemaErrors(xml: string | Uint8Array, root: SchemaRoot): Promise<string[]> {
+  return schemaErrorsWith(await loadLibxml2(), xml, root);
+}
+
+let loaded: Libxml2 | null = null;
+/** Loads the schema checker (once per process); `ublSchemaErrorsNow` needs it loaded. */
+export async function loadUblSchemaChecker(): Promise<void> {
+  loaded ??= await loadLibxml2();
+}
+
+/**
+ * `ublSchemaErrors` on the calling turn, for a caller that cannot wait (the checker loaded by
+ * `loadUblSchemaChecker` before). UTF-8 bytes are handed to libxml2 as they are; a string is
+ * encoded into its memory first (libxml2-wasm's own JavaScript loop).
+ */
+export function ublSchemaErrorsNow(xml: string | Uint8Array, root: SchemaRoot): string[] {
+  if (!loaded) throw new Error('the UBL schema checker is not loaded (loadUblSchemaChecker)');
+  return schemaErrorsWith(loaded, xml, root);
+}
+
+function schemaErrorsWith(lib: Libxml2, xml: string | Uint8Array, root: SchemaRoot): string[] {
   const validator = validatorFor(lib, root);
   let doc: XmlDocument;
   try {
-    doc = lib.XmlDocument.fromString(xml, { option: documentOptions(lib) });
+    doc = typeof xml === 'string' ? lib.XmlDocument.fromString(xml, { option: documentOptions(lib) }) : lib.XmlDocument.fromBuffer(xml, { option: documentOptions(lib) });
   } catch (err) {
     if (err instanceof lib.XmlError) return [oneLine(err.message) || 'the document is not well-formed XML'];
     throw err;

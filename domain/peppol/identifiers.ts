@@ -140,6 +140,31 @@ export function peppolIdentifiersOf(xml: string | Uint8Array): PeppolIdentifiers
     }
   }
   if (!rootName || !rootNs) throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', 'the document has no root element');
+  return peppolIdentifiersFrom({ rootNamespace: rootNs, rootName, customizationId: found.customization, profileId: found.profile, sender: found.sender, senderScheme: schemes.sender ?? null, receiver: found.receiver, receiverScheme: schemes.receiver ?? null, sellerCountry: found.country });
+}
+
+/**
+ * The values a UBL document is routed by, as read from it by whatever parsed it (each the first
+ * non-empty text of its element, trimmed; undefined when absent or empty).
+ */
+export interface UblRoutingValues {
+  rootNamespace: string;
+  rootName: string;
+  customizationId: string | undefined;
+  profileId: string | undefined;
+  sender: string | undefined;
+  senderScheme: string | null;
+  receiver: string | undefined;
+  receiverScheme: string | null;
+  sellerCountry: string | undefined;
+}
+
+/** The Peppol identifiers of those values; throws PeppolIdentifierError for what is missing, as `peppolIdentifiersOf` does. */
+export function peppolIdentifiersFrom(v: UblRoutingValues): PeppolIdentifiers {
+  const { rootNamespace: rootNs, rootName } = v;
+  if (UBL_ROOTS[rootName] !== rootNs) throw new PeppolIdentifierError('PEPPOL_DOCUMENT_NOT_UBL', `the root element ${rootName} is not a UBL 2.1 Invoice, CreditNote or ApplicationResponse`);
+  const found = { customization: v.customizationId, profile: v.profileId, sender: v.sender, receiver: v.receiver, country: v.sellerCountry };
+  const schemes = { sender: v.senderScheme, receiver: v.receiverScheme };
   const customizationId = found.customization;
   if (!customizationId) throw new PeppolIdentifierError('PEPPOL_CUSTOMIZATION_MISSING', 'the document has no cbc:CustomizationID: its Peppol document type is unknown');
   const processId = found.profile;

@@ -117,8 +117,14 @@ export interface ParsedSbd {
  * Reads a Standard Business Document and checks it against its payload: the payload is the UBL
  * document the header names (root, document type, process) and is addressed to the header's
  * receiver. The payload's bytes are cut from the envelope as sent.
+ *
+ * `readPayload`, when given, is offered the payload cut from the envelope first: the identifiers
+ * it returns stand for `peppolIdentifiersOf`'s (a caller that parses the payload anyway reads
+ * them from its own parse; it must return exactly what `peppolIdentifiersOf` would, or null to
+ * leave the reading to it). Those bytes are the returned `payload` whenever it was called and
+ * the envelope did not have to be read whole.
  */
-export function parseSbd(bytes: Buffer): ParsedSbd {
+export function parseSbd(bytes: Buffer, readPayload?: (payload: Buffer) => PeppolIdentifiers | null): ParsedSbd {
   const textBody = bytes.toString('utf8');
   if (/<!DOCTYPE/i.test(textBody)) throw new SbdhError('SBDH_NOT_WELL_FORMED', 'the envelope declares a DOCTYPE');
   // Fast path: the header alone is parsed as a DOM, the payload is cut from the text as it is and
@@ -171,8 +177,9 @@ export function parseSbd(bytes: Buffer): ParsedSbd {
   let payloadIds: PeppolIdentifiers | null = null;
   if (cut) {
     try {
-      payloadIds = peppolIdentifiersOf(cut);
-      payload = Buffer.from(cut, 'utf8');
+      const cutBytes = Buffer.from(cut, 'utf8');
+      payloadIds = readPayload?.(cutBytes) ?? peppolIdentifiersOf(cut);
+      payload = cutBytes;
     } catch {
       // Not a UBL document standing on its own (a namespace of the envelope?): read the whole envelope.
     }

@@ -13,6 +13,7 @@
  * CreditNote namespace, whatever prefix it uses.
  */
 import { SaxesParser, type SaxesTag } from 'saxes';
+import type { UblRoutingValues } from '../peppol/identifiers.js';
 import type { CoreDocument, CoreLineItem, CoreParty, CorePaymentMeans, CoreTaxSubtotal } from '../artifacts/core-document.js';
 import { PINT_AE_CUSTOMIZATION_ID, PINT_AE_SELFBILLING_CUSTOMIZATION_ID, UAE_TRANSACTION_FLAG_ORDER } from '../artifacts/pint-ae.js';
 
@@ -83,6 +84,8 @@ type Node = Record<string, unknown>;
 interface Parsed {
   root: { local: string; uri: string };
   tree: Node;
+  /** Whether any text came in a CDATA section (the tree holds it as text). */
+  cdata: boolean;
 }
 
 /** Thrown by the parser's handler to stop reading (see `parseTree`'s `stopAt`). */
@@ -101,6 +104,7 @@ function parseTree(xml: string, positions = false, stopAt?: ReadonlySet<string>)
   const stack: Node[] = [top];
   let text = '';
   let root: Parsed['root'] | null = null;
+  let cdata = false;
   parser.on('opentag', (tag: SaxesTag) => {
     const colon = tag.name.indexOf(':');
     const local = colon === -1 ? tag.name : tag.name.slice(colon + 1);
@@ -128,6 +132,7 @@ function parseTree(xml: string, positions = false, stopAt?: ReadonlySet<string>)
   });
   parser.on('cdata', (t) => {
     text += t;
+    cdata = true;
   });
   parser.on('closetag', () => {
     const node = stack.pop()!;
@@ -143,14 +148,14 @@ function parseTree(xml: string, positions = false, stopAt?: ReadonlySet<string>)
   try {
     parser.write(xml).close();
   } catch (err) {
-    if (err === STOP) return { root: root!, tree: top };
+    if (err === STOP) return { root: root!, tree: top, cdata };
     if (err instanceof UblRefusal) throw err;
     if (!positions) return parseTree(xml, true, stopAt); // again, to say where
     const message = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ');
     throw new UblRefusal('XML_NOT_WELL_FORMED', `the XML is not well-formed: ${message}`);
   }
   if (!root) throw new UblRefusal('XML_NOT_WELL_FORMED', 'the XML has no root element');
-  return { root, tree: top };
+  return { root, tree: top, cdata };
 }
 
 function kids(node: unknown, name: string): Node[] {
@@ -233,6 +238,38 @@ export interface ParsedUbl {
 export function parseUbl(xml: string): ParsedUbl {
   const parsed = parseTree(xml);
   return { root: ublRootOf(parsed), parsed };
+}
+
+/**
+ * The values an access point routes a parsed Invoice or CreditNote by (root, CustomizationID,
+ * ProfileID, the parties' endpoint ids with their schemeID, the seller's country), read from the
+ * tree as `peppolIdentifiersOf` (domain/peppol/identifiers.ts) reads them from the text: the same
+ * paths, the same trimmed texts. The tree matches elements and attributes by local name and
+ * `peppolIdentifiersOf` by namespace as well, so these are its values only for a document the
+ * UBL 2.1 schemas accept (they fix every element's namespace on these paths and allow no other
+ * attribute named schemeID); null when a text came in a CDATA section, which it does not read.
+ */
+export function ublRoutingValuesOf(ubl: ParsedUbl): UblRoutingValues | null {
+  const { parsed } = ubl;
+  if (parsed.cdata) return null;
+  const doc = kids(parsed.tree, parsed.root.local)[0];
+  const supplier = child(doc, 'AccountingSupplierParty', 'Party');
+  const customer = child(doc, 'AccountingCustomerParty', 'Party');
+  const scheme = (party: Node | undefined) => {
+    const v = child(party, 'EndpointID')?.['@schemeID'];
+    return typeof v === 'string' ? v : null;
+  };
+  return {
+    rootNamespace: parsed.root.uri,
+    rootName: parsed.root.local,
+    customizationId: text(doc, 'CustomizationID'),
+    profileId: text(doc, 'ProfileID'),
+    sender: text(supplier, 'EndpointID'),
+    senderScheme: scheme(supplier),
+    receiver: text(customer, 'EndpointID'),
+    receiverScheme: scheme(customer),
+    sellerCountry: text(supplier, 'PostalAddress', 'Country', 'IdentificationCode'),
+  };
 }
 
 /** Checks that a screened XML text is well-formed with a UBL Invoice or CreditNote root. */

@@ -9,9 +9,10 @@
  * refusal is an ebMS error signal, signed, with HTTP 200.
  */
 import { ebmsError, EbmsHeaderError, readUserMessage, actionDocumentTypeId, NS, type EbmsError, type EbmsErrorKind, type ReadUserMessage, type SignedReference } from '../../../domain/peppol/ebms.js';
-import { sameParticipant } from '../../../domain/peppol/identifiers.js';
+import { peppolIdentifiersFrom, sameParticipant, type PeppolIdentifiers } from '../../../domain/peppol/identifiers.js';
 import { parseSbd, SbdhError, type ParsedSbd } from '../../../domain/peppol/sbdh.js';
-import { checkReceivedDocument, ImportRefused, type CheckedDocument } from '../../purchases/check.js';
+import { checkReceivedDocument, checkReceivedDocumentNow, ImportRefused, type CheckedDocument } from '../../purchases/check.js';
+import { loadUblSchemaChecker } from '../../purchases/xsd.js';
 import { cidOf, errorEnvelope, gunzipBounded, header, PackagingError, readHttpMessage, receiptEnvelope } from './message.js';
 import type { AccessPointIdentity, PeppolTrust } from './types.js';
 import { decryptAttachments, verifySignature, WssError, idOf } from './wss.js';
@@ -47,6 +48,11 @@ export interface ReceiveDeps {
   now: () => Date;
   /** Largest decompressed payload accepted. */
   maxPayloadBytes: number;
+  /**
+   * The purchases import's size limit: with it, the import's content checks run with the
+   * message's own (the payload parsed once for both); without it, the acceptor runs them.
+   */
+  maxXmlBytes?: number;
   /** Stores the document durably (or finds it stored before); refuses an unknown receiver. */
   accept(message: InboundMessage): Promise<Acceptance>;
   /** Runs the CPU-bound steps on a worker pool; absent: on the calling thread. */
@@ -160,9 +166,35 @@ export async function checkAs4Request(
     } catch (err) {
       throw refuse('DECOMPRESSION_FAILURE', `the payload does not decompress as gzip within ${keys.maxPayloadBytes} bytes: ${(err as Error).message}`);
     }
+    // With the import's checks: they read the payload cut from the SBDH first, and their parse
+    // gives the payload's Peppol identifiers too (read once, not once more by peppolIdentifiersOf);
+    // a payload they refuse is read by peppolIdentifiersOf, so the SBDH's answers do not change.
+    let early: { bytes: Uint8Array; result: DocumentCheck } | null = null;
+    const maxXmlBytes = keys.maxXmlBytes;
+    let readPayload: ((payload: Buffer) => PeppolIdentifiers | null) | undefined;
+    if (maxXmlBytes !== undefined) {
+      await loadUblSchemaChecker();
+      readPayload = (payload) => {
+        let result: DocumentCheck;
+        try {
+          result = { kind: 'checked', document: checkReceivedDocumentNow(payload, maxXmlBytes) };
+        } catch (err) {
+          if (!(err instanceof ImportRefused)) throw err;
+          result = { kind: 'refused', code: err.code, message: err.message };
+        }
+        early = { bytes: payload, result };
+        const routing = result.kind === 'checked' ? result.document.routing : null;
+        if (!routing) return null;
+        try {
+          return peppolIdentifiersFrom(routing);
+        } catch {
+          return null; // peppolIdentifiersOf says why
+        }
+      };
+    }
     let sbd: ParsedSbd;
     try {
-      sbd = parseSbd(sbdBytes);
+      sbd = parseSbd(sbdBytes, readPayload);
     } catch (err) {
       if (err instanceof SbdhError) throw refuse(err.code === 'SBDH_PAYLOAD_MISMATCH' ? 'VALUE_INCONSISTENT' : 'OTHER', `${err.code}: ${err.message}`);
       throw err;
@@ -173,12 +205,16 @@ export async function checkAs4Request(
     if (actionDocumentTypeId(user.action) !== f.documentTypeId) throw refuse('VALUE_INCONSISTENT', `the eb:Action ${user.action ?? '(none)'} differs from the SBDH document type ${f.documentTypeId}`);
     if (user.service !== f.processId) throw refuse('VALUE_INCONSISTENT', `the eb:Service ${user.service ?? '(none)'} differs from the SBDH process ${f.processId}`);
     let document: DocumentCheck | undefined;
-    if (keys.maxXmlBytes !== undefined && (sbd.payloadIds.rootName === 'Invoice' || sbd.payloadIds.rootName === 'CreditNote')) {
-      try {
-        document = { kind: 'checked', document: await checkReceivedDocument(sbd.payload, keys.maxXmlBytes) };
-      } catch (err) {
-        if (!(err instanceof ImportRefused)) throw err;
-        document = { kind: 'refused', code: err.code, message: err.message };
+    const checkedEarly = early as { bytes: Uint8Array; result: DocumentCheck } | null;
+    if (maxXmlBytes !== undefined && (sbd.payloadIds.rootName === 'Invoice' || sbd.payloadIds.rootName === 'CreditNote')) {
+      if (checkedEarly && checkedEarly.bytes === sbd.payload) document = checkedEarly.result;
+      else {
+        try {
+          document = { kind: 'checked', document: await checkReceivedDocument(sbd.payload, maxXmlBytes) };
+        } catch (err) {
+          if (!(err instanceof ImportRefused)) throw err;
+          document = { kind: 'refused', code: err.code, message: err.message };
+        }
       }
     }
     return { kind: 'signed', ...signed, after: { kind: 'ok', sbd, document } };
@@ -202,7 +238,7 @@ export async function receiveAs4(deps: ReceiveDeps, contentType: string | undefi
   try {
     let checked: As4Check;
     try {
-      checked = offload ? await offload.check(contentType, body) : await checkAs4Request({ privateKeyPem: deps.identity.privateKeyPem, maxPayloadBytes: deps.maxPayloadBytes }, contentType, body);
+      checked = offload ? await offload.check(contentType, body) : await checkAs4Request({ privateKeyPem: deps.identity.privateKeyPem, maxPayloadBytes: deps.maxPayloadBytes, maxXmlBytes: deps.maxXmlBytes }, contentType, body);
     } catch (err) {
       if (err instanceof As4Busy) return { status: 503, contentType: 'text/plain; charset=utf-8', body: `busy: ${err.message}; retry later`, outcome: 'busy', messageId: null };
       throw err;
