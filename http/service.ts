@@ -152,6 +152,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const runner = new ProjectionRunner(knex, runtime.store, [...projections, ...processes.reactors.map(reactorProjection)], {
     batchSize: config.projections.batchSize,
     batchBytes: config.projections.batchBytes,
+    ownership: config.projections.ownership,
     log: (msg, fields) => logger.warn(fields ?? {}, msg),
   });
   await runner.init();

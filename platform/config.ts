@@ -15,7 +15,7 @@ export interface Config {
   logLevel: string;
   /** Pool size of the pg connection pool used by read models and the PostgreSQL event store. */
   dbPoolSize: number;
-  projections: { batchSize: number; batchBytes: number; waitTimeoutMs: number; stalledAfterMs: number };
+  projections: { batchSize: number; batchBytes: number; waitTimeoutMs: number; stalledAfterMs: number; ownership: 'gather' | 'share' | 'off' };
   /** Connect requests per second per workspace (token bucket; 0 disables) and burst size. */
   connectRateLimit: { perSecond: number; burst: number };
   /** Participant lookup (docs/api/participant-lookup.md): its own limit per workspace, discovery being costly. */
@@ -311,6 +311,13 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
+/** How several instances share the projections (projections/ownership.ts). */
+function projectionOwnership(value: string | undefined): Config['projections']['ownership'] {
+  const mode = value || 'gather';
+  if (mode !== 'gather' && mode !== 'share' && mode !== 'off') throw new ConfigError(`PROJECTION_OWNERSHIP must be gather, share or off, got "${mode}"`);
+  return mode;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const eventStoreUrl = env.EVENTSTORE_URL || null;
   if (eventStoreUrl && !/^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover):\/\//.test(eventStoreUrl)) {
@@ -355,6 +362,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       batchBytes: intFrom('PROJECTION_BATCH_BYTES', 2 * 1024 * 1024, env),
       waitTimeoutMs: intFrom('PROJECTION_WAIT_TIMEOUT_MS', 5000, env),
       stalledAfterMs: intFrom('PROJECTION_STALLED_AFTER_MS', 30000, env),
+      ownership: projectionOwnership(env.PROJECTION_OWNERSHIP),
     },
     connectRateLimit: {
       perSecond: intFrom('CONNECT_RATE_LIMIT_PER_SECOND', 100, env),

@@ -3,7 +3,8 @@
  * batch in one PostgreSQL transaction that also compare-and-sets the checkpoint. A
  * transaction-scoped advisory lock per projection keeps two service instances (or a live
  * runner and a rebuild swap) from applying the same batch twice. A crash at any instant
- * rolls back the whole batch with its checkpoint.
+ * rolls back the whole batch with its checkpoint. Among several instances, the one that owns a
+ * projection (projections/ownership.ts) runs its batches while the others follow its checkpoint.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setMaxListeners } from 'node:events';
@@ -13,6 +14,7 @@ import { wakeSource } from '../platform/eventstore/catch-up-subscription.js';
 import { advanceCheckpoint, checkpointVersion, ensureCheckpoint, lockAndAdvanceCheckpoint, lockAndReadCheckpoint, readCheckpoint, tryTransactionLock, useSchema } from '../readmodels/checkpoints.js';
 import { projectionBatches, type ProjectionBatchTrace } from '../platform/trace-channels.js';
 import { LogTail } from './log-tail.js';
+import { ProjectionOwnership, type OwnershipMode } from './ownership.js';
 import { batchLimits, type BatchContext, type Projection } from './projection.js';
 import { conditionsHold, writesNothing } from '../readmodels/batch-writes.js';
 
@@ -214,6 +216,10 @@ export interface RunnerOptions {
   pollIntervalMs?: number;
   /** The longest a loop defers its batch to the read models callers of waitFor wait for (default DEFER_TO_AWAITED_MS; 0: never). */
   deferToAwaitedMs?: number;
+  /** How instances share the projections (projections/ownership.ts; default 'gather'). */
+  ownership?: OwnershipMode;
+  /** How often the projections owned elsewhere are tried again (default CLAIM_INTERVAL_MS). */
+  claimIntervalMs?: number;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -231,6 +237,12 @@ const HELD_BACK_FIRST_LOOK_MS = 2;
  * ProjectionRunner.deferToAwaited.
  */
 export const DEFER_TO_AWAITED_MS = 25;
+
+/** How often a runner tries again to own the projections another instance owns. */
+export const CLAIM_INTERVAL_MS = 1000;
+
+/** The longest the loops wait for the first claim round before they begin (the connection may be slow to open). */
+const FIRST_CLAIM_WAIT_MS = 5000;
 
 /** How often a wait looks at the stored checkpoint of a projection another instance runs. */
 const ELSEWHERE_POLL_MS = 100;
@@ -255,6 +267,12 @@ export class ProjectionRunner {
   private readonly progressed = new Set<() => void>();
   private readonly abort = uncappedAbortController();
   private loops: Promise<void>[] = [];
+  private readonly ownership: ProjectionOwnership;
+  private readonly claimIntervalMs: number;
+  /** The claim rounds (null until start). */
+  private claiming: Promise<void> | null = null;
+  /** Called after each claim round (loops that follow another instance). */
+  private readonly claimRounds = new Set<() => void>();
   private readonly batchSize: number;
   private readonly batchBytes: number;
   private readonly pollIntervalMs: number;
@@ -272,6 +290,13 @@ export class ProjectionRunner {
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.deferToAwaitedMs = options.deferToAwaitedMs ?? DEFER_TO_AWAITED_MS;
     this.log = options.log ?? (() => {});
+    this.claimIntervalMs = options.claimIntervalMs ?? CLAIM_INTERVAL_MS;
+    this.ownership = new ProjectionOwnership(
+      knex,
+      projections.map((p) => p.name),
+      options.ownership ?? 'gather',
+      this.log,
+    );
     const readSize = Math.max(this.batchSize, 1000);
     // Up to 8 byte-bounded reads (16 MB by default): runners a few batches apart still share them.
     this.tail = new LogTail(store, readSize, 2 * readSize, this.batchBytes, 8);
@@ -290,13 +315,57 @@ export class ProjectionRunner {
 
   /** Starts one loop per projection; returns at once. */
   start(): void {
-    this.loops = this.projections.map((p) => this.loop(p));
+    const signal = this.abort.signal;
+    const first = this.ownership.claim().then(() => this.claimed());
+    this.claiming = first.then(async () => {
+      while (!signal.aborted) {
+        await pause(this.claimIntervalMs, signal);
+        if (signal.aborted) break;
+        await this.ownership.claim();
+        this.claimed();
+      }
+    });
+    // The loops begin after the first round, or without it when it takes too long (they then run as before ownership).
+    const begin = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, FIRST_CLAIM_WAIT_MS);
+      timer.unref();
+      void first.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    this.loops = this.projections.map((p) => begin.then(() => this.loop(p)));
   }
 
   async stop(): Promise<void> {
     this.abort.abort();
     this.wakeWaits(() => true);
+    this.claimed();
     await Promise.all(this.loops);
+    await this.claiming;
+    // Every projection this runner owned is free for another instance from here.
+    await this.ownership.close();
+  }
+
+  /** The projections this runner owns now (among several instances: projections/ownership.ts). */
+  ownedProjections(): string[] {
+    return this.ownership.ownedNow();
+  }
+
+  private claimed(): void {
+    for (const f of [...this.claimRounds]) f();
+  }
+
+  /** Waits for the end of the next claim round (or the runner's stop). */
+  private async nextClaimRound(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        this.claimRounds.delete(done);
+        resolve();
+      };
+      this.claimRounds.add(done);
+    });
   }
 
   /**
@@ -464,6 +533,16 @@ export class ProjectionRunner {
     let replaying = true;
     let heldBackLookMs = HELD_BACK_FIRST_LOOK_MS;
     while (!signal.aborted) {
+      if (this.ownership.role(p.name) === 'follow') {
+        // Another instance owns this projection: follow its checkpoint (waits on it poll it) until a claim round gives it to this one.
+        if (this.activeHere.delete(p.name)) this.wakeWaits((w) => w.names.includes(p.name));
+        scanned = undefined;
+        unpersistedSince = null;
+        carried = 0;
+        replaying = true;
+        await this.nextClaimRound(signal);
+        continue;
+      }
       const wake = nextWake();
       await this.deferToAwaited(p.name, signal);
       const startedAt = performance.now();
