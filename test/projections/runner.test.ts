@@ -393,8 +393,9 @@ describe('projection runner', function () {
   });
 
   it('never applies a batch twice when two instances run the same projection', async () => {
-    const a = new ProjectionRunner(testDb().knex, store, [testProjection()], { batchSize: 10, pollIntervalMs: 20 });
-    const b = new ProjectionRunner(testDb().knex, store, [testProjection()], { batchSize: 10, pollIntervalMs: 20 });
+    // Without ownership (projections/ownership.ts) both try every batch: the batch lock and the checkpoint's compare-and-set alone decide.
+    const a = new ProjectionRunner(testDb().knex, store, [testProjection()], { batchSize: 10, pollIntervalMs: 20, ownership: 'off' });
+    const b = new ProjectionRunner(testDb().knex, store, [testProjection()], { batchSize: 10, pollIntervalMs: 20, ownership: 'off' });
     await a.init();
     a.start();
     b.start();
@@ -409,8 +410,9 @@ describe('projection runner', function () {
 
   it('sends a batch whose writes need no reads as one statement with its lock and checkpoint, and never applies it twice with two instances', async () => {
     const calls = { writes: 0, applyMany: 0 };
-    const a = new ProjectionRunner(testDb().knex, store, [foldedTestProjection(calls)], { batchSize: 10, pollIntervalMs: 20 });
-    const b = new ProjectionRunner(testDb().knex, store, [foldedTestProjection(calls)], { batchSize: 10, pollIntervalMs: 20 });
+    // Without ownership (projections/ownership.ts) both try every batch: the batch lock and the checkpoint's compare-and-set alone decide.
+    const a = new ProjectionRunner(testDb().knex, store, [foldedTestProjection(calls)], { batchSize: 10, pollIntervalMs: 20, ownership: 'off' });
+    const b = new ProjectionRunner(testDb().knex, store, [foldedTestProjection(calls)], { batchSize: 10, pollIntervalMs: 20, ownership: 'off' });
     await a.init();
     a.start();
     b.start();
