@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
 import { START, type Position } from '../../platform/eventstore/port.js';
@@ -8,6 +9,7 @@ import type { OwnershipMode } from '../../projections/ownership.js';
 import { ownedCheckpoints } from '../../readmodels/projection-ownership.js';
 import { newEvent } from '../eventstore/contract.js';
 import { testDb } from '../support/db.js';
+import { createTestProjectionTable, testProjection } from '../support/test-projection.js';
 
 const TABLE = 'test_owned_events';
 
@@ -57,6 +59,7 @@ describe('projection ownership among several instances', function () {
 
   before(async () => {
     await testDb().knex.raw(`create table if not exists ${TABLE} (projection text, stream_id text, revision bigint, primary key (projection, stream_id, revision))`);
+    await createTestProjectionTable(testDb().knex);
     store = await PostgresEventStore.connect(testDb().url, { poolSize: 10 });
   });
   after(async () => store.close());
@@ -113,6 +116,29 @@ describe('projection ownership among several instances', function () {
     }
     // Stopped runners hold nothing.
     expect(await ownedCheckpoints(testDb().knex, [name])).to.deep.equal([]);
+  });
+
+  it('takes over a projection whose holder process is killed', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/projection-child.ts', testDb().url], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise((r) => child.once('exit', r));
+    let follower: ProjectionRunner | null = null;
+    try {
+      await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+      const name = testProjection().name;
+      expect(await eventually(async () => (await ownedCheckpoints(testDb().knex, [name])).length === 1, 10000)).to.equal(true);
+      follower = new ProjectionRunner(testDb().knex, store, [testProjection()], { batchSize: 50, pollIntervalMs: 20, claimIntervalMs: 200 });
+      follower.start();
+      await new Promise((r) => setTimeout(r, 500));
+      expect(follower.ownedProjections()).to.deep.equal([]);
+      child.kill('SIGKILL');
+      await exited;
+      const last = (await store.append(`test_totals-${randomUUID().slice(0, 8)}`, [newEvent('Test.Added', { n: 1 })], 'no_stream')).position;
+      expect(await follower.waitFor(last, { timeoutMs: 10000 })).to.equal(true);
+      expect(follower.ownedProjections()).to.deep.equal([name]);
+    } finally {
+      child.kill('SIGKILL');
+      await follower?.stop();
+    }
   });
 
   for (const mode of ['gather', 'share'] as const) {
