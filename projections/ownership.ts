@@ -12,9 +12,10 @@
  * owned it (the batch lock decides), and the connection is opened again at a later round.
  *
  * Modes:
- * - `gather` (default): a runner claims the projections in their order and stops at the first one
- *   owned elsewhere, so the instance that wins the first projection runs them all and the others
- *   read no log for projections at all;
+ * - `gather` (default): the instance that owns the first projection takes the others in the same
+ *   round; one that finds the first owned elsewhere takes, from its next round on, only
+ *   projections nobody owns (none, unless that owner does not run them). So instances that start
+ *   together do not split the projections: one runs them all and the others read no log for them;
  * - `share`: a runner claims every projection that is free, so instances that start together end
  *   up with a share each (every one of them reading the log for its share);
  * - `off`: no ownership (every instance tries every batch, the batch lock decides).
@@ -33,6 +34,8 @@ export class ProjectionOwnership {
   /** Set after the first claim round (loops wait for it, so two instances starting together do not both begin). */
   private claimed = false;
   private closed = false;
+  /** Whether the last claim round found the first projection owned elsewhere (gather). */
+  private lostFirst = false;
   /** Whether the loss of the connection is logged already (logged once until it is back). */
   private down = false;
 
@@ -73,12 +76,19 @@ export class ProjectionOwnership {
         if (this.down) this.log('projection ownership connection back');
         this.down = false;
       }
-      for (const name of this.names) {
-        if (this.owned.has(name)) continue;
-        if (await this.connection.tryOwn(name)) this.owned.add(name);
-        else if (!this.connection.alive) break;
-        else if (this.mode === 'gather') break;
+      const wanted = this.names.filter((n) => !this.owned.has(n));
+      if (this.mode === 'gather' && wanted[0] === this.names[0]) {
+        // The first projection decides who gathers them: its new owner takes the others in the same round.
+        const first = await this.connection.tryOwn([this.names[0]!]);
+        const lostBefore = this.lostFirst;
+        this.lostFirst = first.length === 0;
+        if (first.length > 0) this.owned.add(this.names[0]!);
+        // Its owner elsewhere has had a whole round to take the others: only those nobody owns are taken (a
+        // projection that instance does not run, e.g. one a newer version added during a rolling deploy).
+        else if (!lostBefore) return;
+        wanted.shift();
       }
+      for (const name of await this.connection.tryOwn(wanted)) this.owned.add(name);
     } catch (err) {
       this.unavailable(err instanceof Error ? err.message : String(err));
     } finally {

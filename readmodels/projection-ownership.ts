@@ -25,8 +25,12 @@ interface RawConnections {
 }
 
 export interface OwnershipConnection {
-  /** Takes the ownership lock of `checkpoint` if it is free (or already held on this connection). */
-  tryOwn(checkpoint: string): Promise<boolean>;
+  /**
+   * Takes the ownership locks of those `checkpoints` that are free, in one statement; returns the
+   * ones taken. Ask only for checkpoints not owned on this connection yet (a session lock taken
+   * twice is held twice).
+   */
+  tryOwn(checkpoints: readonly string[]): Promise<string[]>;
   /** Whether the connection still works (false once it failed or ended). */
   readonly alive: boolean;
   /** Closes the connection, which releases every ownership lock it holds. */
@@ -63,19 +67,23 @@ export async function openOwnershipConnection(knex: Knex, onLost: (reason: strin
     get alive() {
       return alive;
     },
-    async tryOwn(checkpoint) {
-      if (!alive) return false;
+    async tryOwn(checkpoints) {
+      if (!alive || checkpoints.length === 0) return [];
       try {
         const { rows } = await withTimeout(
-          client.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtext($1), hashtext($2)) as ok', [OWNER_CLASS, checkpoint]),
-          'taking an ownership lock',
+          client.query<{ name: string }>(
+            `select c.name from unnest($2::text[]) with ordinality as c(name, i)
+              where pg_try_advisory_lock(hashtext($1), hashtext(c.name)) order by c.i`,
+            [OWNER_CLASS, [...checkpoints]],
+          ),
+          'taking ownership locks',
         );
-        return rows[0]!.ok === true;
+        return rows.map((r) => r.name);
       } catch (err) {
-        // Whatever it held may be released or not: the connection is given up (closing it releases the rest).
+        // Whatever it took may be held or not: the connection is given up (closing it releases it all).
         lost(err instanceof Error ? err.message : String(err));
         await end();
-        return false;
+        return [];
       }
     },
     close: end,

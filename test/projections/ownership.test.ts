@@ -170,6 +170,30 @@ describe('projection ownership among several instances', function () {
     });
   }
 
+  it('gathering, still runs a projection the owner of the others does not run (a newer version beside an older one)', async () => {
+    const prefix = `own-${randomUUID().slice(0, 8)}`;
+    const names = [0, 1, 2].map((i) => `test_owned_newer_${i}_${randomUUID().slice(0, 6)}`);
+    const batches = new Map<string, number>();
+    const options = { batchSize: 5, pollIntervalMs: 20, claimIntervalMs: 200 };
+    const older = new ProjectionRunner(testDb().knex, store, names.slice(0, 2).map((n) => recording(n, prefix, batches, `older:${n}`)), options);
+    const newer = new ProjectionRunner(testDb().knex, store, names.map((n) => recording(n, prefix, batches, `newer:${n}`)), options);
+    await newer.init();
+    older.start();
+    await eventually(() => older.ownedProjections().length === 2, 5000);
+    newer.start();
+    try {
+      const last = await append(store, prefix, 10);
+      expect(await newer.waitFor(last, { timeoutMs: 10000 })).to.equal(true);
+      expect(older.ownedProjections()).to.deep.equal(names.slice(0, 2));
+      expect(newer.ownedProjections()).to.deep.equal([names[2]]);
+      for (const n of names) expect(await recorded(n)).to.equal(10);
+      expect(batches.get(`newer:${names[0]}`) ?? 0).to.equal(0);
+      expect(batches.get(`newer:${names[2]}`) ?? 0).to.be.greaterThan(0);
+    } finally {
+      await Promise.all([older.stop(), newer.stop()]);
+    }
+  });
+
   it('keeps projecting when its ownership connection is lost, and owns the projection again once it reconnects', async () => {
     const prefix = `own-${randomUUID().slice(0, 8)}`;
     const name = `test_owned_${randomUUID().slice(0, 8)}`;
