@@ -15,7 +15,7 @@ export interface Config {
   logLevel: string;
   /** Pool size of the pg connection pool used by read models and the PostgreSQL event store. */
   dbPoolSize: number;
-  projections: { batchSize: number; batchBytes: number; waitTimeoutMs: number; stalledAfterMs: number; ownership: 'gather' | 'share' | 'off' };
+  projections: { batchSize: number; batchBytes: number; waitTimeoutMs: number; stalledAfterMs: number; ownership: 'gather' | 'off' };
   /** Connect requests per second per workspace (token bucket; 0 disables) and burst size. */
   connectRateLimit: { perSecond: number; burst: number };
   /** Participant lookup (docs/api/participant-lookup.md): its own limit per workspace, discovery being costly. */
@@ -311,10 +311,10 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-/** How several instances share the projections (projections/ownership.ts). */
+/** Whether one of several instances owns each projection (projections/ownership.ts). */
 function projectionOwnership(value: string | undefined): Config['projections']['ownership'] {
   const mode = value || 'gather';
-  if (mode !== 'gather' && mode !== 'share' && mode !== 'off') throw new ConfigError(`PROJECTION_OWNERSHIP must be gather, share or off, got "${mode}"`);
+  if (mode !== 'gather' && mode !== 'off') throw new ConfigError(`PROJECTION_OWNERSHIP must be gather or off, got "${mode}"`);
   return mode;
 }
 

@@ -15,15 +15,14 @@
  * - `gather` (default): the instance that owns the first projection takes the others in the same
  *   round; one that finds the first owned elsewhere takes, from its next round on, only
  *   projections nobody owns (none, unless that owner does not run them). So instances that start
- *   together do not split the projections: one runs them all and the others read no log for them;
- * - `share`: a runner claims every projection that is free, so instances that start together end
- *   up with a share each (every one of them reading the log for its share);
+ *   together do not split the projections: one runs them all and the others read no log for them
+ *   (a split would have each instance read the whole log for its share);
  * - `off`: no ownership (every instance tries every batch, the batch lock decides).
  */
 import type { Knex } from 'knex';
 import { openOwnershipConnection, type OwnershipConnection } from '../readmodels/projection-ownership.js';
 
-export type OwnershipMode = 'gather' | 'share' | 'off';
+export type OwnershipMode = 'gather' | 'off';
 
 /** What a runner's loop does with its projection: runs it (`run`: owned, or nobody can tell) or follows another instance (`follow`). */
 export type OwnershipRole = 'run' | 'follow';
@@ -77,7 +76,7 @@ export class ProjectionOwnership {
         this.down = false;
       }
       const wanted = this.names.filter((n) => !this.owned.has(n));
-      if (this.mode === 'gather' && wanted[0] === this.names[0]) {
+      if (wanted[0] === this.names[0]) {
         // The first projection decides who gathers them: its new owner takes the others in the same round.
         const first = await this.connection.tryOwn([this.names[0]!]);
         const lostBefore = this.lostFirst;

@@ -216,7 +216,7 @@ export interface RunnerOptions {
   pollIntervalMs?: number;
   /** The longest a loop defers its batch to the read models callers of waitFor wait for (default DEFER_TO_AWAITED_MS; 0: never). */
   deferToAwaitedMs?: number;
-  /** How instances share the projections (projections/ownership.ts; default 'gather'). */
+  /** Whether one instance owns each projection (projections/ownership.ts; default 'gather'). */
   ownership?: OwnershipMode;
   /** How often the projections owned elsewhere are tried again (default CLAIM_INTERVAL_MS). */
   claimIntervalMs?: number;
