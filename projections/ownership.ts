@@ -58,7 +58,7 @@ export class ProjectionOwnership {
 
   /** One claim round: opens the connection when there is none, and tries the projections not owned yet. Never throws. */
   async claim(): Promise<void> {
-    if (this.mode === 'off' || this.closed) return;
+    if (this.mode === 'off' || this.closed || this.names.length === 0) return;
     try {
       if (!this.connection?.alive) {
         this.owned.clear();
