@@ -214,8 +214,6 @@ export interface RunnerOptions {
   batchBytes?: number;
   /** Poll interval when no append notification arrives (events held back by an in-flight transaction). */
   pollIntervalMs?: number;
-  /** The longest a loop defers its batch to the read models callers of waitFor wait for (default DEFER_TO_AWAITED_MS; 0: never). */
-  deferToAwaitedMs?: number;
   /** Whether one instance owns each projection (projections/ownership.ts; default 'gather'). */
   ownership?: OwnershipMode;
   /** How often the projections owned elsewhere are tried again (default CLAIM_INTERVAL_MS). */
@@ -230,13 +228,6 @@ export interface RunnerOptions {
  * the poll: the transaction that holds them back commits with no append to wake anyone.
  */
 const HELD_BACK_FIRST_LOOK_MS = 2;
-
-/**
- * The longest a loop defers its next batch to the read models a caller of waitFor waits for (a
- * submission's answer waits for the documents read model and the search index): see
- * ProjectionRunner.deferToAwaited.
- */
-export const DEFER_TO_AWAITED_MS = 25;
 
 /** How often a runner tries again to own the projections another instance owns. */
 export const CLAIM_INTERVAL_MS = 1000;
@@ -263,8 +254,6 @@ export class ProjectionRunner {
   private readonly status = new Map<string, ProjectionStatus>();
   /** The positions callers of waitFor wait for, for which projections, and how to wake each. */
   private readonly waits = new Set<Wait>();
-  /** Called at every progress of a projection (loops that defer to the awaited read models). */
-  private readonly progressed = new Set<() => void>();
   private readonly abort = uncappedAbortController();
   private loops: Promise<void>[] = [];
   private readonly ownership: ProjectionOwnership;
@@ -276,7 +265,6 @@ export class ProjectionRunner {
   private readonly batchSize: number;
   private readonly batchBytes: number;
   private readonly pollIntervalMs: number;
-  private readonly deferToAwaitedMs: number;
   private readonly log: NonNullable<RunnerOptions['log']>;
 
   constructor(
@@ -288,7 +276,6 @@ export class ProjectionRunner {
     this.batchSize = options.batchSize ?? 500;
     this.batchBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES;
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
-    this.deferToAwaitedMs = options.deferToAwaitedMs ?? DEFER_TO_AWAITED_MS;
     this.log = options.log ?? (() => {});
     this.claimIntervalMs = options.claimIntervalMs ?? CLAIM_INTERVAL_MS;
     this.ownership = new ProjectionOwnership(
@@ -470,37 +457,6 @@ export class ProjectionRunner {
     if (!s.position || comparePositions(position, s.position) > 0) {
       s.position = position;
       this.wakeWaits((w) => w.names.includes(name) && w.reached());
-      for (const f of this.progressed) f();
-    }
-  }
-
-  /**
-   * Lets the read models that callers of waitFor wait for (a submission's answer waits for the
-   * documents read model and the search index) take the events appended so far before the loop
-   * of `name`, which none of those callers waits for, starts its next batch: it waits until the
-   * waits pending now are met (or given up), at most `deferToAwaitedMs` (DEFER_TO_AWAITED_MS).
-   * Every loop shares the process's one thread and the database, so the reactors' and bulk
-   * projections' batches that start with the same append otherwise run in between the awaited
-   * batch's steps and add their time to the answer. Waits that arrive meanwhile do not extend the deferral, and a wait
-   * on a projection another instance runs is not deferred to, so no loop waits longer.
-   */
-  private async deferToAwaited(name: string, signal: AbortSignal): Promise<void> {
-    if (this.deferToAwaitedMs <= 0 || this.waits.size === 0) return;
-    const pending = [...this.waits].filter((w) => !w.names.includes(name) && w.names.every((n) => this.activeHere.has(n)) && !w.reached());
-    if (pending.length === 0) return;
-    const deadline = performance.now() + this.deferToAwaitedMs;
-    while (!signal.aborted && pending.some((w) => this.waits.has(w) && !w.reached())) {
-      const left = deadline - performance.now();
-      if (left <= 0) return;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          this.progressed.delete(done);
-          resolve();
-        };
-        const timer = setTimeout(done, left);
-        this.progressed.add(done);
-      });
     }
   }
 
@@ -544,7 +500,6 @@ export class ProjectionRunner {
         continue;
       }
       const wake = nextWake();
-      await this.deferToAwaited(p.name, signal);
       const startedAt = performance.now();
       try {
         const persist = unpersistedSince !== null && Date.now() - unpersistedSince >= PERSIST_IDLE_POSITION_MS;
