@@ -1,18 +1,17 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { startTestService, withoutProcesses, type TestService } from '../support/http.js';
-import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant } from './support.js';
+import type { TestService } from '../support/http.js';
+import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant, withUnifyService } from './support.js';
 
 describe('Unify earlier format (docs/api/unify.md)', function () {
   this.timeout(60000);
   let t: TestService;
   let u: UnifyTenant;
 
-  before(async () => {
-    t = await startTestService({ processes: withoutProcesses });
-    u = await unifyTenant(t);
+  withUnifyService((service, tenant) => {
+    t = service;
+    u = tenant;
   });
-  after(async () => t.close());
 
   const submit = (invoices: unknown[], extra: Record<string, unknown> = {}) => {
     const [name, version] = [u.source.slice(0, u.source.lastIndexOf(':')), u.source.slice(u.source.lastIndexOf(':') + 1)];

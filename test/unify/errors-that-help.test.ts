@@ -6,19 +6,18 @@
 import { expect } from 'chai';
 import { urlProblem } from '../../domain/webhooks/targets.js';
 import { PAYLOAD_LIMITS } from '../../domain/validation/limits.js';
-import { call, startTestService, withoutProcesses, type TestService } from '../support/http.js';
-import { uaeInvoice, unifyTenant, type UnifyTenant } from './support.js';
+import { call, type TestService } from '../support/http.js';
+import { uaeInvoice, unifyTenant, type UnifyTenant, withUnifyService } from './support.js';
 
 describe('Errors that point at the fix', function () {
   this.timeout(60000);
   let t: TestService;
   let u: UnifyTenant;
 
-  before(async () => {
-    t = await startTestService({ processes: withoutProcesses });
-    u = await unifyTenant(t);
+  withUnifyService((service, tenant) => {
+    t = service;
+    u = tenant;
   });
-  after(async () => t.close());
 
   it('a new-format body sent without new-api: true is told to send that header', async () => {
     const r = await call(`${t.url}/api/v3/unify`, { method: 'POST', headers: { authorization: `Bearer ${u.apiKey}` }, body: u.request(uaeInvoice()) });

@@ -2,21 +2,20 @@ import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { unpackArtifact } from '../../platform/eventstore/artifact-encoding.js';
 import { testDb } from '../support/db.js';
-import { call, startTestService, withoutProcesses, type TestService } from '../support/http.js';
+import { call, type TestService } from '../support/http.js';
 import { setMappingAutoAssign } from '../../commands/connect/settings.js';
 import { clientFor } from '../connect/support.js';
-import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant } from './support.js';
+import { freshNumber, uaeInvoice, unifyTenant, type UnifyTenant, withUnifyService } from './support.js';
 
 describe('Unify new format and the sales document status (docs/api/unify.md)', function () {
   this.timeout(60000);
   let t: TestService;
   let u: UnifyTenant;
 
-  before(async () => {
-    t = await startTestService({ processes: withoutProcesses });
-    u = await unifyTenant(t);
+  withUnifyService((service, tenant) => {
+    t = service;
+    u = tenant;
   });
-  after(async () => t.close());
 
   it('accepts a valid UAE tax invoice, and a status read right after finds it submitted', async () => {
     const payload = uaeInvoice();

@@ -1,7 +1,7 @@
 /** Helpers of the Unify tests: a tenant with an onboarded source, and valid UAE payloads. */
 import { sampleDocument } from '../../domain/validation/index.js';
 import { clientFor, type Client } from '../connect/support.js';
-import { call, type KeyOptions, type TestService } from '../support/http.js';
+import { call, startTestService, withoutProcesses, type KeyOptions, type TestService } from '../support/http.js';
 
 let counter = 0;
 export const freshNumber = (prefix = 'INV') => `${prefix}-${process.pid}-${Date.now().toString(36)}-${++counter}`;
@@ -47,4 +47,17 @@ export async function unifyTenant(t: TestService, key: KeyOptions = {}): Promise
       ...extra,
     }),
   };
+}
+
+/**
+ * Registers the suite's hooks: a test service without background processes and a tenant on it,
+ * started before the suite's tests (and handed to `use`) and closed after them.
+ */
+export function withUnifyService(use: (t: TestService, u: UnifyTenant) => void): void {
+  let t: TestService | undefined;
+  before(async () => {
+    t = await startTestService({ processes: withoutProcesses });
+    use(t, await unifyTenant(t));
+  });
+  after(async () => t?.close());
 }

@@ -2,19 +2,18 @@ import { expect } from 'chai';
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { projectionBatches, submitSteps, type ProjectionBatchTrace, type SubmitStep } from '../../platform/trace-channels.js';
 import { comparePositions } from '../../platform/eventstore/port.js';
-import { startTestService, withoutProcesses, type TestService } from '../support/http.js';
-import { uaeInvoice, unifyTenant, type UnifyTenant } from './support.js';
+import type { TestService } from '../support/http.js';
+import { uaeInvoice, unifyTenant, type UnifyTenant, withUnifyService } from './support.js';
 
 describe('the latency steps the service publishes for a benchmark probe (platform/trace-channels.ts)', function () {
   this.timeout(60000);
   let t: TestService;
   let u: UnifyTenant;
 
-  before(async () => {
-    t = await startTestService({ processes: withoutProcesses });
-    u = await unifyTenant(t);
+  withUnifyService((service, tenant) => {
+    t = service;
+    u = tenant;
   });
-  after(async () => t.close());
 
   it("a submission's append, then its read models' batches holding it, then its answer's read-your-writes, under the answer's request id", async () => {
     expect(submitSteps.hasSubscribers).to.equal(false);

@@ -5,19 +5,18 @@
  */
 import { expect } from 'chai';
 import { unknownFields } from '../../domain/validation/codec.js';
-import { startTestService, withoutProcesses, type TestService } from '../support/http.js';
-import { uaeInvoice, unifyTenant, type UnifyTenant } from './support.js';
+import type { TestService } from '../support/http.js';
+import { uaeInvoice, unifyTenant, type UnifyTenant, withUnifyService } from './support.js';
 
 describe('Unify new format: unknown fields', function () {
   this.timeout(60000);
   let t: TestService;
   let u: UnifyTenant;
 
-  before(async () => {
-    t = await startTestService({ processes: withoutProcesses });
-    u = await unifyTenant(t);
+  withUnifyService((service, tenant) => {
+    t = service;
+    u = tenant;
   });
-  after(async () => t.close());
 
   it('finds every unknown member of a document with the closest known name at its place', () => {
     const doc = uaeInvoice() as any;
