@@ -89,7 +89,8 @@ export function parseXmlElements(text: string): XmlElement {
   let root: XmlElement | null = null;
   const stack: XmlElement[] = [];
   parser.on('opentag', (tag) => {
-    const attributes: Record<string, string> = {};
+    // No prototype: an attribute named like an Object property (`__proto__`, `constructor`) is just an attribute.
+    const attributes: Record<string, string> = Object.create(null);
     for (const name in tag.attributes) attributes[name] = tag.attributes[name]!.value;
     const el: XmlElement = { uri: tag.uri ?? '', local: tag.local, attributes, content: [] };
     const parent = stack[stack.length - 1];

@@ -86,7 +86,7 @@ const refused: [string, string][] = [
 
 /** Every element of a DOM as the plain tree holds it: namespace, local name, attributes by qualified name, text content, child elements. */
 function elementsOfDom(el: Element): unknown {
-  const attributes: Record<string, string> = {};
+  const attributes: Record<string, string> = Object.create(null);
   for (let i = 0; i < el.attributes.length; i++) attributes[el.attributes.item(i)!.nodeName] = el.attributes.item(i)!.value;
   const children: unknown[] = [];
   for (let c = el.firstChild; c; c = c.nextSibling) if (c.nodeType === 1) children.push(elementsOfDom(c as Element));
@@ -102,6 +102,11 @@ describe('AS4: the plain element tree (parseXmlElements) reads what the DOM read
       expect(elementsOfTree(parseXmlElements(text))).to.deep.equal(elementsOfDom(parseXml(text).documentElement!));
     });
   }
+  it('attributes named like Object properties', () => {
+    const text = `<a __proto__="1" constructor="2" toString="3"><b hasOwnProperty="4"/></a>`;
+    expect(elementsOfTree(parseXmlElements(text))).to.deep.equal(elementsOfDom(parseXml(text).documentElement!));
+    expect(parseXmlElements(text).attributes.__proto__).to.equal('1');
+  });
   it('an SBDH header with prefixes, comments, CDATA and character references', () => {
     const text =
       `<?xml version="1.0"?><s:StandardBusinessDocument xmlns:s="http://www.unece.org/cefact/namespaces/StandardBusinessDocumentHeader"><s:StandardBusinessDocumentHeader>` +
