@@ -17,7 +17,7 @@ import {
   type PeppolIdentifiers,
   type PeppolParticipant,
 } from './identifiers.js';
-import { parseXmlDom } from './xml-dom.js';
+import { parseXmlDom, parseXmlElements, textContentOf, type XmlElement } from './xml-dom.js';
 
 export const SBDH_NS = 'http://www.unece.org/cefact/namespaces/StandardBusinessDocumentHeader';
 
@@ -87,22 +87,33 @@ export function buildSbdh(
   );
 }
 
-const kids = (e: Element | null | undefined, local: string): Element[] => {
-  const out: Element[] = [];
-  for (let n = e?.firstChild; n; n = n.nextSibling) if (n.nodeType === 1 && (n as Element).localName === local && (n as Element).namespaceURI === SBDH_NS) out.push(n as Element);
+const kids = (e: XmlElement | null | undefined, local: string): XmlElement[] => {
+  const out: XmlElement[] = [];
+  if (e) for (const c of e.content) if (typeof c !== 'string' && c.local === local && c.uri === SBDH_NS) out.push(c);
   return out;
 };
-const kid = (e: Element | null | undefined, local: string) => kids(e, local)[0] ?? null;
-const text = (e: Element | null) => e?.textContent?.trim() || null;
+const kid = (e: XmlElement | null | undefined, local: string) => kids(e, local)[0] ?? null;
+const text = (e: XmlElement | null) => (e ? textContentOf(e).trim() || null : null);
 
 function required(value: string | null, what: string): string {
   if (!value) throw new SbdhError('SBDH_FIELD_MISSING', `the SBDH has no ${what}`);
   return value;
 }
 
-function participant(e: Element | null, what: string): PeppolParticipant {
+function participant(e: XmlElement | null, what: string): PeppolParticipant {
   const id = kid(e, 'Identifier');
-  return { scheme: id?.getAttribute('Authority') || PARTICIPANT_SCHEME, value: required(text(id), `${what}/Identifier`) };
+  return { scheme: id?.attributes.Authority || PARTICIPANT_SCHEME, value: required(text(id), `${what}/Identifier`) };
+}
+
+/** The end of the envelope: its root's end tag and white space after it (where `/<\/(?:[\w.-]+:)?StandardBusinessDocument\s*>\s*$/` matches). */
+const ROOT_END = /<\/(?:[\w.-]+:)?StandardBusinessDocument\s*>\s*$/y;
+function rootEndOf(text: string): { index: number; tag: string } | null {
+  // Nothing after `</` in a match can be `<`: a match can only start at the last `</` of the text.
+  const at = text.lastIndexOf('</');
+  if (at < 0) return null;
+  ROOT_END.lastIndex = at;
+  const m = ROOT_END.exec(text);
+  return m ? { index: at, tag: m[0] } : null;
 }
 
 export interface ParsedSbd {
@@ -127,31 +138,32 @@ export interface ParsedSbd {
 export function parseSbd(bytes: Buffer, readPayload?: (payload: Buffer) => PeppolIdentifiers | null): ParsedSbd {
   const textBody = bytes.toString('utf8');
   if (/<!DOCTYPE/i.test(textBody)) throw new SbdhError('SBDH_NOT_WELL_FORMED', 'the envelope declares a DOCTYPE');
-  // Fast path: the header alone is parsed as a DOM, the payload is cut from the text as it is and
-  // read by a streaming parser; an envelope that does not split so is parsed whole. The DOM is
-  // built from saxes' events (./xml-dom.ts: xmldom's tree at about half DOMParser's cost).
+  // Fast path: the header alone is parsed, the payload is cut from the text as it is and read by a
+  // streaming parser; an envelope that does not split so is parsed whole. The header is read as a
+  // plain tree of elements and text (./xml-dom.ts `parseXmlElements`: the same parser and checks
+  // as the DOM, without building one).
   const headerEnd = /<\/(?:[\w.-]+:)?StandardBusinessDocumentHeader\s*>/.exec(textBody);
-  const rootEnd = /<\/(?:[\w.-]+:)?StandardBusinessDocument\s*>\s*$/.exec(textBody);
-  let doc: Document | null = null;
+  const rootEnd = rootEndOf(textBody);
+  let root: XmlElement | null = null;
   let cut: string | null = null;
   if (headerEnd && rootEnd && rootEnd.index > headerEnd.index) {
     try {
-      doc = parseXmlDom(textBody.slice(0, headerEnd.index + headerEnd[0].length) + rootEnd[0]);
+      root = parseXmlElements(textBody.slice(0, headerEnd.index + headerEnd[0].length) + rootEnd.tag);
       cut = textBody.slice(headerEnd.index + headerEnd[0].length, rootEnd.index).trim();
     } catch {
-      doc = null;
+      root = null;
     }
   }
   let whole: Document | null = null;
-  if (!doc) {
+  if (!root) {
     try {
-      doc = whole = parseXmlDom(textBody);
+      whole = parseXmlDom(textBody);
+      root = parseXmlElements(textBody);
     } catch (err) {
       throw new SbdhError('SBDH_NOT_WELL_FORMED', `the envelope is not well-formed XML: ${(err as Error).message}`);
     }
   }
-  const root = doc.documentElement!;
-  if (root.localName !== 'StandardBusinessDocument' || root.namespaceURI !== SBDH_NS) throw new SbdhError('SBDH_MISSING', `the payload is not a Standard Business Document (root ${root.localName})`);
+  if (root.local !== 'StandardBusinessDocument' || root.uri !== SBDH_NS) throw new SbdhError('SBDH_MISSING', `the payload is not a Standard Business Document (root ${root.local})`);
   const header = kid(root, 'StandardBusinessDocumentHeader');
   if (!header) throw new SbdhError('SBDH_MISSING', 'the Standard Business Document has no header');
   const ident = kid(header, 'DocumentIdentification');
@@ -190,7 +202,13 @@ export function parseSbd(bytes: Buffer, readPayload?: (payload: Buffer) => Peppo
     } catch (err) {
       throw new SbdhError('SBDH_NOT_WELL_FORMED', `the envelope is not well-formed XML: ${(err as Error).message}`);
     }
-    const wholeHeader = kid(whole.documentElement, 'StandardBusinessDocumentHeader');
+    let wholeHeader: Element | null = null;
+    for (let n = whole.documentElement?.firstChild; n; n = n.nextSibling) {
+      if (n.nodeType === 1 && (n as Element).localName === 'StandardBusinessDocumentHeader' && (n as Element).namespaceURI === SBDH_NS) {
+        wholeHeader = n as Element;
+        break;
+      }
+    }
     let payloadEl: Element | null = null;
     for (let n = wholeHeader?.nextSibling; n; n = n.nextSibling) {
       if (n.nodeType === 1) {

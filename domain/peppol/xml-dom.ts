@@ -57,3 +57,59 @@ export function parseXmlDom(text: string): Document {
   }
   return doc;
 }
+
+/**
+ * An element of `parseXmlElements`' tree: what reading a small header needs, without a DOM.
+ * `attributes` by qualified name (as `getAttribute` finds them); `content` the element's children
+ * and text (CDATA included, comments and processing instructions left out) in document order.
+ */
+export interface XmlElement {
+  readonly uri: string;
+  readonly local: string;
+  readonly attributes: Readonly<Record<string, string>>;
+  readonly content: (XmlElement | string)[];
+}
+
+/** An element's text content (a DOM's `textContent`): every text below it, in document order. */
+export function textContentOf(el: XmlElement): string {
+  let out = '';
+  for (const c of el.content) out += typeof c === 'string' ? c : textContentOf(c);
+  return out;
+}
+
+/**
+ * The root element of `text` as a plain tree (`XmlElement`), parsed by saxes with the same
+ * options and checks as `parseXmlDom` (well-formed, namespace-well-formed, no DOCTYPE), so it
+ * accepts and refuses exactly what `parseXmlDom` does; for a reader that only walks elements,
+ * attributes and text, at a fraction of the DOM's cost. Throws on the first error.
+ */
+export function parseXmlElements(text: string): XmlElement {
+  if (/<!DOCTYPE/i.test(text)) throw new Error('a document type declaration is not accepted');
+  const parser = new SaxesParser({ xmlns: true });
+  let root: XmlElement | null = null;
+  const stack: XmlElement[] = [];
+  parser.on('opentag', (tag) => {
+    // No prototype: an attribute named like an Object property (`__proto__`, `constructor`) is just an attribute.
+    const attributes: Record<string, string> = Object.create(null);
+    for (const name in tag.attributes) attributes[name] = tag.attributes[name]!.value;
+    const el: XmlElement = { uri: tag.uri ?? '', local: tag.local, attributes, content: [] };
+    const parent = stack[stack.length - 1];
+    if (parent) parent.content.push(el);
+    else root = el;
+    stack.push(el);
+  });
+  parser.on('closetag', () => {
+    stack.pop();
+  });
+  // Outside the root element saxes reports only white space, which no element holds.
+  parser.on('text', (t) => {
+    if (stack.length) stack[stack.length - 1]!.content.push(t);
+  });
+  parser.on('cdata', (t) => {
+    if (stack.length) stack[stack.length - 1]!.content.push(t);
+  });
+  parser.write(text);
+  parser.close();
+  if (!root) throw new Error('no root element');
+  return root;
+}

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { invoiceXml } from '../purchases/support.js';
 import { documentTypeIdOf, parseDocumentTypeId, parseXml, peppolIdentifiersOf, PeppolIdentifierError } from '../../domain/peppol/identifiers.js';
-import { buildSbdh, parseSbd, SbdhError, payloadBody } from '../../domain/peppol/sbdh.js';
+import { buildSbdh, parseSbd, SbdhError, payloadBody, SBDH_NS } from '../../domain/peppol/sbdh.js';
 import {
   actionDocumentTypeId,
   ebmsError,
@@ -66,6 +66,33 @@ describe('SBDH', () => {
     expect(() => parseSbd(Buffer.from(noCountry))).to.throw(SbdhError, /COUNTRY_C1/).with.property('code', 'SBDH_FIELD_MISSING');
     expect(() => parseSbd(Buffer.from(xml))).to.throw(SbdhError).with.property('code', 'SBDH_MISSING');
     expect(() => parseSbd(Buffer.from('<StandardBusinessDocument'))).to.throw(SbdhError).with.property('code', 'SBDH_NOT_WELL_FORMED');
+  });
+
+  it('reads the same envelope written otherwise: a prefix, white space, comments, CDATA and references in the header, and odd tails', () => {
+    const expected = parseSbd(Buffer.from(sbd));
+    const body = payloadBody(xml).trim();
+    const prefixed = sbd
+      .replace(/<(\/?)(StandardBusinessDocument|StandardBusinessDocumentHeader|HeaderVersion|Sender|Receiver|Identifier|DocumentIdentification|Standard|TypeVersion|InstanceIdentifier|Type|CreationDateAndTime|BusinessScope|Scope)([ >])/g, '<$1sh:$2$3')
+      .replace(`xmlns="${SBDH_NS}"`, `xmlns:sh="${SBDH_NS}"`);
+    const variants: [string, string][] = [
+      ['a prefix on every header element', prefixed],
+      ['white space after the root end tag', `${sbd}\r\n \t`],
+      ['white space inside the root end tag', sbd.replace(/<\/StandardBusinessDocument>$/, '</StandardBusinessDocument \n>')],
+      ['a comment after the root (the envelope read whole)', `${sbd}<!-- after -->`],
+      ['comments, CDATA and character references in the header', sbd.replace('<InstanceIdentifier>inst-1</InstanceIdentifier>', '<InstanceIdentifier> <!-- x --><![CDATA[inst]]>&#x2D;1 </InstanceIdentifier>')],
+    ];
+    for (const [name, text] of variants) {
+      expect(text, name).to.not.equal(sbd);
+      const parsed = parseSbd(Buffer.from(text));
+      expect(parsed.facts, name).to.deep.equal(expected.facts);
+      expect(parsed.payloadIds, name).to.deep.equal(expected.payloadIds);
+      if (!name.includes('read whole')) expect(parsed.payload.toString('utf8'), name).to.equal(body);
+    }
+    // An element of another namespace in the header is not the SBDH's own.
+    const foreign = sbd.replace('<HeaderVersion>', `<x:Sender xmlns:x="urn:x"><x:Identifier>0088:1</x:Identifier></x:Sender><HeaderVersion>`);
+    expect(parseSbd(Buffer.from(foreign)).facts).to.deep.equal(expected.facts);
+    // A root end tag of another name is not the envelope's end.
+    expect(() => parseSbd(Buffer.from(sbd.replace(/<\/StandardBusinessDocument>$/, '</StandardBusinessDocumentX>')))).to.throw(SbdhError).with.property('code', 'SBDH_NOT_WELL_FORMED');
   });
 });
 

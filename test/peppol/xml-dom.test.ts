@@ -12,7 +12,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import type { Element, Node } from '@xmldom/xmldom';
 import { ExclusiveCanonicalization } from 'xml-crypto';
 import { parseXml } from '../../domain/peppol/identifiers.js';
-import { parseXmlDom } from '../../domain/peppol/xml-dom.js';
+import { parseXmlDom, parseXmlElements, textContentOf, type XmlElement } from '../../domain/peppol/xml-dom.js';
 import { NS } from '../../domain/peppol/ebms.js';
 import { buildUserMessage, errorEnvelope, header, readHttpMessage, receiptEnvelope } from '../../commands/peppol/as4/message.js';
 import { verifySignature } from '../../commands/peppol/as4/wss.js';
@@ -83,6 +83,44 @@ const refused: [string, string][] = [
   ['two root elements', '<a/><b/>'],
   ['text outside the root element', '<a/>text'],
 ];
+
+/** Every element of a DOM as the plain tree holds it: namespace, local name, attributes by qualified name, text content, child elements. */
+function elementsOfDom(el: Element): unknown {
+  const attributes: Record<string, string> = Object.create(null);
+  for (let i = 0; i < el.attributes.length; i++) attributes[el.attributes.item(i)!.nodeName] = el.attributes.item(i)!.value;
+  const children: unknown[] = [];
+  for (let c = el.firstChild; c; c = c.nextSibling) if (c.nodeType === 1) children.push(elementsOfDom(c as Element));
+  return { uri: el.namespaceURI ?? '', local: el.localName, attributes, text: el.textContent ?? '', children };
+}
+function elementsOfTree(el: XmlElement): unknown {
+  return { uri: el.uri, local: el.local, attributes: el.attributes, text: textContentOf(el), children: el.content.filter((c): c is XmlElement => typeof c !== 'string').map(elementsOfTree) };
+}
+
+describe('AS4: the plain element tree (parseXmlElements) reads what the DOM reads', () => {
+  for (const [name, text] of odd) {
+    it(name, () => {
+      expect(elementsOfTree(parseXmlElements(text))).to.deep.equal(elementsOfDom(parseXml(text).documentElement!));
+    });
+  }
+  it('attributes named like Object properties', () => {
+    const text = `<a __proto__="1" constructor="2" toString="3"><b hasOwnProperty="4"/></a>`;
+    expect(elementsOfTree(parseXmlElements(text))).to.deep.equal(elementsOfDom(parseXml(text).documentElement!));
+    expect(parseXmlElements(text).attributes.__proto__).to.equal('1');
+  });
+  it('an SBDH header with prefixes, comments, CDATA and character references', () => {
+    const text =
+      `<?xml version="1.0"?><s:StandardBusinessDocument xmlns:s="http://www.unece.org/cefact/namespaces/StandardBusinessDocumentHeader"><s:StandardBusinessDocumentHeader>` +
+      `<s:HeaderVersion>1.0</s:HeaderVersion><s:Sender><s:Identifier Authority="iso6523-actorid-upis"> 0088:<!-- c -->12&#x33;<![CDATA[4]]> </s:Identifier></s:Sender>` +
+      `<s:Receiver xmlns:x="urn:x"><x:Identifier Authority="a">not this</x:Identifier><s:Identifier>0088:5</s:Identifier></s:Receiver></s:StandardBusinessDocumentHeader></s:StandardBusinessDocument>`;
+    expect(elementsOfTree(parseXmlElements(text))).to.deep.equal(elementsOfDom(parseXml(text).documentElement!));
+  });
+  for (const [name, text] of refused) {
+    it(`refuses what parseXmlDom refuses: ${name}`, () => {
+      expect(() => parseXmlDom(text), 'DOM').to.throw();
+      expect(() => parseXmlElements(text), 'plain tree').to.throw();
+    });
+  }
+});
 
 describe('AS4: a DOM built from saxes events is the DOMParser tree', () => {
   describe('documents with odd constructs', () => {

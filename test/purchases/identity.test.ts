@@ -28,6 +28,13 @@ describe('purchases: the identity of a received document', () => {
     expect(() => identityKeys({ xmlSha256: 'not a hash', senderParticipantId: null })).to.throw();
   });
 
+  it('keeps its ids and stream names (those stored before are found again), for ASCII and non-ASCII names', () => {
+    // Pinned: the values these functions gave before the namespace was parsed once and the name passed as bytes.
+    expect(identityStream(scope, 'as4:m-1@ap')).to.equal('purchaseid-a871687a50ce5e669fa38516c4ec6c8b');
+    expect(purchaseDocumentIdFor(scope, SHA)).to.equal('pur_283cdd3b2b9b5e889f5616423befd66f');
+    expect(documentNumberStream({ workspaceId: 'ws_é', environment: 'sandbox' }, 'endpoint:0088:ü€𝄞', 'tax_invoice', ' INV-1 ')).to.equal('purchasenumber-bde47494a15d5629aa0fdb63114b35d0');
+  });
+
   it('scopes ids and streams by workspace and environment', () => {
     const other = { ...scope, environment: 'sandbox' };
     expect(purchaseDocumentIdFor(scope, SHA)).to.match(/^pur_[0-9a-f]{32}$/);

@@ -227,3 +227,6 @@ const childNs = (parent: Element | null | undefined, ns: string, local: string):
 
 /** A header block of the SOAP envelope: a child of its Header, itself a child of the Envelope (no walk through the whole document). */
 export const header = (doc: Document, ns: string, local: string): Element | null => childNs(childNs(doc.documentElement, NS.soap, 'Header'), ns, local);
+
+/** The SOAP Body: the Envelope's own child. */
+export const bodyOf = (doc: Document): Element | null => childNs(doc.documentElement, NS.soap, 'Body');

@@ -13,9 +13,9 @@ import { peppolIdentifiersFrom, sameParticipant, type PeppolIdentifiers } from '
 import { parseSbd, SbdhError, type ParsedSbd } from '../../../domain/peppol/sbdh.js';
 import { checkReceivedDocument, checkReceivedDocumentNow, ImportRefused, type CheckedDocument } from '../../purchases/check.js';
 import { loadUblSchemaChecker } from '../../purchases/xsd.js';
-import { cidOf, errorEnvelope, gunzipBounded, header, PackagingError, readHttpMessage, receiptEnvelope } from './message.js';
+import { bodyOf, cidOf, errorEnvelope, gunzipBounded, header, PackagingError, readHttpMessage, receiptEnvelope } from './message.js';
 import type { AccessPointIdentity, PeppolTrust } from './types.js';
-import { decryptAttachments, verifySignature, WssError, idOf } from './wss.js';
+import { decryptAttachments, indexIds, verifySignature, WssError, idOf } from './wss.js';
 
 /** The import's content checks of the payload, when they were run with the message's own checks. */
 export type DocumentCheck = { kind: 'checked'; document: CheckedDocument } | { kind: 'refused'; code: string; message: string };
@@ -140,12 +140,15 @@ export async function checkAs4Request(
     if (!security || !signature) throw refuse('FAILED_DECRYPTION', 'the message is not signed (no wsse:Security signature)');
     const cid = cidOf(user.parts[0]!.href);
     try {
-      const decrypted = decryptAttachments(doc, security, keys.privateKeyPem, (id) => attachments.get(id) ?? null);
+      // The envelope's ids indexed once, for the decryption and the signature alike.
+      const byId = indexIds(doc);
+      const decrypted = decryptAttachments(doc, security, keys.privateKeyPem, (id) => attachments.get(id) ?? null, byId);
       const part = decrypted.get(cid);
       if (!part) throw new WssError('POLICY_NONCOMPLIANCE', `the payload ${user.parts[0]!.href} is not encrypted`);
-      verified = verifySignature(doc, signature, (id) => (id === cid ? part.bytes : null));
+      verified = verifySignature(doc, signature, (id) => (id === cid ? part.bytes : null), byId);
       if (!verified.signedIds.has(idOf(messaging) ?? '')) throw new WssError('POLICY_NONCOMPLIANCE', 'eb:Messaging is not signed');
-      const bodyEl = doc.documentElement!.getElementsByTagNameNS(NS.soap, 'Body').item(0);
+      // The SOAP Body: the Envelope's own child (not the first element of that name anywhere in the document).
+      const bodyEl = bodyOf(doc);
       if (!bodyEl || !verified.signedIds.has(idOf(bodyEl) ?? '')) throw new WssError('POLICY_NONCOMPLIANCE', 'the SOAP Body is not signed');
       if (!verified.references.some((r) => r.uri.startsWith('cid:'))) throw new WssError('POLICY_NONCOMPLIANCE', 'the payload attachment is not signed');
       plain = part.bytes;

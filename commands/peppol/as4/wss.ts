@@ -116,18 +116,14 @@ function walkElements(doc: Document, visit: (el: Element) => boolean | void): vo
   }
 }
 
-/** The first element in document order with that id. */
-function elementById(doc: Document, id: string): Element | null {
-  let found: Element | null = null;
-  walkElements(doc, (el) => {
-    if (idOf(el) === id) found = el;
-    return found !== null;
-  });
-  return found;
-}
+/**
+ * Every id of the document with its first element in document order: one walk for every look-up
+ * of a message (the decryption's EncryptedData, the signature's references and its token), which
+ * `indexIds` builds once for both.
+ */
+export type IdIndex = ReadonlyMap<string, Element>;
 
-/** Every id of the document with its first element in document order (one walk for several look-ups). */
-function elementsById(doc: Document): Map<string, Element> {
+export function indexIds(doc: Document): IdIndex {
   const out = new Map<string, Element>();
   walkElements(doc, (el) => {
     // Only elements with attributes can carry an id (most in a SOAP header have none).
@@ -258,7 +254,7 @@ const LAZY_XML: PropertyDescriptor = {
  * attachments by Content-ID through `attachment`) and the signature value with the certificate
  * of the BinarySecurityToken its KeyInfo names. Only the Peppol profile's algorithms pass.
  */
-export function verifySignature(doc: Document, signature: Element, attachment: (cid: string) => Uint8Array | null): VerifiedSignature {
+export function verifySignature(doc: Document, signature: Element, attachment: (cid: string) => Uint8Array | null, byId: IdIndex = indexIds(doc)): VerifiedSignature {
   const signedInfo = dsKids(signature, 'SignedInfo')[0];
   if (!signedInfo) throw new WssError('FAILED_AUTHENTICATION', 'the signature has no SignedInfo');
   const c14nMethod = dsKids(signedInfo, 'CanonicalizationMethod')[0];
@@ -267,7 +263,6 @@ export function verifySignature(doc: Document, signature: Element, attachment: (
   if (sigMethod !== ALG.rsaSha256) throw new WssError('POLICY_NONCOMPLIANCE', `signature method ${sigMethod ?? '(none)'} is not RSA-SHA256`);
   const references: VerifiedSignature['references'] = [];
   const signedIds = new Set<string>();
-  const byId = elementsById(doc);
   for (const ref of dsKids(signedInfo, 'Reference')) {
     const uri = ref.getAttribute('URI') ?? '';
     const digestMethod = dsKids(ref, 'DigestMethod')[0]?.getAttribute('Algorithm');
@@ -372,7 +367,13 @@ export function encryptionXml(o: { wrappedKey: Buffer; receiverBstId: string; en
  * only) opened with the private key, and the EncryptedData it lists (AES-128-GCM over a
  * `cid:` attachment). Returns the plain attachments by Content-ID, with their MIME types.
  */
-export function decryptAttachments(doc: Document, security: Element, privateKeyPem: string, cipherOf: (cid: string) => Uint8Array | null): Map<string, { bytes: Buffer; mimeType: string | null }> {
+export function decryptAttachments(
+  doc: Document,
+  security: Element,
+  privateKeyPem: string,
+  cipherOf: (cid: string) => Uint8Array | null,
+  byId: IdIndex = indexIds(doc),
+): Map<string, { bytes: Buffer; mimeType: string | null }> {
   const out = new Map<string, { bytes: Buffer; mimeType: string | null }>();
   const keys = security.getElementsByTagNameNS(NS.xenc, 'EncryptedKey');
   for (let i = 0; i < keys.length; i++) {
@@ -388,7 +389,7 @@ export function decryptAttachments(doc: Document, security: Element, privateKeyP
     const dataRefs = ek.getElementsByTagNameNS(NS.xenc, 'DataReference');
     for (let j = 0; j < dataRefs.length; j++) {
       const id = (dataRefs.item(j)!.getAttribute('URI') ?? '').replace(/^#/, '');
-      const ed = elementById(doc, id);
+      const ed = byId.get(id) ?? null;
       if (!ed || ed.localName !== 'EncryptedData') throw new WssError('FAILED_DECRYPTION', `the encrypted data #${id} is not in the message`);
       const alg = ed.getElementsByTagNameNS(NS.xenc, 'EncryptionMethod').item(0)?.getAttribute('Algorithm');
       if (alg !== ALG.aes128Gcm) throw new WssError('POLICY_NONCOMPLIANCE', `content encryption ${alg ?? '(none)'} is not AES-128-GCM`);
