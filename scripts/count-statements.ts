@@ -15,7 +15,9 @@
  * them (commands/peppol/as4/message.ts), each until every read model has caught up.
  * Prints figures; asserts nothing about them.
  *
- *   node --import tsx scripts/count-statements.ts [--documents 200] [--clients 16] [--pg-port 54397] [--as4]
+ * With `--pg-stats`, PostgreSQL's own counters of the counted run too (scripts/bench-pgstats.ts).
+ *
+ *   node --import tsx scripts/count-statements.ts [--documents 200] [--clients 16] [--pg-port 54397] [--as4] [--pg-stats]
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AsyncLocalStorage } from 'node:async_hooks';
