@@ -18,7 +18,7 @@
  * arriving at once are both stored and the later one is flagged.
  */
 import * as t from 'io-ts';
-import { v5 as uuidv5 } from 'uuid';
+import { parse as uuidParse, v5 as uuidv5 } from 'uuid';
 import { registerDecider } from '../aggregates.js';
 import type { Decider, DomainEvent } from '../decider.js';
 import { defineEvent } from '../events/envelope.js';
@@ -61,7 +61,16 @@ export function identityKeys(input: { xmlSha256: string; senderParticipantId: st
   return keys;
 }
 
-const scoped = (scope: IdentityScope, text: string) => uuidv5(`${scope.workspaceId}\n${scope.environment}\n${text}`, KEY_NAMESPACE).replace(/-/g, '');
+/** The namespace as bytes, parsed once (uuid's v5 parses a namespace given as text on every call). */
+const KEY_NAMESPACE_BYTES = uuidParse(KEY_NAMESPACE);
+
+/**
+ * A v5 UUID of the scoped text as 32 hex digits. The name goes to v5 as its UTF-8 bytes (how v5
+ * encodes a name given as text) and the id comes back as bytes: the same hex as the UUID's text
+ * without its hyphens, for about half the CPU.
+ */
+const scoped = (scope: IdentityScope, text: string) =>
+  (uuidv5(Buffer.from(`${scope.workspaceId}\n${scope.environment}\n${text}`, 'utf8'), KEY_NAMESPACE_BYTES, Buffer.alloc(16)) as Buffer).toString('hex');
 
 /** The stream claiming one identity key. */
 export const identityStream = (scope: IdentityScope, key: string) => `purchaseid-${scoped(scope, key)}`;

@@ -35,6 +35,10 @@ describe('purchases: the identity of a received document', () => {
     expect(purchaseDocumentIdFor(scope, SHA)).to.not.equal(purchaseDocumentIdFor(other, SHA));
     expect(identityStream(scope, 'as4:x')).to.match(/^purchaseid-[0-9a-f]{32}$/);
     expect(identityStream(scope, 'as4:x')).to.not.equal(identityStream(other, 'as4:x'));
+    // The ids stored purchases already carry (v5 UUIDs of the scoped text, as the first version made them).
+    expect(purchaseDocumentIdFor(scope, SHA)).to.equal('pur_283cdd3b2b9b5e889f5616423befd66f');
+    expect(identityStream(scope, 'sbdh:0088:1:i-1')).to.equal('purchaseid-d9504b80dfbc5299b9e5ed575d4c6848');
+    expect(documentNumberStream(scope, '0088:ÅBC', 'invoice', ' INV-1 ')).to.equal('purchasenumber-77cd757f485155ed84d77a565df9abb7');
   });
 
   it('identifies the supplier by endpoint, else tax id, else legal registration, else name and address', () => {
