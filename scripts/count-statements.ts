@@ -15,7 +15,9 @@
  * them (commands/peppol/as4/message.ts), each until every read model has caught up.
  * Prints figures; asserts nothing about them.
  *
- *   node --import tsx scripts/count-statements.ts [--documents 200] [--clients 16] [--pg-port 54397] [--as4]
+ * With `--pg-stats`, PostgreSQL's own counters of the counted run too (scripts/bench-pgstats.ts).
+ *
+ *   node --import tsx scripts/count-statements.ts [--documents 200] [--clients 16] [--pg-port 54397] [--as4] [--pg-stats]
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -25,6 +27,7 @@ import { Command } from 'commander';
 import pg from 'pg';
 import Table from 'cli-table3';
 import { postgresCpuSeconds } from './bench-support.js';
+import { ensurePgStatStatements, printPgStats, resetPgStats } from './bench-pgstats.js';
 
 interface Counted {
   statements: number;
@@ -94,8 +97,9 @@ const program = new Command('count-statements')
   .option('--pg-port <n>', 'port of the embedded PostgreSQL', (v) => Number.parseInt(v, 10), 54397)
   .option('--kinds <n>', 'statement kinds listed', (v) => Number.parseInt(v, 10), 25)
   .option('--as4', 'count one purchase received over AS4 instead of one submitted document', false)
+  .option('--pg-stats', "PostgreSQL's own counters of the counted run too (pg_stat_statements, rows by table, WAL); the first run with it sets pg_stat_statements up and asks for a second", false)
   .parse();
-const opts = program.opts<{ documents: number; clients: number; pgPort: number; kinds: number; as4: boolean }>();
+const opts = program.opts<{ documents: number; clients: number; pgPort: number; kinds: number; as4: boolean; pgStats: boolean }>();
 
 const { loadConfig } = await import('../platform/config.js');
 const { startService } = await import('../http/service.js');
@@ -165,6 +169,11 @@ ignored.add(poll);
 await poll.connect();
 
 try {
+  if (opts.pgStats && (await ensurePgStatStatements(poll))) {
+    console.log('pg_stat_statements is set up in var/pg-statements; it loads when PostgreSQL starts: run again.');
+    process.exitCode = 2;
+    throw new Error('run again');
+  }
   const ctx = () => ({ now: new Date(), actor: 'count-statements' });
   const { workspaceId, position } = await createWorkspace(store, 'statements', ctx());
   await service.runner.waitFor(position, { timeoutMs: 10000 });
@@ -232,6 +241,7 @@ try {
   const pgCpuBefore = postgresCpuSeconds(pgDir);
   const cpuBefore = process.cpuUsage();
   const eventsBefore = await logEvents();
+  if (opts.pgStats) await resetPgStats(poll);
   counting = true;
   const started = performance.now();
   await run(opts.documents);
@@ -281,6 +291,9 @@ try {
   const kinds = new Table({ head: ['statement kind', 'total', 'per document'], style: { head: [], border: [] } });
   for (const [kind, count] of [...counted.byKind].sort((a, b) => b[1] - a[1]).slice(0, opts.kinds)) kinds.push([kind, count, per(count)]);
   console.log(kinds.toString());
+  if (opts.pgStats) await printPgStats(poll, n, 40);
+} catch (err) {
+  if (!(opts.pgStats && process.exitCode === 2)) throw err;
 } finally {
   await poll.end().catch(() => {});
   await service.close();

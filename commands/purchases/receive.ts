@@ -155,7 +155,7 @@ export async function storeReceivedPurchase(store: EventStore, doc: ReceivedDocu
     // The claims first: where a store cannot append several streams atomically it writes the
     // parts in this order, and a claimed key then always names a purchase being stored.
     const parts: StreamAppend[] = keys.map((key, i) => ({
-      streamId: identityStream(scope, key),
+      streamId: streams[i]!,
       expected: 'no_stream' as const,
       events: purchaseIdentityDecider.decide({ type: 'Claim', documentId, key }, purchaseIdentityDecider.initialState).map(toNew(purchaseIdentityDecider, `${idSeed}:key:${i}`)),
     }));

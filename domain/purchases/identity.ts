@@ -25,8 +25,6 @@ import { defineEvent } from '../events/envelope.js';
 import type { CoreParty } from '../artifacts/core-document.js';
 
 const KEY_NAMESPACE = '8b0e4f7a-2d63-5c19-9e84-6a3f1d2c7b50';
-/** The namespace parsed once, and each name given as its UTF-8 bytes: the same UUIDs as from the strings, without uuid parsing the namespace and encoding the name again on every call. */
-const KEY_NAMESPACE_BYTES = uuidParse(KEY_NAMESPACE);
 
 export interface IdentityScope {
   workspaceId: string;
@@ -63,7 +61,16 @@ export function identityKeys(input: { xmlSha256: string; senderParticipantId: st
   return keys;
 }
 
-const scoped = (scope: IdentityScope, text: string) => uuidv5(Buffer.from(`${scope.workspaceId}\n${scope.environment}\n${text}`, 'utf8'), KEY_NAMESPACE_BYTES).replace(/-/g, '');
+/** The namespace as bytes, parsed once (uuid's v5 parses a namespace given as text on every call). */
+const KEY_NAMESPACE_BYTES = uuidParse(KEY_NAMESPACE);
+
+/**
+ * A v5 UUID of the scoped text as 32 hex digits. The name goes to v5 as its UTF-8 bytes (how v5
+ * encodes a name given as text) and the id comes back as bytes: the same hex as the UUID's text
+ * without its hyphens, for about half the CPU.
+ */
+const scoped = (scope: IdentityScope, text: string) =>
+  (uuidv5(Buffer.from(`${scope.workspaceId}\n${scope.environment}\n${text}`, 'utf8'), KEY_NAMESPACE_BYTES, Buffer.alloc(16)) as Buffer).toString('hex');
 
 /** The stream claiming one identity key. */
 export const identityStream = (scope: IdentityScope, key: string) => `purchaseid-${scoped(scope, key)}`;

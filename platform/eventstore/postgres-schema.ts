@@ -337,6 +337,36 @@ const insertEvents = (stream: string, events: string) => `
       select count(*)::integer, max(global_position) into v_count, v_last_position from inserted;
       update es_streams s set revision = v_current + v_count where s.stream_id = ${stream};`;
 
+/** es_append_batch on json (migration 0022; restored by 0150's down). */
+const appendBatchJson = `
+      create or replace function es_append_batch(p_batch json, p_serialize boolean default false)
+      returns table (item integer, ok boolean, last_revision bigint, transaction_id xid8, last_position bigint)
+      language plpgsql as $$
+      #variable_conflict use_column
+      declare
+        v_item record;
+        v_count integer;
+        v_current bigint;
+        v_last_position bigint;
+        v_tx xid8 := pg_current_xact_id();
+      begin
+        if p_serialize then
+          perform pg_advisory_xact_lock(7239001);
+        end if;
+        for v_item in
+          select b.stream, b.expected, b.events, b.ord
+            from rows from (json_to_recordset(p_batch) as ("stream" text, "expected" text, "events" json))
+                 with ordinality as b(stream, expected, events, ord)
+           order by b.ord
+        loop
+          ${lockStreamAndCheck('v_item.stream', 'v_item.expected', `return query select (v_item.ord - 1)::integer, false, v_current, v_tx, null::bigint;
+          continue;`)}
+          ${insertEvents('v_item.stream', 'v_item.events')}
+          return query select (v_item.ord - 1)::integer, true, v_current + v_count, v_tx, v_last_position;
+        end loop;
+      end $$;
+`;
+
 /**
  * The log stores data and metadata as json, not jsonb: the text as the adapter wrote it (compact
  * JSON.stringify), checked on insert but not converted to jsonb's binary form and back on every
@@ -374,33 +404,7 @@ export const jsonEventsMigration = {
       returns table (last_revision bigint, transaction_id xid8, last_position bigint, replayed boolean)
       language sql as $$ select * from es_replay(p_stream, p_events::jsonb) $$;
 
-      create or replace function es_append_batch(p_batch json, p_serialize boolean default false)
-      returns table (item integer, ok boolean, last_revision bigint, transaction_id xid8, last_position bigint)
-      language plpgsql as $$
-      #variable_conflict use_column
-      declare
-        v_item record;
-        v_count integer;
-        v_current bigint;
-        v_last_position bigint;
-        v_tx xid8 := pg_current_xact_id();
-      begin
-        if p_serialize then
-          perform pg_advisory_xact_lock(7239001);
-        end if;
-        for v_item in
-          select b.stream, b.expected, b.events, b.ord
-            from rows from (json_to_recordset(p_batch) as ("stream" text, "expected" text, "events" json))
-                 with ordinality as b(stream, expected, events, ord)
-           order by b.ord
-        loop
-          ${lockStreamAndCheck('v_item.stream', 'v_item.expected', `return query select (v_item.ord - 1)::integer, false, v_current, v_tx, null::bigint;
-          continue;`)}
-          ${insertEvents('v_item.stream', 'v_item.events')}
-          return query select (v_item.ord - 1)::integer, true, v_current + v_count, v_tx, v_last_position;
-        end loop;
-      end $$;
-    `);
+${appendBatchJson}    `);
   },
   async down(knex: Knex) {
     await knex.raw(`
@@ -519,5 +523,134 @@ export const artifactsEncodingMigration = {
       alter table es_artifacts alter column content set storage extended;
       alter table es_artifacts drop column encoding;
     `);
+  },
+};
+
+/**
+ * A new stream's row written once (es_append_multi and es_append_batch). Before, a part whose
+ * stream did not exist looked its row up, inserted it at revision -1, locked it, appended the
+ * events and updated the row to its new revision: two more WAL records (the lock and the update)
+ * for every new stream, and a received purchase appends five new streams. Now a part that may
+ * create its stream (`any` or `no_stream`: the ones a missing stream satisfies) inserts the
+ * row at the revision the append leaves it at; when the insert finds the row there (another
+ * transaction's, waited for as before), the part locks and checks it as before. Any other part
+ * (`stream_exists`, a revision ≥ 0) also goes the old way, so a batch item that does not hold
+ * still leaves the stream as it found it (missing, or at -1 as before).
+ *
+ * A `no_stream` part tries the insert first (its stream nearly always is new); the others look the
+ * row up first, as before.
+ */
+const createsStream = (expected: string) => `(${expected} in ('any', 'no_stream'))`;
+
+const lockOrCreateStreamAndCheck = (stream: string, expected: string, events: string, mismatch: string) => `
+      v_created := false;
+      if ${expected} = 'no_stream' then
+        v_found := false;
+      else
+        select s.revision into v_current from es_streams s where s.stream_id = ${stream} for update;
+        v_found := found;
+      end if;
+      if not v_found then
+        if ${createsStream(expected)} then
+          insert into es_streams as s (stream_id, revision) values (${stream}, json_array_length(${events}) - 1) on conflict (stream_id) do nothing;
+          v_created := found;
+        else
+          insert into es_streams as s (stream_id, revision) values (${stream}, -1) on conflict (stream_id) do nothing;
+        end if;
+        if v_created then
+          v_current := -1;
+        else
+          select s.revision into v_current from es_streams s where s.stream_id = ${stream} for update;
+        end if;
+      end if;
+      if (${expected} = 'no_stream' and v_current <> -1)
+         or (${expected} = 'stream_exists' and v_current = -1)
+         or (${expected} not in ('any', 'no_stream', 'stream_exists') and v_current <> ${expected}::bigint) then
+        ${mismatch}
+      end if;`;
+
+/** insertEvents without the row's update when the append created the stream at its final revision. */
+const insertEventsOnce = (stream: string, events: string) => `
+      with inserted as (
+        insert into es_events (event_id, stream_id, stream_revision, event_type, schema_version, data, metadata)
+        select x.id, ${stream}, v_current + x.ord, x.event_type, x.version, x.data, x.metadata
+          from rows from (json_to_recordset(${events}) as ("id" uuid, "type" text, "version" integer, "data" json, "metadata" json))
+               with ordinality as x(id, event_type, version, data, metadata, ord)
+         order by x.ord
+        returning global_position
+      )
+      select count(*)::integer, max(global_position) into v_count, v_last_position from inserted;
+      if not v_created then
+        update es_streams s set revision = v_current + v_count where s.stream_id = ${stream};
+      end if;`;
+
+const newStreamRowsOnce = `
+  create or replace function es_append_multi(p_parts json, p_serialize boolean default false)
+  returns table (item integer, last_revision bigint, transaction_id xid8, last_position bigint)
+  language plpgsql as $$
+  #variable_conflict use_column
+  declare
+    v_item record;
+    v_count integer;
+    v_current bigint;
+    v_last_position bigint;
+    v_found boolean;
+    v_created boolean;
+    v_tx xid8 := pg_current_xact_id();
+  begin
+    if p_serialize then
+      perform pg_advisory_xact_lock(7239001);
+    end if;
+    for v_item in
+      select b.stream, b.expected, b.events, b.ord
+        from rows from (json_to_recordset(p_parts) as ("stream" text, "expected" text, "events" json))
+             with ordinality as b(stream, expected, events, ord)
+       order by b.stream collate "C", b.ord
+    loop
+      ${lockOrCreateStreamAndCheck('v_item.stream', 'v_item.expected', 'v_item.events', `raise exception 'wrong expected version for stream %', v_item.stream
+        using errcode = '${WRONG_EXPECTED_VERSION_SQLSTATE}', detail = v_current::text, hint = v_item.stream;`)}
+      ${insertEventsOnce('v_item.stream', 'v_item.events')}
+      return query select (v_item.ord - 1)::integer, v_current + v_count, v_tx, v_last_position;
+    end loop;
+  end $$;
+
+  create or replace function es_append_batch(p_batch json, p_serialize boolean default false)
+  returns table (item integer, ok boolean, last_revision bigint, transaction_id xid8, last_position bigint)
+  language plpgsql as $$
+  #variable_conflict use_column
+  declare
+    v_item record;
+    v_count integer;
+    v_current bigint;
+    v_last_position bigint;
+    v_found boolean;
+    v_created boolean;
+    v_tx xid8 := pg_current_xact_id();
+  begin
+    if p_serialize then
+      perform pg_advisory_xact_lock(7239001);
+    end if;
+    for v_item in
+      select b.stream, b.expected, b.events, b.ord
+        from rows from (json_to_recordset(p_batch) as ("stream" text, "expected" text, "events" json))
+             with ordinality as b(stream, expected, events, ord)
+       order by b.ord
+    loop
+      ${lockOrCreateStreamAndCheck('v_item.stream', 'v_item.expected', 'v_item.events', `return query select (v_item.ord - 1)::integer, false, v_current, v_tx, null::bigint;
+          continue;`)}
+      ${insertEventsOnce('v_item.stream', 'v_item.events')}
+      return query select (v_item.ord - 1)::integer, true, v_current + v_count, v_tx, v_last_position;
+    end loop;
+  end $$;
+`;
+
+export const newStreamRowsOnceMigration = {
+  name: '0150_event_store_new_stream_rows_once',
+  async up(knex: Knex) {
+    await knex.raw(newStreamRowsOnce);
+  },
+  async down(knex: Knex) {
+    await appendMultiMigration.up(knex);
+    await knex.raw(appendBatchJson);
   },
 };

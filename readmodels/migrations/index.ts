@@ -3,7 +3,7 @@
  * migrations working identically under tsx, compiled output and tests.
  */
 import type { Knex } from 'knex';
-import { appendBatchMigration, appendMultiMigration, appendV2Migration, artifactsEncodingMigration, artifactsMigration, eventStoreMigration, jsonEventsMigration } from '../../platform/eventstore/postgres-schema.js';
+import { appendBatchMigration, appendMultiMigration, appendV2Migration, artifactsEncodingMigration, artifactsMigration, eventStoreMigration, jsonEventsMigration, newStreamRowsOnceMigration } from '../../platform/eventstore/postgres-schema.js';
 import { projectionCheckpointsMigration } from './0002_projection_checkpoints.js';
 import { workspacesKeysMigration } from './0003_workspaces_keys.js';
 import { companiesMigration } from './0004_companies.js';
@@ -75,6 +75,7 @@ export const migrations: readonly Migration[] = [
   webhookRedeliveriesMigration,
   salesDocumentsInterruptedMigration,
   searchBodyStorageMigration,
+  newStreamRowsOnceMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

@@ -87,6 +87,54 @@ describe('PostgreSQL event store: group commit and read-ahead', () => {
     expect((await store.readStream(existing)).map((e) => e.revision)).to.deep.equal([0n]);
   });
 
+  it('writes a new stream\'s row once at its final revision, and the next append finds it there (batch and multi-stream appends)', async () => {
+    const { default: pg } = await import('pg');
+    const db = new pg.Client({ connectionString: testDb().url });
+    await db.connect();
+    try {
+      const revisionOf = async (s: string) => (await db.query<{ revision: string }>('select revision::text from es_streams where stream_id = $1', [s])).rows[0]?.revision ?? null;
+      const [a, b, c, d] = [stream('once-a'), stream('once-b'), stream('once-c'), stream('once-d')];
+      // In one batch: a new stream twice (no_stream, then at its revision), one with 'any', another new one,
+      // and a 'stream_exists' part on a missing stream (refused, the others kept).
+      const blocker = store.append(stream('once-blocker'), [newEvent('Noted', {})], 'any');
+      const outcomes = await Promise.allSettled([
+        blocker,
+        store.append(a, [newEvent('A1', {}), newEvent('A2', {})], 'no_stream'),
+        store.append(a, [newEvent('A3', {})], 1n),
+        store.append(b, [newEvent('B1', {})], 'any'),
+        store.append(c, [newEvent('C1', {}), newEvent('C2', {}), newEvent('C3', {})], 'no_stream'),
+        store.append(d, [newEvent('D1', {})], 'stream_exists'),
+      ]);
+      expect(outcomes.slice(0, 5).map((o) => o.status)).to.deep.equal(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+      expect((outcomes[5] as PromiseRejectedResult).reason).to.be.instanceOf(WrongExpectedVersionError);
+      expect([await revisionOf(a), await revisionOf(b), await revisionOf(c)]).to.deep.equal(['2', '0', '2']);
+      expect(await store.readStream(d)).to.have.length(0);
+      // Multi-stream: new streams at their final revision; a 'stream_exists' or revision part on a missing stream writes nothing.
+      const [e, f, g] = [stream('once-e'), stream('once-f'), stream('once-g')];
+      await store.appendMulti([
+        { streamId: e, events: [newEvent('E1', {}), newEvent('E2', {})], expected: 'no_stream' },
+        { streamId: f, events: [newEvent('F1', {})], expected: 'any' },
+        { streamId: a, events: [newEvent('A4', {})], expected: 2n },
+      ]);
+      expect([await revisionOf(e), await revisionOf(f), await revisionOf(a)]).to.deep.equal(['1', '0', '3']);
+      for (const expected of ['stream_exists', 0n] as const) {
+        const err = await store.appendMulti([{ streamId: g, events: [newEvent('G1', {})], expected }, { streamId: stream('once-h'), events: [newEvent('H1', {})], expected: 'no_stream' }]).catch((x) => x);
+        expect(err).to.be.instanceOf(WrongExpectedVersionError);
+        expect((err as WrongExpectedVersionError).actual).to.equal('no_stream');
+      }
+      expect(await store.readStream(g)).to.have.length(0);
+      // The next appends find every row at the revision its events reached.
+      await store.append(b, [newEvent('B2', {})], 0n);
+      await store.append(c, [newEvent('C4', {})], 2n);
+      await store.appendMulti([{ streamId: e, events: [newEvent('E3', {})], expected: 1n }, { streamId: f, events: [newEvent('F2', {})], expected: 0n }]);
+      expect((await store.readStream(a)).map((x) => [x.type, x.revision])).to.deep.equal([['A1', 0n], ['A2', 1n], ['A3', 2n], ['A4', 3n]]);
+      expect((await store.readStream(e)).map((x) => x.revision)).to.deep.equal([0n, 1n, 2n]);
+      expect([await revisionOf(b), await revisionOf(c), await revisionOf(e), await revisionOf(f)]).to.deep.equal(['1', '3', '2', '1']);
+    } finally {
+      await db.end();
+    }
+  });
+
   it('answers a replayed append inside a batch as a replay', async () => {
     const s = stream('replay');
     const events = [newEvent('Noted', { a: 1 }), newEvent('Noted', { a: 2 })];

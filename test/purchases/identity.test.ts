@@ -33,6 +33,8 @@ describe('purchases: the identity of a received document', () => {
     expect(identityStream(scope, 'as4:m-1@ap')).to.equal('purchaseid-a871687a50ce5e669fa38516c4ec6c8b');
     expect(purchaseDocumentIdFor(scope, SHA)).to.equal('pur_283cdd3b2b9b5e889f5616423befd66f');
     expect(documentNumberStream({ workspaceId: 'ws_é', environment: 'sandbox' }, 'endpoint:0088:ü€𝄞', 'tax_invoice', ' INV-1 ')).to.equal('purchasenumber-bde47494a15d5629aa0fdb63114b35d0');
+    expect(identityStream(scope, 'sbdh:0088:1:i-1')).to.equal('purchaseid-d9504b80dfbc5299b9e5ed575d4c6848');
+    expect(documentNumberStream(scope, '0088:ÅBC', 'invoice', ' INV-1 ')).to.equal('purchasenumber-77cd757f485155ed84d77a565df9abb7');
   });
 
   it('scopes ids and streams by workspace and environment', () => {
