@@ -1,6 +1,7 @@
 /**
  * Projects document streams into `sales_documents` (the facts behind the status object) and
- * the shared `documents` table that document counts read.
+ * the shared `documents` table that document counts read (written once, when the document is
+ * received: no state change moves what counts read).
  *
  * A batch of events is applied with one statement (readmodels/sales-documents.ts, a write per table
  * and kind; the live runner folds it into the statement that moves the checkpoint): the
@@ -208,7 +209,8 @@ export const documentsProjection = defineProjection({
   // v2: delivery schedule (next attempt, final result due) and artifacts produced on delivery.
   // v3: artifacts by hash (xml_sha256, tdd_xml_sha256) instead of inline base64.
   // v4: no copy of the core document and its validation report; the issue date alone.
-  version: 4,
+  // v5: `documents` without the state and last change (counts read neither): no update of it after the insert.
+  version: 5,
   tables: ['sales_documents', 'documents'],
   eventTypes: new Set(Object.keys(documentDecider.events)),
   apply: (trx, event) => applyBatch(trx, [event]),

@@ -152,11 +152,11 @@ export function salesDocumentInserts(rows: readonly SalesDocumentInsert[]): Batc
       rows: batch,
       rowsType: 'jsonb',
       bindings: [],
-      sql: (rowsOf) => `insert into documents (document_id, workspace_id, environment, company_id, country, direction, document_base, document_number, state, created_at, updated_at)
+      sql: (rowsOf) => `insert into documents (document_id, workspace_id, environment, company_id, country, direction, document_base, document_number, created_at)
        select v."documentId", v."workspaceId", v.environment, v.source->>'companyId', v.country, 'sales', v."documentType"->>'base', v."documentNumber",
-         v.state, v."receivedAt", v."lastUpdatedAt"
+         v."receivedAt"
          from jsonb_to_recordset(${rowsOf}) as v("documentId" text, "workspaceId" text, environment text, source jsonb, country text,
-           "documentNumber" text, state text, "documentType" jsonb, "receivedAt" timestamptz, "lastUpdatedAt" timestamptz)`,
+           "documentNumber" text, "documentType" jsonb, "receivedAt" timestamptz)`,
     },
   ];
 }
@@ -167,8 +167,9 @@ export async function insertSalesDocuments(trx: Knex.Transaction, rows: readonly
 }
 
 /**
- * The merged changes of existing documents to sales_documents and documents (readmodels/batch-writes.ts):
- * one write each.
+ * The merged changes of existing documents to sales_documents (readmodels/batch-writes.ts): one
+ * write. The shared `documents` table holds nothing a change moves (what counts read), so it is not
+ * written again after the insert.
  */
 export function salesDocumentUpdates(changes: readonly SalesDocumentChange[]): BatchWrite[] {
   if (changes.length === 0) return [];
@@ -214,18 +215,10 @@ export function salesDocumentUpdates(changes: readonly SalesDocumentChange[]): B
          "setGovernment" boolean, "governmentOnly" text, "setDue" boolean, "finalResultDueAt" timestamptz, "xmlSha256" text, "tddXmlSha256" text)
        where sd.document_id = v."documentId" and sd.document_id = any(?::text[])`,
     },
-    {
-      rows: batch,
-      rowsType: 'json',
-      bindings: [ids],
-      sql: (rowsOf) => `update documents d set state = coalesce(v.state, d.state), updated_at = v."updatedAt"
-         from json_to_recordset(${rowsOf}) as v("documentId" text, state text, "updatedAt" timestamptz)
-        where d.document_id = v."documentId" and d.document_id = any(?::text[])`,
-    },
   ];
 }
 
-/** Applies the merged changes of existing documents to sales_documents and documents: one statement. */
+/** Applies the merged changes of existing documents to sales_documents: one statement. */
 export async function updateSalesDocuments(trx: Knex.Transaction, changes: readonly SalesDocumentChange[]): Promise<void> {
   await runWrites(trx, salesDocumentUpdates(changes));
 }

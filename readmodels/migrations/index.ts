@@ -32,6 +32,7 @@ import { peppolUnmatchedResponsesMigration } from './0141_peppol_unmatched_respo
 import { webhookRedeliveriesMigration } from './0145_webhook_redeliveries.js';
 import { salesDocumentsInterruptedMigration } from './0146_sales_documents_interrupted.js';
 import { searchBodyStorageMigration } from './0147_search_body_storage.js';
+import { documentsCountsOnlyMigration } from './0148_documents_counts_only.js';
 
 interface Migration {
   name: string;
@@ -75,6 +76,7 @@ export const migrations: readonly Migration[] = [
   webhookRedeliveriesMigration,
   salesDocumentsInterruptedMigration,
   searchBodyStorageMigration,
+  documentsCountsOnlyMigration,
   newStreamRowsOnceMigration,
 ];
 

@@ -24,9 +24,7 @@ describe('Connect: GET /v3/connect/invoices/counts', function () {
       direction: d.direction,
       document_base: d.base ?? 'tax_invoice',
       document_number: null,
-      state: 'submitted',
       created_at: d.createdAt,
-      updated_at: d.createdAt,
     });
   }
 
