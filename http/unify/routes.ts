@@ -135,12 +135,15 @@ export const creditsBlocked = (result: { message: string; blockReason: string },
 /** One new-format submission; request-level problems are thrown as HttpProblem (with `path` under `prefix`). */
 async function submitNewFormat(ctx: Context, deps: HttpDeps, raw: unknown, prefix: ErrorPath) {
   const { input, payload, cmdCtx } = await newFormatSubmission(ctx, deps, raw, prefix);
+  // Found before the submission, so that no frame holds the payload while the answer waits for
+  // the append and the read models (see handleNewFormat).
+  const unknown = payloadUnknownFields(payload, input.source.templateId);
   // A blocked company (credit enforcement) is refused before anything is recorded.
   const result = await submitInvoice(submitUseCaseDeps(deps), input, cmdCtx);
   if (result.kind === 'credits_blocked') {
     throw creditsBlocked(result, prefix);
   }
-  return outcomeBody(result.outcome, payloadUnknownFields(payload, input.source.templateId));
+  return outcomeBody(result.outcome, unknown);
 }
 
 async function handleNewFormat(ctx: Context, deps: HttpDeps) {
@@ -167,6 +170,11 @@ async function handleNewFormat(ctx: Context, deps: HttpDeps) {
     ctx.body = { kind: 'batch', summary: { total: results.length, success: succeeded, failed: results.length - succeeded }, results };
     return;
   }
+  // The submission takes the parsed body over: the request no longer holds it (some 16 KB of
+  // objects for a 20-line invoice) while the answer waits for the append and the read models, so
+  // it dies young instead of being copied by the scavenger and promoted to the old generation.
+  // Nothing reads it after the handler (an idempotency key's request hash is taken before).
+  ctx.request.body = undefined;
   const { status, body: responseBody } = await submitNewFormat(ctx, deps, body, []);
   ctx.status = status;
   ctx.body = responseBody;
