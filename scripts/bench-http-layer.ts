@@ -13,13 +13,14 @@
  *   node --import tsx scripts/bench-http-layer.ts [--seconds 10] [--port 3922] [--wait-ms 0] [--hold-body]
  *
  * --wait-ms: the handler waits this long before it answers (as a submission waits for its append
- * and the read models); --hold-body: the request keeps its parsed body through that wait (as the
- * Unify handler did before it handed the body over to the submission).
+ * and the read models); --hold-body: a suspended frame keeps the parsed body through that wait (as
+ * the Unify handler's frames did before the submission took the body over).
  */
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { PerformanceObserver } from 'node:perf_hooks';
 import Router from '@koa/router';
+import type { Context } from 'koa';
 import autocannon from 'autocannon';
 import { Command } from 'commander';
 import { createHttpApp, type FamilyRoutes, type HttpDeps } from '../http/app.js';
@@ -32,6 +33,7 @@ import { commandContext } from '../http/request-context.js';
 import { NewSubmission } from '../http/unify/codecs.js';
 import { payloadUnknownFields, unknownFieldWarnings } from '../http/unify/warnings.js';
 import { payloadLimitProblem } from '../domain/validation/limits.js';
+import type { UnknownField } from '../domain/validation/codec.js';
 import { checkDocumentType, IDENTITY_TEMPLATE_ID } from '../domain/validation/index.js';
 import { systemClock } from '../platform/clock.js';
 import { loadConfig } from '../platform/config.js';
@@ -42,6 +44,20 @@ interface GcCounts {
   scavenges: number;
   full: number;
   pauseMs: number;
+}
+
+/** The request side of a new-format submission (its locals end with it: see commands/submit.ts). */
+function requestSide(ctx: Context, d: HttpDeps): { requestId: string; unknown: UnknownField[] } {
+  requireWritePermission(ctx);
+  const decoded = decode(NewSubmission, ctx.request.body);
+  if (!decoded.ok) throw new HttpProblem(400, decoded.problems[0]!.message, { path: decoded.problems[0]!.path ?? [] });
+  const body = decoded.value;
+  const limit = payloadLimitProblem(body.payload);
+  if (limit) throw new HttpProblem(413, limit.message, { path: ['payload', ...limit.path] });
+  const documentType = checkDocumentType(body.country, { base: body.documentType.base, modifiers: body.documentType.modifiers, variant: body.documentType.variant ?? null });
+  if (!documentType.ok) throw new HttpProblem(400, documentType.error.message, { path: ['documentType'] });
+  const cmdCtx = { ...commandContext(ctx, d.clock), environment: body.environment };
+  return { requestId: cmdCtx.requestId ?? '', unknown: payloadUnknownFields(body.payload, IDENTITY_TEMPLATE_ID) };
 }
 
 function serve(port: number, waitMs: number, holdBody: boolean): void {
@@ -68,25 +84,16 @@ function serve(port: number, waitMs: number, holdBody: boolean): void {
       const idem = idempotent({ store: d.store, clock: d.clock, atomicEffects: true });
       router.post('/', (ctx) =>
         idem(ctx, async () => {
-          requireWritePermission(ctx);
-          const decoded = decode(NewSubmission, ctx.request.body);
-          if (!decoded.ok) throw new HttpProblem(400, decoded.problems[0]!.message, { path: decoded.problems[0]!.path ?? [] });
-          const body = decoded.value;
-          const limit = payloadLimitProblem(body.payload);
-          if (limit) throw new HttpProblem(413, limit.message, { path: ['payload', ...limit.path] });
-          const documentType = checkDocumentType(body.country, { base: body.documentType.base, modifiers: body.documentType.modifiers, variant: body.documentType.variant ?? null });
-          if (!documentType.ok) throw new HttpProblem(400, documentType.error.message, { path: ['documentType'] });
-          const cmdCtx = { ...commandContext(ctx, d.clock), environment: body.environment };
-          const unknown = payloadUnknownFields(body.payload, IDENTITY_TEMPLATE_ID);
-          const held = holdBody ? body : null;
-          if (!holdBody) ctx.request.body = undefined;
+          const { requestId, unknown } = requestSide(ctx, d);
+          // The parsed body through the wait: held by this suspended function, or by nothing.
+          const held = holdBody ? ctx.request.body : undefined;
+          ctx.request.body = undefined;
           if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
-          // Used after the wait, so the handler's frame keeps it alive through it.
-          if (held && typeof held.payload !== 'object') throw new Error('the held body lost its payload');
+          if (held !== undefined && typeof held !== 'object') throw new Error('the held body is not an object');
           ctx.status = 200;
           ctx.body = {
             documentId: `doc_${++sequence}`,
-            documentNumber: cmdCtx.requestId,
+            documentNumber: requestId,
             kind: 'document',
             message: 'The document passed validation and is queued for delivery.',
             Base64XML: base64Json(xml),
