@@ -132,20 +132,26 @@ export async function newFormatSubmission(ctx: Context, deps: HttpDeps, raw: unk
 export const creditsBlocked = (result: { message: string; blockReason: string }, prefix: ErrorPath) =>
   new HttpProblem(403, result.message, { code: 'credits_blocked', path: at(prefix, 'source'), extra: { blockReason: result.blockReason } });
 
-/** One new-format submission; request-level problems are thrown as HttpProblem (with `path` under `prefix`). */
-async function submitNewFormat(ctx: Context, deps: HttpDeps, raw: unknown, prefix: ErrorPath) {
-  const { input, payload, cmdCtx } = await newFormatSubmission(ctx, deps, raw, prefix);
-  // A blocked company (credit enforcement) is refused before anything is recorded.
-  const result = await submitInvoice(submitUseCaseDeps(deps), input, cmdCtx);
-  if (result.kind === 'credits_blocked') {
-    throw creditsBlocked(result, prefix);
-  }
-  return outcomeBody(result.outcome, payloadUnknownFields(payload, input.source.templateId));
+/**
+ * One new-format submission; request-level problems are thrown as HttpProblem (with `path` under
+ * `prefix`). Not an async function: the payload is a local of the callback alone, which returns
+ * once the submission has started, so no suspended frame holds it while the answer waits for the
+ * append and the read models (see submitInvoice).
+ */
+function submitNewFormat(ctx: Context, deps: HttpDeps, raw: unknown, prefix: ErrorPath) {
+  return newFormatSubmission(ctx, deps, raw, prefix).then(({ input, payload, cmdCtx }) => {
+    const unknown = payloadUnknownFields(payload, input.source.templateId);
+    // A blocked company (credit enforcement) is refused before anything is recorded.
+    return submitInvoice(submitUseCaseDeps(deps), input, cmdCtx).then((result) => {
+      if (result.kind === 'credits_blocked') throw creditsBlocked(result, prefix);
+      return outcomeBody(result.outcome, unknown);
+    });
+  });
 }
 
 async function handleNewFormat(ctx: Context, deps: HttpDeps) {
   requireWritePermission(ctx);
-  const body = ctx.request.body;
+  let body = ctx.request.body;
   if (body === undefined) throw new HttpProblem(400, 'the request body is required', { path: [] });
   if (body && typeof body === 'object' && !Array.isArray(body) && 'invoices' in body) {
     const invoices = (body as { invoices: unknown }).invoices;
@@ -167,7 +173,15 @@ async function handleNewFormat(ctx: Context, deps: HttpDeps) {
     ctx.body = { kind: 'batch', summary: { total: results.length, success: succeeded, failed: results.length - succeeded }, results };
     return;
   }
-  const { status, body: responseBody } = await submitNewFormat(ctx, deps, body, []);
+  // The submission takes the parsed body over: neither the request nor this suspended function
+  // holds it (some 16 KB of objects for a 20-line invoice) while the answer waits for the append
+  // and the read models, so it dies young instead of being copied by the scavenger and promoted to
+  // the old generation. Nothing reads it after the handler (an idempotency key's request hash is
+  // taken before).
+  ctx.request.body = undefined;
+  const submitted = submitNewFormat(ctx, deps, body, []);
+  body = undefined;
+  const { status, body: responseBody } = await submitted;
   ctx.status = status;
   ctx.body = responseBody;
 }
