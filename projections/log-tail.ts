@@ -20,17 +20,6 @@ interface Page {
   bytes?: number;
 }
 
-export interface TailReadOptions extends ReadAllOptions {
-  /**
-   * With maxBytes: serve the events of consecutive store reads together while their sizes add up
-   * to at most maxBytes, instead of the events of one read. While the log grows the tail is
-   * extended by many small reads (one per round of its readers), so a reader served one read at a
-   * time trails the tail by as many batches as there are reads ahead of it, each with its own
-   * transaction, even with every event already in memory.
-   */
-  readonly acrossReads?: boolean;
-}
-
 export class LogTail {
   private events: RecordedEvent[] = [];
   /** The store reads the run is made of, in order (by byte-bounded reads, each at most `maxBytes`). */
@@ -47,8 +36,9 @@ export class LogTail {
    * store reports; a read of unknown size counts as `maxBytes`), so a catch-up on large events still
    * shares the reads of runners a few batches apart, and while the log grows by small reads the run
    * still spans the log a slow runner's batch takes to apply; readers that pass `maxBytes` are served
-   * within one read's events (or several, TailReadOptions.acrossReads). A runner that falls further
-   * behind reads the store until it catches up.
+   * within one read's events while they are within `maxReads` reads of the run's end, and within
+   * as many reads as fit their bound further behind. A runner that falls behind the run reads the
+   * store until it catches up.
    */
   constructor(
     private readonly store: Pick<EventStore, 'readAll'>,
@@ -127,7 +117,7 @@ export class LogTail {
     return this.extending;
   }
 
-  async readAll(after: Position, limit: number, options: TailReadOptions = {}): Promise<RecordedEvent[]> {
+  async readAll(after: Position, limit: number, options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     if (this.covers(after)) {
       // A short answer tells a runner it has caught up, so read on first when the run ends
       // within the reader's limit (one read serves everyone who arrives meanwhile).
@@ -138,11 +128,15 @@ export class LogTail {
       const i = this.indexAfter(after);
       let end = Math.min(i + limit, this.events.length);
       if (options.maxBytes === undefined) return this.events.slice(i, end);
-      // Within the store read that holds event i (at most one read's bytes), or with acrossReads
-      // the following reads too while all their bytes together stay within the reader's bound.
+      // Within the store read that holds event i: at most one read's bytes, while the reader is
+      // within `maxReads` reads of the run's end. A reader further behind is served the following
+      // reads too while all their bytes together stay within its bound: it is as far behind as a
+      // run of `maxReads` reads would have let it fall, and the store would have answered it with
+      // a page of up to its bounds (the same batch, without reading those events again).
       const at = this.pages.findIndex((p) => p.end > i);
       let page = at >= 0 ? this.pages[at] : undefined;
-      if (page && options.acrossReads && page.bytes !== undefined) {
+      const across = this.pages.length - at > this.maxReads;
+      if (page && across && page.bytes !== undefined) {
         let bytes = page.bytes;
         for (let k = at + 1; k < this.pages.length && page.end < end; k++) {
           const next = this.pages[k]!;

@@ -13,7 +13,7 @@ import { comparePositions, endedByBytes, pageMayContinue, START, type EventStore
 import { wakeSource } from '../platform/eventstore/catch-up-subscription.js';
 import { advanceCheckpoint, checkpointVersion, ensureCheckpoint, lockAndAdvanceCheckpoint, lockAndReadCheckpoint, readCheckpoint, tryTransactionLock, useSchema } from '../readmodels/checkpoints.js';
 import { projectionBatches, type ProjectionBatchTrace } from '../platform/trace-channels.js';
-import { LogTail, type TailReadOptions } from './log-tail.js';
+import { LogTail } from './log-tail.js';
 import { ProjectionOwnership, type OwnershipMode } from './ownership.js';
 import { batchLimits, type BatchContext, type Projection } from './projection.js';
 import { conditionsHold, writesNothing } from '../readmodels/batch-writes.js';
@@ -70,10 +70,8 @@ export function lockKey(checkpoint: string): string {
   return `projection:${checkpoint}`;
 }
 
-/** The part of the store a batch reads from (the store itself, or the shared LogTail, which also takes TailReadOptions). */
-export interface LogReader {
-  readAll(after: Position, limit: number, options?: TailReadOptions): Promise<RecordedEvent[]>;
-}
+/** The part of the store a batch reads from (the store itself, or the shared LogTail). */
+export type LogReader = Pick<EventStore, 'readAll'>;
 
 export interface BatchResult {
   /** Events read (relevant or not). */
@@ -124,17 +122,13 @@ export async function applyBatch(
   const from = options.scannedTo ?? (await readCheckpoint(knex, checkpoint)) ?? START;
   const carried = options.carried ?? 0;
   const limits = batchLimits(projection, batchSize, target.maxBytes ?? DEFAULT_BATCH_BYTES);
-  // Every event the shared tail holds within the batch's byte bound, however many of the tail's
-  // reads they came in (LogTail: while the log grows each read holds the few events appended since
-  // the one before).
-  const readOptions: TailReadOptions = { maxBytes: limits.bytes, acrossReads: true };
-  let page = await log.readAll(from, limits.size, readOptions);
+  let page = await log.readAll(from, limits.size, { maxBytes: limits.bytes });
   let more = pageMayContinue(page, limits.size);
   let applicable = page.filter((e) => readsEvent(projection, e)).length;
   const events = [...page];
   // Further pages only while they were cut by count (a page cut by bytes has used the batch's byte budget).
   for (let pages = 1; more && !endedByBytes(page) && applicable < limits.size && pages < MAX_PAGES_PER_BATCH; pages++) {
-    page = await log.readAll(events[events.length - 1]!.position, limits.size, readOptions);
+    page = await log.readAll(events[events.length - 1]!.position, limits.size, { maxBytes: limits.bytes });
     more = pageMayContinue(page, limits.size);
     applicable += page.filter((e) => readsEvent(projection, e)).length;
     events.push(...page);
