@@ -8,12 +8,16 @@
  * inside the run is served from memory; near its end one read (shared by all who arrive
  * meanwhile) extends it first; a reader before the run (a projection catching up) reads the store.
  */
-import { comparePositions, endedByBytes, markEndedByBytes, type EventStore, type Position, type ReadAllOptions, type RecordedEvent } from '../platform/eventstore/port.js';
+import { comparePositions, endedByBytes, markEndedByBytes, pageBytes, type EventStore, type Position, type ReadAllOptions, type RecordedEvent } from '../platform/eventstore/port.js';
 
-/** A store read held in the run: where it ends (index after its last event), and whether more followed it at once. */
+/**
+ * A store read held in the run: where it ends (index after its last event), whether more followed
+ * it at once, and its size in bytes when the store reported it (at most the read's maxBytes).
+ */
 interface Page {
   end: number;
   cut: boolean;
+  bytes?: number;
 }
 
 export class LogTail {
@@ -27,11 +31,14 @@ export class LogTail {
   /**
    * `maxEvents` bounds the memory: runners in step are within a read or two of each other, and
    * events can be large (a submitted document carries its XML), so the run keeps two reads' worth
-   * by default. With `maxBytes` every store read is also bounded by bytes and the run keeps at most
-   * `maxReads` reads, so it holds at most `maxReads` × `maxBytes` of events however large they are
-   * (a catch-up on large events then still shares the reads of runners a few batches apart);
-   * readers that pass `maxBytes` are served within one read's events. A runner that falls further
-   * behind reads the store until it catches up.
+   * by default. With `maxBytes` every store read is also bounded by bytes and the run keeps reads
+   * adding up to at most `maxReads` × `maxBytes` of events however large they are (by the sizes the
+   * store reports; a read of unknown size counts as `maxBytes`), so a catch-up on large events still
+   * shares the reads of runners a few batches apart, and while the log grows by small reads the run
+   * still spans the log a slow runner's batch takes to apply; readers that pass `maxBytes` are served
+   * within one read's events while they are within `maxReads` reads of the run's end, and within
+   * as many reads as fit their bound further behind. A runner that falls behind the run reads the
+   * store until it catches up.
    */
   constructor(
     private readonly store: Pick<EventStore, 'readAll'>,
@@ -70,7 +77,26 @@ export class LogTail {
     if (n <= 0) return;
     this.start = this.events[n - 1]!.position;
     this.events = this.events.slice(n);
-    this.pages = this.pages.map((p) => ({ end: p.end - n, cut: p.cut })).filter((p) => p.end > 0);
+    this.pages = this.pages.map((p) => ({ ...p, end: p.end - n })).filter((p) => p.end > 0);
+  }
+
+  /**
+   * How many events to drop from the front so that the reads kept add up to at most `maxReads` ×
+   * `maxBytes` (a read whose size the store did not report counts as `maxBytes`); the newest read
+   * is always kept. While the log grows each read holds the few events appended since the one
+   * before, so a bound on the number of reads would keep only the last few milliseconds of the
+   * log, and a runner whose batch takes longer (a reactor, a busy read model) would fall out of
+   * the run and read the same events from the store again.
+   */
+  private overBudget(): number {
+    if (this.maxBytes === undefined) return 0;
+    const budget = this.maxReads * this.maxBytes;
+    let bytes = 0;
+    for (let k = this.pages.length - 1; k >= 0; k--) {
+      bytes += this.pages[k]!.bytes ?? this.maxBytes;
+      if (bytes > budget && k < this.pages.length - 1) return this.pages[k]!.end;
+    }
+    return 0;
   }
 
   private extend(): Promise<void> {
@@ -81,10 +107,8 @@ export class LogTail {
         // The run may have been re-anchored meanwhile; append only if it still ends at `from`.
         if (more.length > 0 && this.end && comparePositions(this.end, from) === 0) {
           this.events.push(...more);
-          this.pages.push({ end: this.events.length, cut: endedByBytes(more) || more.length >= this.readSize });
-          let drop = this.events.length - this.maxEvents;
-          if (this.maxBytes !== undefined && this.pages.length > this.maxReads) drop = Math.max(drop, this.pages[this.pages.length - this.maxReads - 1]!.end);
-          this.dropFront(drop);
+          this.pages.push({ end: this.events.length, cut: endedByBytes(more) || more.length >= this.readSize, bytes: pageBytes(more) });
+          this.dropFront(Math.max(this.events.length - this.maxEvents, this.overBudget()));
         }
       } finally {
         this.extending = null;
@@ -104,8 +128,23 @@ export class LogTail {
       const i = this.indexAfter(after);
       let end = Math.min(i + limit, this.events.length);
       if (options.maxBytes === undefined) return this.events.slice(i, end);
-      // Within the store read that holds event i: at most one read's bytes.
-      const page = this.pages.find((p) => p.end > i);
+      // Within the store read that holds event i: at most one read's bytes, while the reader is
+      // within `maxReads` reads of the run's end. A reader further behind is served the following
+      // reads too while all their bytes together stay within its bound: it is as far behind as a
+      // run of `maxReads` reads would have let it fall, and the store would have answered it with
+      // a page of up to its bounds (the same batch, without reading those events again).
+      const at = this.pages.findIndex((p) => p.end > i);
+      let page = at >= 0 ? this.pages[at] : undefined;
+      const across = this.pages.length - at > this.maxReads;
+      if (page && across && page.bytes !== undefined) {
+        let bytes = page.bytes;
+        for (let k = at + 1; k < this.pages.length && page.end < end; k++) {
+          const next = this.pages[k]!;
+          if (next.bytes === undefined || bytes + next.bytes > options.maxBytes) break;
+          bytes += next.bytes;
+          page = next;
+        }
+      }
       if (page && page.end < end) end = page.end;
       const answer = this.events.slice(i, end);
       const more = end < this.events.length || (page !== undefined && page.end === end && page.cut);
@@ -116,7 +155,8 @@ export class LogTail {
     if (this.start === null || comparePositions(after, this.end!) > 0) {
       this.start = after;
       this.events = events.slice(0, this.maxEvents);
-      this.pages = this.events.length === 0 ? [] : [{ end: this.events.length, cut: endedByBytes(events) || events.length >= limit || events.length > this.events.length }];
+      const cut = endedByBytes(events) || events.length >= limit || events.length > this.events.length;
+      this.pages = this.events.length === 0 ? [] : [{ end: this.events.length, cut, bytes: events.length === this.events.length ? pageBytes(events) : undefined }];
     }
     return events;
   }

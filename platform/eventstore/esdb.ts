@@ -37,6 +37,7 @@ import {
   START,
   WrongExpectedVersionError,
   markEndedByBytes,
+  markPageBytes,
   type AppendOptions,
   type AppendResult,
   type Artifact,
@@ -593,8 +594,9 @@ function trimToBytes(page: RecordedEvent[], maxBytes: number): RecordedEvent[] {
   if (!(maxBytes > 0)) throw new RangeError(`maxBytes must be positive, got ${maxBytes}`);
   let bytes = 0;
   for (let i = 0; i < page.length; i++) {
-    bytes += Buffer.byteLength(JSON.stringify(page[i]!.data)) + Buffer.byteLength(JSON.stringify(page[i]!.metadata));
-    if (i > 0 && bytes > maxBytes) return markEndedByBytes(page.slice(0, i));
+    const size = Buffer.byteLength(JSON.stringify(page[i]!.data)) + Buffer.byteLength(JSON.stringify(page[i]!.metadata));
+    if (i > 0 && bytes + size > maxBytes) return markPageBytes(markEndedByBytes(page.slice(0, i)), bytes);
+    bytes += size;
   }
-  return page;
+  return markPageBytes(page, bytes);
 }

@@ -137,6 +137,22 @@ export function endedByBytes(page: readonly RecordedEvent[]): boolean {
   return endedByBytesPages.has(page);
 }
 
+const pageByteSizes = new WeakMap<readonly RecordedEvent[], number>();
+
+/**
+ * Records the size of a page readAll returned under `maxBytes`: its events' data and metadata as
+ * JSON text, as the byte bound counts them (adapters).
+ */
+export function markPageBytes<T extends readonly RecordedEvent[]>(page: T, bytes: number): T {
+  pageByteSizes.set(page, bytes);
+  return page;
+}
+
+/** The size of a page readAll returned under `maxBytes`, when its adapter recorded it (see markPageBytes). */
+export function pageBytes(page: readonly RecordedEvent[]): number | undefined {
+  return pageByteSizes.get(page);
+}
+
 /** Whether a page of readAll(…, limit, …) may have more events right after it (not the log's end). */
 export function pageMayContinue(page: readonly RecordedEvent[], limit: number): boolean {
   return page.length >= limit || endedByBytes(page);

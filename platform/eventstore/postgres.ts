@@ -17,6 +17,7 @@ import {
   WrongExpectedVersionError,
   comparePositions,
   markEndedByBytes,
+  markPageBytes,
   type AppendOptions,
   type AppendResult,
   type Artifact,
@@ -143,6 +144,8 @@ const readAheadKey = (after: Position, limit: number, maxBytes: number | undefin
 interface Page {
   rows: EventRow[];
   endedByBytes: boolean;
+  /** The rows' data and metadata as JSON text, in bytes (pages read under maxBytes). */
+  bytes?: number;
 }
 
 /**
@@ -572,6 +575,7 @@ export class PostgresEventStore implements EventStore {
       this.readAhead.set(readAheadKey(next, limit, maxBytes), nextPage.catch(() => this.queryPage(next, limit, maxBytes)));
     }
     const events = rows.map(toRecorded);
+    if (page.bytes !== undefined) markPageBytes(events, page.bytes);
     return page.endedByBytes ? markEndedByBytes(events) : events;
   }
 
@@ -603,12 +607,12 @@ export class PostgresEventStore implements EventStore {
       for (const row of raw) {
         const size = Buffer.byteLength(row.data as string) + Buffer.byteLength(row.metadata as string);
         this.averageEventBytes = Math.max(64, this.averageEventBytes * 0.9 + size * 0.1);
-        if (rows.length > 0 && bytes + size > maxBytes) return { rows, endedByBytes: true };
+        if (rows.length > 0 && bytes + size > maxBytes) return { rows, endedByBytes: true, bytes };
         bytes += size;
         rows.push({ ...row, data: JSON.parse(row.data as string), metadata: JSON.parse(row.metadata as string) });
-        if (rows.length >= limit) return { rows, endedByBytes: false };
+        if (rows.length >= limit) return { rows, endedByBytes: false, bytes };
       }
-      if (raw.length < step) return { rows, endedByBytes: false }; // the log's end
+      if (raw.length < step) return { rows, endedByBytes: false, bytes }; // the log's end
       const last = raw[raw.length - 1]!;
       from = { commit: BigInt(last.tx), prepare: BigInt(last.global_position) };
     }

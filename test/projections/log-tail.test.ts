@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { PostgresEventStore } from '../../platform/eventstore/postgres.js';
-import { pageMayContinue, type Position } from '../../platform/eventstore/port.js';
+import { endedByBytes, pageBytes, pageMayContinue, type Position, type RecordedEvent } from '../../platform/eventstore/port.js';
 import { LogTail } from '../../projections/log-tail.js';
 import { newEvent } from '../eventstore/contract.js';
 import { testDb } from '../support/db.js';
@@ -93,5 +93,58 @@ describe('the shared tail of the log', function () {
       }),
     );
     for (const seen of readers) expect(seen).to.deep.equal(Array.from({ length: 40 }, (_, i) => i));
+  });
+
+  const sizeOf = (events: readonly RecordedEvent[]) => events.reduce((n, e) => n + Buffer.byteLength(JSON.stringify(e.data)) + Buffer.byteLength(JSON.stringify(e.metadata)), 0);
+
+  it('the store reports the size of a page read under a byte bound', async () => {
+    const head = await store.headPosition();
+    const stream = `tail-${randomUUID()}`;
+    await store.append(stream, Array.from({ length: 6 }, (_, i) => newEvent('T', { i, blob: 'z'.repeat(1_000 * (i + 1)) })), 'no_stream');
+    const whole = await store.readAll(head, 100, { maxBytes: 1_000_000 });
+    expect(pageBytes(whole)).to.equal(sizeOf(whole));
+    const cut = await store.readAll(head, 100, { maxBytes: 5_000 });
+    expect(endedByBytes(cut)).to.equal(true);
+    expect(pageBytes(cut)).to.equal(sizeOf(cut)).and.to.be.at.most(5_000);
+  });
+
+
+  it('keeps many small reads while their sizes fit its byte budget, and serves a runner further behind several of them at once from memory', async () => {
+    const head = await store.headPosition();
+    const stream = `tail-${randomUUID()}`;
+    const readsFrom: Position[] = [];
+    const tail = new LogTail({ readAll: (a, l, o) => (readsFrom.push(a), store.readAll(a, l, o)) }, 1000, 2000, 10_000, 2);
+    // Twenty appends of one 1 KB event, the tail read after each: twenty reads of about 1 KB.
+    let end = head;
+    await tail.readAll(end, 500, { maxBytes: 10_000 });
+    for (let k = 0; k < 20; k++) {
+      await store.append(stream, [newEvent('T', { i: k, blob: 'x'.repeat(1_000) })], k === 0 ? 'no_stream' : BigInt(k - 1));
+      end = (await tail.readAll(end, 500, { maxBytes: 10_000 })).at(-1)!.position;
+    }
+    const mine = (events: readonly RecordedEvent[]) => events.filter((e) => e.streamId === stream).map((e) => (e.data as { i: number }).i);
+    // Far more than two reads are kept, but no more than two reads' bytes (20 KB): the last 17 or so events.
+    const all = await store.readAll(head, 500);
+    const at = (i: number) => all.find((e) => e.streamId === stream && (e.data as { i: number }).i === i)!.position;
+    // The start of the log is no longer held: the store answers a reader there.
+    readsFrom.length = 0;
+    expect(mine(await tail.readAll(at(0), 500, { maxBytes: 10_000 }))[0]).to.equal(1);
+    expect(readsFrom).to.deep.equal([at(0)]);
+    // Within two reads (maxReads) of the end: one read at a time, as before.
+    readsFrom.length = 0;
+    const near = await tail.readAll(at(17), 500, { maxBytes: 10_000 });
+    expect(mine(near)).to.deep.equal([18]);
+    expect(pageMayContinue(near, 500)).to.equal(true);
+    // Ten reads back is still held: served from memory (the store is read only at the run's end, to
+    // extend it), several of those reads at once (events of about 1.1 KB) within the reader's 10 KB,
+    // as the store would have answered a reader that far behind.
+    readsFrom.length = 0;
+    const fromTenth = await tail.readAll(at(9), 500, { maxBytes: 10_000 });
+    expect(readsFrom).to.deep.equal([at(19)]);
+    expect(mine(fromTenth)).to.deep.equal(Array.from({ length: fromTenth.length }, (_, i) => 10 + i));
+    expect(fromTenth.length).to.be.within(7, 9);
+    expect(sizeOf(fromTenth)).to.be.at.most(10_000);
+    expect(pageMayContinue(fromTenth, 500)).to.equal(true);
+    // Never more than the reader's limit.
+    expect(await tail.readAll(at(9), 3, { maxBytes: 10_000 })).to.have.length(3);
   });
 });
