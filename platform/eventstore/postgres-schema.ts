@@ -324,8 +324,8 @@ const lockStreamAndCheck = (stream: string, expected: string, mismatch: string) 
         ${mismatch}
       end if;`;
 
-/** Inserts the events of `events` (json array) after `v_current`; sets v_count and v_last_position. */
-const insertEvents = (stream: string, events: string) => `
+/** Inserts the event rows of `events` (json array) after `v_current`; sets v_count and v_last_position. */
+const insertEventRows = (stream: string, events: string) => `
       with inserted as (
         insert into es_events (event_id, stream_id, stream_revision, event_type, schema_version, data, metadata)
         select x.id, ${stream}, v_current + x.ord, x.event_type, x.version, x.data, x.metadata
@@ -334,7 +334,10 @@ const insertEvents = (stream: string, events: string) => `
          order by x.ord
         returning global_position
       )
-      select count(*)::integer, max(global_position) into v_count, v_last_position from inserted;
+      select count(*)::integer, max(global_position) into v_count, v_last_position from inserted;`;
+
+/** Inserts the events of `events` (json array) after `v_current` and moves the stream's row to the last. */
+const insertEvents = (stream: string, events: string) => `${insertEventRows(stream, events)}
       update es_streams s set revision = v_current + v_count where s.stream_id = ${stream};`;
 
 /** es_append_batch on json (migration 0022; restored by 0150's down). */
@@ -570,16 +573,7 @@ const lockOrCreateStreamAndCheck = (stream: string, expected: string, events: st
       end if;`;
 
 /** insertEvents without the row's update when the append created the stream at its final revision. */
-const insertEventsOnce = (stream: string, events: string) => `
-      with inserted as (
-        insert into es_events (event_id, stream_id, stream_revision, event_type, schema_version, data, metadata)
-        select x.id, ${stream}, v_current + x.ord, x.event_type, x.version, x.data, x.metadata
-          from rows from (json_to_recordset(${events}) as ("id" uuid, "type" text, "version" integer, "data" json, "metadata" json))
-               with ordinality as x(id, event_type, version, data, metadata, ord)
-         order by x.ord
-        returning global_position
-      )
-      select count(*)::integer, max(global_position) into v_count, v_last_position from inserted;
+const insertEventsOnce = (stream: string, events: string) => `${insertEventRows(stream, events)}
       if not v_created then
         update es_streams s set revision = v_current + v_count where s.stream_id = ${stream};
       end if;`;
