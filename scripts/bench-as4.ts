@@ -46,7 +46,7 @@ import { NS, readSignal } from '../domain/peppol/ebms.js';
 import { peppolIdentifiersOf, type PeppolIdentifiers } from '../domain/peppol/identifiers.js';
 import { buildSbdh } from '../domain/peppol/sbdh.js';
 import { sampleDocument } from '../domain/validation/index.js';
-import { coresBetween, distribution, fmtCores, fmtInt, fmtMs, httpRequest, positiveInt, renderTable, runServerBenchmark, stopServerOnExit, BenchServer, type CpuSnapshot } from './bench-support.js';
+import { coresBetween, distribution, fmtCores, fmtInt, fmtMs, httpRequest, positiveInt, renderTable, runServerBenchmark, stopServerOnExit, BenchServer, RunDatabase, type CpuSnapshot } from './bench-support.js';
 import { measureSubmissionCore, printCore, printTargets, coreMsPerDoc } from './bench-core.js';
 
 const TARGET_RECEIVED_PER_S = 300;
@@ -351,8 +351,9 @@ async function main(server: BenchServer, pkiDir: string): Promise<void> {
     PEPPOL_ENDPOINT_URL: `${server.base}/as4`,
   };
   Object.assign(server.env, accessPoint);
-  console.log(`starting the service on ${server.base} (embedded PostgreSQL in ${server.options.pgDir}, port ${server.options.pgPort})`);
+  console.log(`starting the service on ${server.base} (embedded PostgreSQL in ${server.options.pgDir}, port ${server.options.pgPort}, database ${database.name}, dropped at the end)`);
   await server.start(120_000);
+  await database.dropStale(server);
   // Further instances join the first one's database, as several instances behind a balancer do.
   for (const extra of extraInstances) {
     Object.assign(extra.env, accessPoint);
@@ -403,12 +404,14 @@ async function main(server: BenchServer, pkiDir: string): Promise<void> {
 
 const pgDir = 'var/pg-bench-as4';
 const pkiDir = path.join('var', `bench-as4-pki-${process.pid}`);
-const server = new BenchServer({ pgDir, pgPort: Number(opts.pgPort), httpPort: Number(opts.httpPort), env: { LOG_LEVEL: 'warn' } });
+const database = new RunDatabase('bench_as4');
+const server = new BenchServer({ pgDir, pgPort: Number(opts.pgPort), httpPort: Number(opts.httpPort), env: { LOG_LEVEL: 'warn', EMBEDDED_PG_DATABASE: database.name } });
 const extraInstances = Array.from(
   { length: opts.instances - 1 },
-  (_, i) => new BenchServer({ pgDir, pgPort: Number(opts.pgPort), httpPort: Number(opts.httpPort) + 1 + i, env: { LOG_LEVEL: 'warn' } }),
+  (_, i) => new BenchServer({ pgDir, pgPort: Number(opts.pgPort), httpPort: Number(opts.httpPort) + 1 + i, env: { LOG_LEVEL: 'warn', EMBEDDED_PG_DATABASE: database.name } }),
 );
 const cleanup = async () => {
+  await database.drop(server);
   // The others first: the first instance stops the embedded PostgreSQL it started.
   await Promise.all(extraInstances.map((extra) => extra.stop()));
   await server.stop();

@@ -47,7 +47,7 @@ import { generateInvoiceXml, type CoreDocument } from '../domain/artifacts/index
 import { TERMINAL_STATES } from '../domain/document/document.js';
 import { applyTemplate, identityTemplate, sampleDocument } from '../domain/validation/index.js';
 import { coreMsPerDoc, measureDeliveryFloor, measureSubmissionCore, pct, pgActivity, printCore, printPgPerDocument, printTargets, type CoreFigures } from './bench-core.js';
-import { BenchServer, runServerBenchmark, stopServerOnExit, submissionBody, benchTenant, coresBetween, type CpuSnapshot, distribution, fmtCores, fmtDist, fmtInt, fmtMs, httpRequest, positiveInt, otherCores, renderTable, runOpenLoop, openLoopRows, printOpenLoopTargets, type OpenLoopFigures } from './bench-support.js';
+import { BenchServer, RunDatabase, runServerBenchmark, stopServerOnExit, submissionBody, benchTenant, coresBetween, type CpuSnapshot, distribution, fmtCores, fmtDist, fmtInt, fmtMs, httpRequest, positiveInt, otherCores, renderTable, runOpenLoop, openLoopRows, printOpenLoopTargets, type OpenLoopFigures } from './bench-support.js';
 
 const TARGET_FINAL_PER_SECOND = 1_000;
 const TARGET_P99_MS = 2_000;
@@ -93,7 +93,8 @@ const opts = program.opts<{
   pgPort: number;
 }>();
 
-const server = new BenchServer({ pgDir: 'var/pg-bench-delivery', pgPort: opts.pgPort, httpPort: opts.port, env: { SANDBOX_LATENCY_MS: '0' } });
+const database = new RunDatabase('bench_delivery');
+const server = new BenchServer({ pgDir: 'var/pg-bench-delivery', pgPort: opts.pgPort, httpPort: opts.port, env: { SANDBOX_LATENCY_MS: '0', EMBEDDED_PG_DATABASE: database.name } });
 let db: pg.Client | null = null;
 const problems: string[] = [];
 let refusedByBackPressure = 0;
@@ -108,6 +109,7 @@ function cleanup(): Promise<void> {
     // Our connection first: the server stops the embedded PostgreSQL only when no one else uses it.
     await db?.end().catch(() => {});
     db = null;
+    await database.drop(server);
     await server.stop();
   })();
   return cleaning;
@@ -154,7 +156,7 @@ async function main(): Promise<void> {
   const startedAt = Date.now();
   console.log(
     `delivery benchmark — node ${process.version}, ${os.cpus().length} CPUs (client, server and PostgreSQL share them); ` +
-      `embedded PostgreSQL in ${server.options.pgDir} (port ${server.options.pgPort}); server on port ${opts.port}`,
+      `embedded PostgreSQL in ${server.options.pgDir} (port ${server.options.pgPort}, database ${database.name}, dropped at the end); server on port ${opts.port}`,
   );
   console.log(
     `  ${fmtInt(opts.count)} documents, ${opts.concurrency} submissions in flight; SANDBOX_LATENCY_MS 0, ` +
@@ -162,6 +164,7 @@ async function main(): Promise<void> {
   );
 
   await server.start();
+  await database.dropStale(server);
   const tenant = await benchTenant(server, `bench-delivery-${startedAt}`);
   db = new pg.Client({ connectionString: server.databaseUrl, application_name: 'einvoicing-bench-delivery' });
   await db.connect();

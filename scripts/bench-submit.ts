@@ -63,6 +63,7 @@ import {
   otherCores,
   positiveInt,
   renderTable,
+  RunDatabase,
   runServerBenchmark,
   stopServerOnExit,
   submissionBody,
@@ -110,7 +111,8 @@ const program = new Command('bench-submit')
 const opts = program.opts<{ pgStats: boolean; partsSeconds: number; openSeconds: number; openRate?: number; seconds: number; count?: string; clients: number[]; drainSeconds: number; engineSeconds: number; coreSeconds: number; port: number; pgPort: number }>();
 const count = opts.count === undefined ? null : positiveInt()(opts.count);
 
-const server = new BenchServer({ pgDir: 'var/pg-bench-submit', pgPort: opts.pgPort, httpPort: opts.port });
+const database = new RunDatabase('bench_submit');
+const server = new BenchServer({ pgDir: 'var/pg-bench-submit', pgPort: opts.pgPort, httpPort: opts.port, env: { EMBEDDED_PG_DATABASE: database.name } });
 let db: pg.Client | null = null;
 const problems: string[] = [];
 
@@ -121,6 +123,7 @@ function cleanup(): Promise<void> {
     // Our connection first: the server stops the embedded PostgreSQL only when no one else uses it.
     await db?.end().catch(() => {});
     db = null;
+    await database.drop(server);
     await server.stop();
   })();
   return cleaning;
@@ -179,7 +182,7 @@ async function main(): Promise<void> {
   const latency = process.env.SANDBOX_LATENCY_MS || '0 (default)';
   console.log(
     `submission benchmark — node ${process.version}, ${os.cpus().length} CPUs (client, server and PostgreSQL share them); ` +
-      `embedded PostgreSQL in ${server.options.pgDir} (port ${server.options.pgPort}); server on port ${opts.port}`,
+      `embedded PostgreSQL in ${server.options.pgDir} (port ${server.options.pgPort}, database ${database.name}, dropped at the end); server on port ${opts.port}`,
   );
   console.log(
     `  LOG_LEVEL ${server.env.LOG_LEVEL}, DELIVERY_CONCURRENCY ${deliveryConcurrency}, SANDBOX_LATENCY_MS ${latency}; ` +
@@ -187,6 +190,7 @@ async function main(): Promise<void> {
   );
 
   await server.start();
+  await database.dropStale(server);
   db = new pg.Client({ connectionString: server.databaseUrl, application_name: 'einvoicing-bench-submit' });
   await db.connect();
   if (opts.pgStats && (await ensurePgStatStatements(db))) {

@@ -437,6 +437,36 @@ export async function dropStaleBenchDatabases(adminUrl: string, prefix: string):
   });
 }
 
+/**
+ * The database of one run of a benchmark that starts the service as its own process:
+ * `<prefix>_<startedAt>_<pid>`, given to the service as EMBEDDED_PG_DATABASE (it creates the
+ * database at its start). Every run then starts from an empty database, as the submission core it
+ * is compared with does, whatever earlier runs in the same data directory left behind.
+ */
+export class RunDatabase {
+  readonly name: string;
+
+  constructor(readonly prefix: string, startedAt = Date.now()) {
+    this.name = `${prefix}_${startedAt}_${process.pid}`;
+  }
+
+  /** Once the service is up: drops this prefix's databases left by runs that did not end theirs. */
+  dropStale(server: BenchServer): Promise<void> {
+    return dropStaleBenchDatabases(withDatabase(server.databaseUrl, 'postgres'), this.prefix);
+  }
+
+  /**
+   * Drops the run's database while the service still runs (its connections are ended with it), so
+   * that the service's stop, which stops the embedded PostgreSQL, comes after it; a failure is printed.
+   */
+  async drop(server: BenchServer): Promise<void> {
+    if (!server.running) return; // its PostgreSQL is gone with it: the next run's dropStale ends it
+    await withClient(withDatabase(server.databaseUrl, 'postgres'), (c) => c.query(`drop database if exists ${quoteIdent(this.name)} with (force)`)).catch(
+      (err: Error) => console.log(`could not drop ${this.name}: ${err.message}`),
+    );
+  }
+}
+
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** A fresh database for a benchmark that runs the service in process (see `openFreshBenchDatabase`). */
