@@ -34,6 +34,7 @@ import { salesDocumentsInterruptedMigration } from './0146_sales_documents_inter
 import { searchBodyStorageMigration } from './0147_search_body_storage.js';
 import { documentsCountsOnlyMigration } from './0148_documents_counts_only.js';
 import { searchPartialIndexesMigration } from './0151_search_partial_indexes.js';
+import { salesDocumentsUnreadIndexesMigration } from './0152_sales_documents_unread_indexes.js';
 
 interface Migration {
   name: string;
@@ -80,6 +81,7 @@ export const migrations: readonly Migration[] = [
   documentsCountsOnlyMigration,
   newStreamRowsOnceMigration,
   searchPartialIndexesMigration,
+  salesDocumentsUnreadIndexesMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {
