@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import type { NewEvent, StreamAppend } from '../platform/eventstore/port.js';
 import { eventMetadata } from '../commands/execute.js';
 import { Delivered, DeliveryStarted, DocumentRejected, DocumentSubmitted, Finalized } from '../domain/document/document.js';
-import { PURCHASE_STORED_STATUS, PurchaseInvoiceStored } from '../domain/purchases/purchase.js';
+import { PURCHASE_STORED_STATUS, PurchaseInvoiceStored, supplierCountryOf } from '../domain/purchases/purchase.js';
 import type { IndexedDocument } from '../readmodels/search/port.js';
 import { makeDocument } from './bench-query-documents.js';
 
@@ -47,6 +47,8 @@ export function documentEvents(i: number, workspaces: number, at: Date = new Dat
       environment: d.environment,
       status: PURCHASE_STORED_STATUS,
       country: 'AE',
+      receiverCountry: 'AE',
+      supplierCountry: supplierCountryOf(core),
       documentType: { base: (doc.documentType as Json).base as string, modifiers: (doc.documentType as Json).modifiers as string[] },
       invoiceNumber: header.documentNumber as string,
       uuid: null,
@@ -55,6 +57,7 @@ export function documentEvents(i: number, workspaces: number, at: Date = new Dat
       senderParticipantId: null,
       receiverParticipantId: null,
       attribution: { companyId: 'co_bench', sourceName: 'Bench ERP', sourceVersion: 'v1', branchId: null, userGivenBranchId: null },
+      probableResendOf: [],
       coreDocument: core,
       xmlSha256: '0'.repeat(64),
       receivedAt: iso,

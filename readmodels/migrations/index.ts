@@ -33,6 +33,8 @@ import { webhookRedeliveriesMigration } from './0145_webhook_redeliveries.js';
 import { salesDocumentsInterruptedMigration } from './0146_sales_documents_interrupted.js';
 import { searchBodyStorageMigration } from './0147_search_body_storage.js';
 import { documentsCountsOnlyMigration } from './0148_documents_counts_only.js';
+import { searchPartialIndexesMigration } from './0151_search_partial_indexes.js';
+import { salesDocumentsUnreadIndexesMigration } from './0152_sales_documents_unread_indexes.js';
 
 interface Migration {
   name: string;
@@ -78,6 +80,8 @@ export const migrations: readonly Migration[] = [
   searchBodyStorageMigration,
   documentsCountsOnlyMigration,
   newStreamRowsOnceMigration,
+  searchPartialIndexesMigration,
+  salesDocumentsUnreadIndexesMigration,
 ];
 
 const source: Knex.MigrationSource<Migration> = {

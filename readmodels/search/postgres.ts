@@ -355,13 +355,19 @@ export function searchIndexDefinitions(): SearchIndexDefinition[] {
       defs.push({ name, table, definition: `gin (${column})` });
       continue;
     }
-    defs.push({ name: `${name}_asc`, table, definition: `btree (${scope}, ${column} asc nulls last, document_id)` });
+    // A scalar field only some types have is indexed for the rows of those types alone (every
+    // query names its type, which proves the predicate): the other types' rows, whose value is
+    // always null, skip the index when they are written. (Not a multi-valued field's GIN: the
+    // planner takes a partial GIN for a cheap way to the type's rows and scans it whole.)
+    const types = QUERY_TYPES.filter((t) => queryFields(t).some((f) => logicalKey(f.path) === key));
+    const where = types.length === QUERY_TYPES.length ? '' : ` where ${types.length === 1 ? `type = '${types[0]}'` : `type in (${types.map((t) => `'${t}'`).join(', ')})`}`;
+    defs.push({ name: `${name}_asc`, table, definition: `btree (${scope}, ${column} asc nulls last, document_id)${where}` });
     if (field.kind === 'date' || field.kind === 'number') {
-      defs.push({ name: `${name}_desc`, table, definition: `btree (${scope}, ${column} desc nulls last, document_id)` });
+      defs.push({ name: `${name}_desc`, table, definition: `btree (${scope}, ${column} desc nulls last, document_id)${where}` });
     }
     // The workspace as a GIN entry too (btree_gin), so a search reads the trigram postings of
     // one workspace rather than every workspace's matches.
-    if (field.search) defs.push({ name: `${name}_trgm`, table, definition: `gin (workspace_id, ${column} gin_trgm_ops)` });
+    if (field.search) defs.push({ name: `${name}_trgm`, table, definition: `gin (workspace_id, ${column} gin_trgm_ops)${where}` });
   }
   return defs;
 }
