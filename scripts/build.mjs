@@ -1,7 +1,8 @@
 /**
  * `npm run build` (and the first step of `npm start` and `npm run rebuild`): the service's
  * TypeScript compiled to JavaScript in dist/, one file per source file, with esbuild (the
- * transpiler tsx itself runs on). Plain JavaScript, so that it runs before anything is compiled.
+ * transpiler tsx itself runs on, a dependency of its own here). Plain JavaScript, so that it runs
+ * before anything is compiled.
  *
  * Why: run through tsx at run time, the server keeps every module's TypeScript source, its
  * transpiled text and its source map as strings in V8's heap for the life of the process (a heap
