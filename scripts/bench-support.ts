@@ -180,7 +180,7 @@ function serviceEntry(entry: string): string[] {
     if (result.status !== 0) throw new Error(`scripts/build.mjs exited ${result.status ?? result.signal}`);
     built = true;
   }
-  return [path.join('dist', entry.replace(/\.ts$/, '.js'))];
+  return [path.join(repoRoot, 'dist', entry.replace(/\.ts$/, '.js'))];
 }
 let built = false;
 
