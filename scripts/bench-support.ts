@@ -4,7 +4,7 @@
  * service as a child process for the benchmarks that drive the real server over HTTP.
  */
 import net from 'node:net';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -79,7 +79,8 @@ export function renderTable(head: readonly string[], rows: readonly (readonly st
 
 // ---------------------------------------------------------------------------------------------
 // The service as a child process, for the HTTP benchmarks that drive the real server
-// (bench-submit, bench-delivery): `node --import tsx scripts/start.ts` on its own embedded
+// (bench-submit, bench-delivery): what `npm start` runs (the tree compiled to dist/ by
+// scripts/build.mjs, `node <flags> dist/scripts/start.js`) on its own embedded
 // PostgreSQL data directory and ports, the admin CLI run against the same database, and the CPU
 // time and peak memory of the server and of its PostgreSQL processes read from /proc (Linux).
 
@@ -167,6 +168,22 @@ function machineCpuSeconds(): number {
  */
 export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=64', '--heap-growing-percent=25'];
 
+/**
+ * The server's entry as `npm start` runs it: the tree compiled to dist/ (scripts/build.mjs, run
+ * once per benchmark process, as `npm start` runs it first), `scripts/x.ts` as `dist/scripts/x.js`.
+ * BENCH_SERVER_TSX=1 runs the TypeScript through tsx instead, as the service ran before.
+ */
+function serviceEntry(entry: string): string[] {
+  if (process.env.BENCH_SERVER_TSX === '1') return ['--import', 'tsx', entry];
+  if (!built) {
+    const result = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'build.mjs')], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
+    if (result.status !== 0) throw new Error(`scripts/build.mjs exited ${result.status ?? result.signal}`);
+    built = true;
+  }
+  return [path.join(repoRoot, 'dist', entry.replace(/\.ts$/, '.js'))];
+}
+let built = false;
+
 export class BenchServer {
   readonly env: NodeJS.ProcessEnv;
   readonly base: string;
@@ -221,7 +238,7 @@ export class BenchServer {
     // The node flags of `npm start` (package.json), then the server itself.
     // BENCH_SERVER_STDOUT: a file that receives the server's stdout (e.g. with "--trace-gc" in BENCH_SERVER_NODE_ARGS).
     const stdout = process.env.BENCH_SERVER_STDOUT ? fs.openSync(process.env.BENCH_SERVER_STDOUT, 'a') : 'ignore';
-    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs, '--import', 'tsx', entry], { env: this.env, stdio: ['ignore', stdout, 'inherit'] });
+    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs, ...serviceEntry(entry)], { env: this.env, stdio: ['ignore', stdout, 'inherit'] });
     if (typeof stdout === 'number') fs.closeSync(stdout);
     this.child = child;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
@@ -616,7 +633,10 @@ export interface OpenLoopFigures {
  * than N requests per latency; this measures the service at a steady rate). `submit` sends one
  * and answers the document's id on a 200. Each accepted document's time to final is taken from
  * the read model (`sales_documents`, one query of the pending ids every `pollMs`), from its
- * request's scheduled start.
+ * request's scheduled start. BENCH_OPEN_LOOP_TRACE=<file> writes each submission as a JSON line
+ * (its scheduled start, when it was sent and when answered, in process.hrtime microseconds: the
+ * clock of the server's latency probe), to set the load generator's own lateness beside the
+ * server's time.
  */
 export async function runOpenLoop(options: {
   rate: number;
@@ -656,14 +676,19 @@ export async function runOpenLoop(options: {
   const poller = poll();
   const started = performance.now();
   const inFlight: Promise<void>[] = [];
+  const trace: string[] = [];
+  const us = () => Number(process.hrtime.bigint() / 1000n);
   for (let i = 0; i < total; i++) {
     const due = started + i * interval;
     const wait = due - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    const dueUs = us() - Math.round((performance.now() - due) * 1000);
+    const sentUs = us();
     inFlight.push(
       options.submit().then(
         (id) => {
           answers.push(performance.now() - due);
+          if (process.env.BENCH_OPEN_LOOP_TRACE) trace.push(JSON.stringify({ dueUs, sentUs, answeredUs: us(), ms: performance.now() - due }));
           if (id === null) failed++;
           else {
             accepted++;
@@ -675,6 +700,7 @@ export async function runOpenLoop(options: {
     );
   }
   await Promise.all(inFlight);
+  if (process.env.BENCH_OPEN_LOOP_TRACE) fs.writeFileSync(process.env.BENCH_OPEN_LOOP_TRACE, trace.join('\n') + '\n');
   waitUntil = performance.now() + (options.finalWaitSeconds ?? 60) * 1000;
   sending = false;
   await poller;

@@ -4,15 +4,22 @@
  * two arrivals: a benchmark's open loop when it runs last), per request: arrival to the append's
  * commit, the append to the documents (and search) batch holding it starting and ending, the read
  * models to the answer; and the event loop's stalls, garbage collections and projection batches in
- * that stretch.
+ * that stretch. With `--client <file>` (the open loop's submissions, written by the benchmark with
+ * BENCH_OPEN_LOOP_TRACE) it also splits the slowest 1% of the answers the benchmark measured, and
+ * those around the median, into the load generator's late start, the way to the server, the
+ * server's time and the way back, with the full and young-generation collections during them.
  *
- *   node --import tsx scripts/latency-probe-report.ts var/probe.jsonl [--from-ms N --to-ms N]
+ *   node --import tsx scripts/latency-probe-report.ts var/probe.jsonl [--from-ms N --to-ms N] [--client var/open.jsonl]
  */
 import fs from 'node:fs';
 import { constants } from 'node:perf_hooks';
 
 const file = process.argv[2];
 if (!file) throw new Error('usage: latency-probe-report.ts <probe.jsonl> [--from-ms N --to-ms N]');
+const argText = (name: string) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
 const arg = (name: string) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? Number(process.argv[i + 1]) : undefined;
@@ -129,4 +136,55 @@ for (const n of names) {
   const bs = batches.filter((b) => b.projection === n && inWindow(b.started) && b.read > 0);
   if (bs.length === 0) continue;
   row(`${n}: duration (${f(bs.reduce((s, b) => s + b.read, 0) / bs.length)} events/batch)`, bs.map((b) => b.ended - b.started));
+}
+
+const clientFile = argText('--client');
+if (clientFile) {
+  // The probe's clock line maps performance.now() to process.hrtime (one monotonic clock for both processes).
+  const clock = of('clock')[0]!;
+  const toHr = (ms: number) => ms + clock.hrtimeUs / 1000 - clock.now;
+  const sent = fs.readFileSync(clientFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { dueUs: number; sentUs: number; answeredUs: number; ms: number });
+  const arrivals = posts.map((h) => toHr(h.arrived));
+  const allGcs = of('gc').map((g) => ({ at: toHr(g.at), ms: g.ms as number, kind: g.gcKind as number }));
+  const allStalls = of('stall').map((x) => ({ at: toHr(x.at), ms: x.ms as number, busy: (x.cpuMs as number) >= 0.8 * ((x.ms as number) + 10) }));
+  const split = sent.map((c) => {
+    const due = c.dueUs / 1000;
+    const out = c.sentUs / 1000;
+    const back = c.answeredUs / 1000;
+    // The first arrival at the server after the request left the load generator.
+    let lo = 0;
+    let hi = arrivals.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (arrivals[mid]! < out - 1) lo = mid + 1;
+      else hi = mid;
+    }
+    const h = posts[lo];
+    const during = allGcs.filter((g) => g.at < back && g.at + g.ms > due);
+    const pause = (kind: number) => during.filter((g) => g.kind === kind).reduce((s, g) => s + g.ms, 0);
+    const stalls = allStalls.filter((x) => x.at < back && x.at + x.ms > due);
+    return {
+      total: c.ms,
+      late: out - due,
+      toServer: h ? toHr(h.arrived) - out : NaN,
+      server: h ? h.answered - h.arrived : NaN,
+      fromServer: h ? back - toHr(h.answered) : NaN,
+      full: pause(constants.NODE_PERFORMANCE_GC_MAJOR),
+      young: pause(constants.NODE_PERFORMANCE_GC_MINOR),
+      stalledBusy: stalls.filter((x) => x.busy).reduce((s, x) => s + x.ms, 0),
+      stalledWaiting: stalls.filter((x) => !x.busy).reduce((s, x) => s + x.ms, 0),
+    };
+  });
+  split.sort((a, b) => b.total - a.total);
+  const k = Math.max(1, Math.floor(split.length / 100));
+  const mid = Math.floor(split.length / 2);
+  const mean = (rs: typeof split, key: keyof (typeof split)[number]) => rs.reduce((s, r) => s + r[key], 0) / rs.length;
+  console.log(`\nthe benchmark's answers (${split.length}), from the scheduled start, mean of each part, ms:`);
+  for (const [name, rs] of [['the slowest 1%', split.slice(0, k)], ['around the median', split.slice(Math.max(0, mid - (k >> 1)), mid - (k >> 1) + k)]] as const) {
+    console.log(
+      `  ${name} (${rs.length}): ${f(mean(rs, 'total'))} = load generator late ${f(mean(rs, 'late'))} + to the server ${f(mean(rs, 'toServer'))} + server ${f(mean(rs, 'server'))} + back ${f(mean(rs, 'fromServer'))}; ` +
+        `full-collection pauses meanwhile ${f(mean(rs, 'full'))} (in ${rs.filter((r) => r.full > 0).length} of them), young ${f(mean(rs, 'young'))}; ` +
+        `the server's loop stalled over 20 ms meanwhile ${f(mean(rs, 'stalledBusy'))} busy on the CPU, ${f(mean(rs, 'stalledWaiting'))} waiting for a core`,
+    );
+  }
 }

@@ -2,7 +2,10 @@
  * A latency probe for benchmarks, loaded into the server process with `--import` (bench:* passes
  * BENCH_SERVER_NODE_ARGS to the server):
  *
- *   BENCH_SERVER_NODE_ARGS="--import ./scripts/latency-probe.ts" LATENCY_PROBE_OUT=var/probe.jsonl npm run bench:submit ...
+ *   BENCH_SERVER_NODE_ARGS="--import ./dist/scripts/latency-probe.js" LATENCY_PROBE_OUT=var/probe.jsonl npm run bench:submit ...
+ *
+ * (the benchmarks' server runs the tree compiled to dist/, where this file is compiled too; with
+ * BENCH_SERVER_TSX=1 it runs through tsx: "--import tsx --import ./scripts/latency-probe.ts")
  *
  * It records, as JSON lines in LATENCY_PROBE_OUT (default var/latency-probe-<pid>.jsonl): every
  * HTTP request's arrival and answer (node's own http.server channels), a submission's append and

@@ -24,10 +24,11 @@ export interface Instance {
 
 /**
  * Starts `scripts/start.ts` against `databaseUrl` on 127.0.0.1 (an ephemeral port unless `env`
- * sets PORT) with the test process's environment plus `env`.
+ * sets PORT) with the test process's environment plus `env`; `argv`: node's arguments instead
+ * (e.g. the compiled entry `npm start` runs).
  */
-export async function startInstance(name: string, databaseUrl: string, env: Record<string, string> = {}): Promise<Instance> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
+export async function startInstance(name: string, databaseUrl: string, env: Record<string, string> = {}, argv: readonly string[] = ['--import', 'tsx', 'scripts/start.ts']): Promise<Instance> {
+  const child = spawn(process.execPath, [...argv], {
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', DELIVERY_WORKER_INTERVAL_MS: '200', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

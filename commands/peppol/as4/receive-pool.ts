@@ -26,7 +26,8 @@ export function createAs4ReceivePool(o: { identity: SigningIdentity; maxPayloadB
     maxXmlBytes: o.maxXmlBytes,
   };
   const pool = new Piscina({
-    filename: new URL('./receive-worker.ts', import.meta.url).href,
+    // The worker beside this module: receive-worker.ts under tsx, receive-worker.js compiled (dist/).
+    filename: new URL(`./receive-worker${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url).href,
     minThreads: o.threads,
     maxThreads: o.threads,
     // Piscina's queue unbounded: `check` holds it to `maxQueue` (signing a receipt may pass it).
