@@ -40,11 +40,10 @@ import {
   positiveInt,
   quoteIdent,
   renderTable,
+  RunDatabase,
   runServerBenchmark,
   stopServerOnExit,
   submissionBody,
-  withClient,
-  withDatabase,
 } from './bench-support.js';
 
 const TARGET_PEAK_RSS_MB = 400;
@@ -62,7 +61,8 @@ const program = new Command('bench-catchup')
 const opts = program.opts<{ count: number; concurrency: number; seconds: number; idleSeconds: number; port: number; keep?: boolean; database?: string }>();
 
 const startedAt = Date.now();
-const database = opts.database ?? `bench_catchup_${startedAt}_${process.pid}`;
+const run = new RunDatabase('bench_catchup', startedAt);
+const database = opts.database ?? run.name;
 const dropAtEnd = !opts.keep && !opts.database;
 const pgPort = Number(process.env.BENCH_CATCHUP_PG_PORT || 54411);
 const server = new BenchServer({
@@ -83,9 +83,7 @@ function cleanup(): Promise<void> {
       // Drop the run's database, then let go of PostgreSQL (the server stops it when no one else uses it).
       await db.end().catch(() => {});
       db = null;
-      if (dropAtEnd) await withClient(withDatabase(server.databaseUrl, 'postgres'), (c) => c.query(`drop database if exists ${quoteIdent(database)} with (force)`)).catch((err: Error) =>
-        console.log(`could not drop ${database}: ${err.message}`),
-      );
+      if (dropAtEnd) await run.drop(server);
     }
     await server.stop();
   })();

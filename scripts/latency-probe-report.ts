@@ -21,8 +21,8 @@ const argText = (name: string) => {
   return i > 0 ? process.argv[i + 1] : undefined;
 };
 const arg = (name: string) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : undefined;
+  const text = argText(name);
+  return text === undefined ? undefined : Number(text);
 };
 
 type Line = Record<string, any>;
